@@ -1,0 +1,52 @@
+"""jurybox: test LLM apps and agents by meaning, with judges that never fail open."""
+
+from jurybox.core import (
+    AtLeast,
+    Average,
+    BooleanScore,
+    Cascade,
+    CategoricalScore,
+    Check,
+    Consensus,
+    Context,
+    Judgment,
+    Jury,
+    Majority,
+    Median,
+    Message,
+    NumericScore,
+    Status,
+    Tier,
+    ToolCall,
+    Weighted,
+    aevaluate,
+    evaluate,
+    judge,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AtLeast",
+    "Average",
+    "BooleanScore",
+    "Cascade",
+    "CategoricalScore",
+    "Check",
+    "Consensus",
+    "Context",
+    "Judgment",
+    "Jury",
+    "Majority",
+    "Median",
+    "Message",
+    "NumericScore",
+    "Status",
+    "Tier",
+    "ToolCall",
+    "Weighted",
+    "__version__",
+    "aevaluate",
+    "evaluate",
+    "judge",
+]

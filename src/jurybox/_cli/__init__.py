@@ -1,0 +1,1 @@
+"""Sub-commands of the jurybox CLI, one module per feature."""

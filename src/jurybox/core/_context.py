@@ -1,0 +1,208 @@
+"""The record of one execution of an LLM app or agent: what judges look at."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+
+def freeze_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """Return a read-only copy so a frozen record cannot be changed through a dict."""
+    return MappingProxyType(dict(value or {}))
+
+
+@dataclass(frozen=True)
+class Message:
+    """One conversation message."""
+
+    role: str
+    content: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"role": self.role, "content": self.content}
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool the agent called: its name, the arguments it passed and what came back."""
+
+    name: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    result: Any = None
+    id: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"ToolCall.name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.arguments, Mapping):
+            raise TypeError(
+                f"ToolCall.arguments for {self.name!r} must be a mapping, "
+                f"got {type(self.arguments).__name__}"
+            )
+        object.__setattr__(self, "arguments", freeze_mapping(self.arguments))
+
+    @classmethod
+    def coerce(cls, value: ToolCall | str | Mapping[str, Any]) -> ToolCall:
+        """Build a ToolCall from a name, a dict (``name``, ``arguments``/``args``, ``result``) or a ToolCall."""
+        if isinstance(value, ToolCall):
+            return value
+        if isinstance(value, str):
+            return cls(name=value)
+        if isinstance(value, Mapping):
+            unknown = set(value) - {"name", "arguments", "args", "result", "id"}
+            if unknown:
+                raise ValueError(f"unknown tool call field(s) {sorted(unknown)} in {dict(value)!r}")
+            if "name" not in value:
+                raise ValueError(f"tool call {dict(value)!r} has no 'name'")
+            arguments = value.get("arguments", value.get("args")) or {}
+            if isinstance(arguments, str):
+                # Providers send arguments as a JSON string; keep the parsed form.
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            return cls(
+                name=value["name"], arguments=arguments, result=value.get("result"), id=value.get("id")
+            )
+        raise TypeError(f"cannot make a tool call from {type(value).__name__}: {value!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "arguments": dict(self.arguments)}
+        if self.result is not None:
+            data["result"] = self.result
+        if self.id is not None:
+            data["id"] = self.id
+        return data
+
+
+@dataclass(frozen=True)
+class Context:
+    """Frozen record of one execution of the system under test.
+
+    Judges read a Context and never change it. Lists are stored as tuples and
+    mappings as read-only views, so a judge cannot leak state into the next one.
+
+    Attributes:
+        input: The prompt, question or goal given to the system.
+        output: What the system answered (final text).
+        expected: A reference answer, when the case has one.
+        messages: The whole conversation, in order.
+        tool_calls: Tools the system called, in order.
+        sources: Retrieved documents the answer should be grounded in.
+        workspace: Folder the agent worked in (files written, commands to run).
+        status: How the execution ended: ``"completed"``, ``"error"``, ``"timeout"``...
+        started_at: When the execution started.
+        duration: Wall time of the execution in seconds.
+        metadata: Anything else: ``model``, ``tokens``, ``cost`` (USD),
+            ``finish_reason``, and user fields.
+    """
+
+    input: str = ""
+    output: str = ""
+    expected: str | None = None
+    messages: tuple[Message, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+    sources: tuple[str, ...] = ()
+    workspace: Path | None = None
+    status: str = "completed"
+    started_at: datetime | None = None
+    duration: float | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("input", "output"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise TypeError(f"Context.{name} must be a string, got {type(value).__name__}")
+        if self.expected is not None and not isinstance(self.expected, str):
+            raise TypeError(f"Context.expected must be a string or None, got {type(self.expected).__name__}")
+        object.__setattr__(self, "messages", tuple(_coerce_message(m) for m in self.messages))
+        object.__setattr__(self, "tool_calls", tuple(ToolCall.coerce(c) for c in self.tool_calls))
+        if isinstance(self.sources, str):
+            raise TypeError("Context.sources must be a list of strings, not one string")
+        object.__setattr__(self, "sources", tuple(str(s) for s in self.sources))
+        if self.workspace is not None and not isinstance(self.workspace, Path):
+            object.__setattr__(self, "workspace", Path(self.workspace))
+        if self.duration is not None and (not isinstance(self.duration, int | float) or self.duration < 0):
+            raise ValueError(f"Context.duration must be a non-negative number of seconds, got {self.duration!r}")
+        object.__setattr__(self, "metadata", freeze_mapping(self.metadata))
+
+    @property
+    def cost(self) -> float | None:
+        """Cost in USD from ``metadata["cost"]``, or None when unknown."""
+        value = self.metadata.get("cost")
+        return float(value) if isinstance(value, int | float) else None
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [call.name for call in self.tool_calls]
+
+    def replace(self, **changes: Any) -> Context:
+        """A copy with some fields changed."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data.update(changes)
+        return Context(**data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict; ``Context.from_dict`` reads it back."""
+        return {
+            "input": self.input,
+            "output": self.output,
+            "expected": self.expected,
+            "messages": [m.to_dict() for m in self.messages],
+            "tool_calls": [c.to_dict() for c in self.tool_calls],
+            "sources": list(self.sources),
+            "workspace": str(self.workspace) if self.workspace is not None else None,
+            "status": self.status,
+            "started_at": self.started_at.isoformat() if self.started_at else None,
+            "duration": self.duration,
+            "metadata": dict(self.metadata),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Context:
+        """Build a Context from a dict such as one line of a recorded-runs JSONL file.
+
+        Raises:
+            ValueError: on an unknown key (a typo would otherwise be lost silently).
+        """
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown Context field(s): {', '.join(sorted(unknown))}; valid: {', '.join(sorted(known))}")
+        values = dict(data)
+        started = values.get("started_at")
+        if isinstance(started, str):
+            values["started_at"] = datetime.fromisoformat(started)
+        for key in ("messages", "tool_calls", "sources"):
+            if values.get(key) is None:
+                values.pop(key, None)
+        if values.get("metadata") is None:
+            values.pop("metadata", None)
+        return cls(**values)
+
+
+def _coerce_message(value: Message | Mapping[str, Any]) -> Message:
+    if isinstance(value, Message):
+        return value
+    if isinstance(value, Mapping):
+        if "role" not in value:
+            raise ValueError(f"message {dict(value)!r} has no 'role'")
+        content = value.get("content")
+        return Message(role=str(value["role"]), content="" if content is None else str(content))
+    raise TypeError(f"cannot make a message from {type(value).__name__}: {value!r}")
+
+
+def contexts_from_jsonl(lines: Iterable[str], source: str = "<input>") -> list[Context]:
+    """Parse recorded executions, one JSON object a line; errors name the source and line."""
+    contexts = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            contexts.append(Context.from_dict(json.loads(line)))
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{source}:{number}: {exc}") from exc
+    return contexts
