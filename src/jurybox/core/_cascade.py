@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from jurybox.core._context import Context
-from jurybox.core._judgment import Judgment, Status
+from jurybox.core._judgment import Judgment, Status, to_score
 from jurybox.core._jury import ErrorPolicy, Jury, apply_error_policy, check_error_policy, run_judges, unique_names
 from jurybox.core._voting import Consensus, Voting, vote_value
 
 
-class TierPolicy(str, Enum):
+class TierPolicy(StrEnum):
     """What a tier may decide on its own."""
 
     REJECT_ON_ANY_FAIL = "reject_on_any_fail"
@@ -118,9 +118,7 @@ class Cascade:
                 )
         raise AssertionError("unreachable: the last tier is final and always decides")
 
-    def _decide_tier(
-        self, tier: Tier, tier_name: str, named: Sequence[tuple[str, Judgment]]
-    ) -> tuple[Judgment, bool]:
+    def _decide_tier(self, tier: Tier, tier_name: str, named: Sequence[tuple[str, Judgment]]) -> tuple[Judgment, bool]:
         """The tier's own judgment, and whether it ends the cascade."""
         if tier.policy is TierPolicy.FINAL:
             jury = Jury(*tier.judges, voting=tier.voting, errors=tier.errors, name=tier_name)
@@ -131,12 +129,23 @@ class Cascade:
         score = sum(values) / len(values) if values else None
         if errored and tier.errors == "propagate":
             reasons = "; ".join(f"{n}: {children[n].reasoning}" for n in errored)
-            return Judgment.errored(f"{len(errored)} judge(s) errored: {reasons}", judge=tier_name, children=children), True
+            return Judgment.errored(
+                f"{len(errored)} judge(s) errored: {reasons}", judge=tier_name, children=children
+            ), True
         failing = [name for name, j in votes if j.status is Status.FAIL]
         if tier.policy is TierPolicy.REJECT_ON_ANY_FAIL:
             if failing:
                 reasons = "; ".join(f"{n}: {children[n].reasoning}" for n in failing if n in children)
-                return Judgment.failed(score, f"{', '.join(failing)} failed. {reasons}".strip(), judge=tier_name, children=children), True
+                return Judgment.failed(
+                    score, f"{', '.join(failing)} failed. {reasons}".strip(), judge=tier_name, children=children
+                ), True
+            if not votes:
+                return Judgment(
+                    Status.ABSTAIN,
+                    reasoning=f"no judge decided ({', '.join(undecided)}); escalating",
+                    judge=tier_name,
+                    children=children,
+                ), False
             note = f"no fail among {len(votes)} judge(s)"
             if undecided:
                 note += f"; abstained: {', '.join(undecided)}"
@@ -147,7 +156,7 @@ class Cascade:
         held_back = failing + undecided + errored
         return Judgment(
             Status.ABSTAIN,
-            score=score,
+            score=to_score(score),
             reasoning=f"not all passed ({', '.join(held_back)}); escalating",
             judge=tier_name,
             children=children,

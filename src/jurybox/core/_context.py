@@ -41,8 +41,7 @@ class ToolCall:
             raise ValueError(f"ToolCall.name must be a non-empty string, got {self.name!r}")
         if not isinstance(self.arguments, Mapping):
             raise TypeError(
-                f"ToolCall.arguments for {self.name!r} must be a mapping, "
-                f"got {type(self.arguments).__name__}"
+                f"ToolCall.arguments for {self.name!r} must be a mapping, got {type(self.arguments).__name__}"
             )
         object.__setattr__(self, "arguments", freeze_mapping(self.arguments))
 
@@ -63,9 +62,7 @@ class ToolCall:
             if isinstance(arguments, str):
                 # Providers send arguments as a JSON string; keep the parsed form.
                 arguments = json.loads(arguments) if arguments.strip() else {}
-            return cls(
-                name=value["name"], arguments=arguments, result=value.get("result"), id=value.get("id")
-            )
+            return cls(name=value["name"], arguments=arguments, result=value.get("result"), id=value.get("id"))
         raise TypeError(f"cannot make a tool call from {type(value).__name__}: {value!r}")
 
     def to_dict(self) -> dict[str, Any]:
@@ -171,7 +168,9 @@ class Context:
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known
         if unknown:
-            raise ValueError(f"unknown Context field(s): {', '.join(sorted(unknown))}; valid: {', '.join(sorted(known))}")
+            raise ValueError(
+                f"unknown Context field(s): {', '.join(sorted(unknown))}; valid: {', '.join(sorted(known))}"
+            )
         values = dict(data)
         started = values.get("started_at")
         if isinstance(started, str):

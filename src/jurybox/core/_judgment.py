@@ -5,7 +5,7 @@ from __future__ import annotations
 import traceback
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
@@ -13,7 +13,7 @@ from jurybox.core._context import freeze_mapping
 from jurybox.core._scores import BooleanScore, CategoricalScore, NumericScore, Score, normalize
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     """The four outcomes of a judgment.
 
     ABSTAIN means the judge ran but could not decide (no verdict in the model's

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from jurybox.core._context import Context
 from jurybox.core._judge import aevaluate, judge_name
-from jurybox.core._judgment import Judgment, Status
+from jurybox.core._judgment import Judgment, Status, to_score
 from jurybox.core._voting import Majority, Voting
 
 ErrorPolicy = Literal["propagate", "fail", "ignore"]
@@ -116,7 +116,7 @@ class Jury:
             reasoning += f"; abstained: {', '.join(undecided)}"
         return Judgment(
             vote.status,
-            score=vote.score,
+            score=to_score(vote.score),
             reasoning=reasoning,
             judge=self.name,
             degraded=any(j.degraded for _, j in named),

@@ -192,9 +192,7 @@ class AtLeast(_NamesFree):
             return Vote(Status.PASS, share, f"{passes} passed, at least {self.k} needed")
         if passes + len(undecided) < self.k:
             return Vote(Status.FAIL, share, f"only {passes} passed, at least {self.k} needed")
-        return Vote(
-            Status.ABSTAIN, share, f"{passes} passed, {len(undecided)} undecided; {self.k} needed"
-        )
+        return Vote(Status.ABSTAIN, share, f"{passes} passed, {len(undecided)} undecided; {self.k} needed")
 
 
 def _threshold_vote(what: str, value: float, threshold: float) -> Vote:

@@ -1,0 +1,86 @@
+"""Judges on structured output: valid JSON, and JSON that satisfies a JSON Schema."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
+
+from jurybox.core import Check, Context, Judgment
+from jurybox.judges._base import DeterministicJudge
+
+MAX_REPORTED_ERRORS = 10
+
+
+def parse_output(context: Context) -> tuple[Any, Judgment | None]:
+    """The output parsed as JSON, or a FAIL judgment saying where parsing stopped."""
+    try:
+        return json.loads(context.output), None
+    except json.JSONDecodeError as exc:
+        snippet = context.output[max(0, exc.pos - 20) : exc.pos + 20]
+        return None, Judgment.failed(
+            False, f"output is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno} (near {snippet!r})"
+        )
+
+
+class _ValidJson(DeterministicJudge):
+    def check(self, context: Context) -> Judgment:
+        value, failure = parse_output(context)
+        if failure is not None:
+            return failure
+        return Judgment.passed(True, f"output is valid JSON ({type(value).__name__})")
+
+
+def valid_json(*, name: str | None = None) -> DeterministicJudge:
+    """Pass when the whole output parses as JSON (no code fences, no chatter around it)."""
+    return _ValidJson(name or "valid_json")
+
+
+class _JsonSchema(DeterministicJudge):
+    def __init__(self, schema: Mapping[str, Any], name: str) -> None:
+        super().__init__(name)
+        schema = dict(schema)
+        validator_class = validator_for(schema)
+        try:
+            validator_class.check_schema(schema)
+        except SchemaError as exc:
+            path = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+            raise ValueError(f"invalid JSON Schema at {path}: {exc.message}") from exc
+        self.validator = validator_class(schema, format_checker=jsonschema.FormatChecker())
+
+    def check(self, context: Context) -> Judgment:
+        value, failure = parse_output(context)
+        if failure is not None:
+            return failure
+        errors = sorted(self.validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+        if not errors:
+            return Judgment.passed(True, "output matches the schema")
+        checks = [
+            Check(
+                f"$.{'.'.join(str(p) for p in error.absolute_path)}" if error.absolute_path else "$",
+                False,
+                error.message,
+            )
+            for error in errors[:MAX_REPORTED_ERRORS]
+        ]
+        more = f" (+{len(errors) - MAX_REPORTED_ERRORS} more)" if len(errors) > MAX_REPORTED_ERRORS else ""
+        return Judgment.failed(
+            False, f"{len(errors)} schema violation(s): {checks[0].name}: {checks[0].message}{more}", checks=checks
+        )
+
+
+def json_schema(schema: Mapping[str, Any], *, name: str | None = None) -> DeterministicJudge:
+    """Pass when the output is JSON that validates against ``schema``.
+
+    Each violation is a failed check naming its JSON path.
+
+    Raises:
+        ValueError: the schema itself is invalid (checked when the judge is built).
+    """
+    if not isinstance(schema, Mapping):
+        raise TypeError(f"json_schema() needs a schema mapping, got {type(schema).__name__}")
+    return _JsonSchema(schema, name or "json_schema")
