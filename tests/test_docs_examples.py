@@ -19,9 +19,7 @@ def python_blocks(path: Path) -> list[str]:
 EXAMPLES = [(path, index, code) for path in DOCS for index, code in enumerate(python_blocks(path))]
 
 
-@pytest.mark.parametrize(
-    ("path", "index", "code"), EXAMPLES, ids=[f"{p.name}#{i}" for p, i, _ in EXAMPLES]
-)
+@pytest.mark.parametrize(("path", "index", "code"), EXAMPLES, ids=[f"{p.name}#{i}" for p, i, _ in EXAMPLES])
 def test_example_runs(path: Path, index: int, code: str, tmp_path: Path) -> None:
     script = tmp_path / "example.py"
     script.write_text(code, encoding="utf-8")
