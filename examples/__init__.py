@@ -1,0 +1,1 @@
+"""Example applications that jurybox suites test (importable as ``examples.<name>``)."""

@@ -1,5 +1,11 @@
-"""The Python examples in README.md and docs/ must run as written."""
+"""The Python examples in README.md and docs/ must run as written.
 
+The blocks of one page run in order in one scratch folder, like a reader working
+through the page: a later block may read what an earlier one wrote. A block that
+needs a provider key or a live server opts out with ```python no-run.
+"""
+
+import os
 import re
 import subprocess
 import sys
@@ -8,22 +14,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def python_blocks(path: Path) -> list[str]:
-    # A block opts out of execution with ```python no-run (it needs a provider key or a server).
     return re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
 
 
-EXAMPLES = [(path, index, code) for path in DOCS for index, code in enumerate(python_blocks(path))]
-
-
-@pytest.mark.parametrize(("path", "index", "code"), EXAMPLES, ids=[f"{p.name}#{i}" for p, i, _ in EXAMPLES])
-def test_example_runs(path: Path, index: int, code: str, tmp_path: Path) -> None:
-    script = tmp_path / "example.py"
-    script.write_text(code, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, f"{path.name} example {index} failed:\n{done.stdout}\n{done.stderr}"
+@pytest.mark.parametrize("page", [p for p in PAGES if python_blocks(p)], ids=lambda p: p.name)
+def test_page_examples_run(page: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    for index, code in enumerate(python_blocks(page)):
+        script = tmp_path / f"example_{index}.py"
+        script.write_text(code, encoding="utf-8")
+        done = subprocess.run(
+            [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180, check=False
+        )
+        assert done.returncode == 0, f"{page.name} example {index} failed:\n{code}\n{done.stdout}\n{done.stderr}"

@@ -1,14 +1,104 @@
 """Judge models: the JudgeModel protocol, providers, FakeModel, cache, retries and cost."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from jurybox.models._base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, ProviderModel
+from jurybox.models._cache import (
+    CacheStats,
+    ResponseCache,
+    cache_key,
+    cache_key_material,
+    canonical_json,
+    default_cache_path,
+)
+from jurybox.models._errors import (
+    ModelConfigError,
+    ModelConnectionError,
+    ModelNotConfigured,
+    ModelTimeoutError,
+    ProviderError,
+    QuotaExceededError,
+    RateLimitError,
+    RequestRejectedError,
+    ServerError,
+)
 from jurybox.models._fake import FakeModel
+from jurybox.models._limiter import AdaptiveLimiter
+from jurybox.models._prices import DEFAULT_PRICES, Price, cost_of, get_price, load_prices, set_price
+from jurybox.models._registry import (
+    JUDGE_MODEL_ENV,
+    get_model,
+    parse_spec,
+    provider_class,
+    resolve_model,
+    set_default_model,
+)
+from jurybox.models._retry import RetryPolicy, parse_retry_after
 from jurybox.models._types import ChatMessage, GenerateRequest, JudgeModel, ModelError, ModelResponse, Usage
+from jurybox.models._usage import ModelUsage, UsageTracker, record_usage
+
+if TYPE_CHECKING:
+    from jurybox.models._anthropic import AnthropicModel
+    from jurybox.models._ollama import OllamaModel
+    from jurybox.models._openai import OpenAIModel
+
+_LAZY = {"AnthropicModel": "anthropic", "OllamaModel": "ollama", "OpenAIModel": "openai"}
+
+
+def __getattr__(name: str) -> Any:
+    # The provider classes import their SDKs, which is slow; load them only when asked for.
+    if name in _LAZY:
+        return provider_class(_LAZY[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_PRICES",
+    "DEFAULT_TIMEOUT",
+    "JUDGE_MODEL_ENV",
+    "AdaptiveLimiter",
+    "AnthropicModel",
+    "CacheStats",
     "ChatMessage",
     "FakeModel",
     "GenerateRequest",
     "JudgeModel",
+    "ModelConfigError",
+    "ModelConnectionError",
     "ModelError",
+    "ModelNotConfigured",
     "ModelResponse",
+    "ModelTimeoutError",
+    "ModelUsage",
+    "OllamaModel",
+    "OpenAIModel",
+    "Price",
+    "ProviderError",
+    "ProviderModel",
+    "QuotaExceededError",
+    "RateLimitError",
+    "RequestRejectedError",
+    "ResponseCache",
+    "RetryPolicy",
+    "ServerError",
     "Usage",
+    "UsageTracker",
+    "cache_key",
+    "cache_key_material",
+    "canonical_json",
+    "cost_of",
+    "default_cache_path",
+    "get_model",
+    "get_price",
+    "load_prices",
+    "parse_retry_after",
+    "parse_spec",
+    "provider_class",
+    "record_usage",
+    "resolve_model",
+    "set_default_model",
+    "set_price",
 ]

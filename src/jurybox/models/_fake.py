@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from jurybox.models._types import ChatMessage, GenerateRequest, ModelError, ModelResponse, Usage
+from jurybox.models._usage import record_usage
 
 Reply = str | ModelResponse | BaseException
 ReplyFunction = Callable[[GenerateRequest], Any]
@@ -56,6 +57,11 @@ class FakeModel:
             seed=seed,
         )
         self.requests.append(request)
+        response = await self._respond(request)
+        record_usage(response)  # active UsageTrackers count fake calls like real ones
+        return response
+
+    async def _respond(self, request: GenerateRequest) -> ModelResponse:
         reply = await self._next_reply(request)
         if isinstance(reply, BaseException):
             raise reply

@@ -1,0 +1,270 @@
+"""How much the suite runner adds on top of the judge model's latency.
+
+Runs N cases (one LLM judge call each: ``correctness``) through the same code
+as ``jurybox run`` (the calls ``jurybox._cli.run.execute`` makes: load_suite,
+SuiteRunner.run, build_report, write_reports; each phase timed) against a stub OpenAI server
+with a fixed latency, started in a separate process
+(``python -m jurybox.stubs openai --latency 0.2``), and prints:
+
+* wall / ideal, where ideal = judge calls x latency / concurrency;
+* CPU ms per judge call (this process's user+system CPU over the run / calls);
+* peak RSS of this process;
+* TCP connections the stub accepted, and judge calls per case;
+* the floor: bare httpx2 posts (the OpenAI SDK's HTTP client) against a second stub with the same latency and
+  concurrency (no runner, no judge, no SDK), i.e. what this machine allows at best.
+
+``--in-process-model`` swaps the OpenAI client and stub for a model that only
+sleeps, which isolates the runner's and judges' own cost from the HTTP stack.
+
+Targets: <= 1.05x at concurrency 16 (200 cases), <= 1.10x at concurrency 256
+(10,000 cases), <= 1 ms CPU per call, <= 100 MB peak RSS, connections <=
+concurrency, 1 call per case.
+
+Usage::
+
+    .venv/bin/python benchmarks/runner_overhead.py                      # 200 cases, concurrency 16
+    .venv/bin/python benchmarks/runner_overhead.py --cases 10000 --concurrency 256
+    .venv/bin/python benchmarks/runner_overhead.py --store sqlite       # also stream results to a SQLite store
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+VERDICT = json.dumps({"score": 1.0, "reasoning": "matches the reference", "issues": [], "strengths": ["exact"]})
+
+AGENT = """
+async def respond(message: str, session_id: str) -> str:
+    return "The answer to " + message + " is 42."
+"""
+
+
+def write_suite(folder: Path, cases: int, base_url: str) -> Path:
+    """A suite of ``cases`` single-prompt cases, each judged by one LLM judge (one model call)."""
+    (folder / "bench_agent.py").write_text(AGENT, encoding="utf-8")
+    lines = [
+        "name: runner-overhead",
+        'agent: {python: "bench_agent:respond"}',
+        f"judge_model: openai:gpt-4o-mini@{base_url}",
+        "defaults: {retries: 0}",
+        "cases:",
+    ]
+    for index in range(cases):
+        lines.append(f"  - name: case-{index:05d}")
+        lines.append(f'    prompt: "question {index}"')
+        lines.append(f'    judges: [{{correctness: {{reference: "The answer to question {index} is 42."}}}}]')
+    path = folder / "suite.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+class SleepingModel:
+    """A judge model that answers after ``latency`` seconds without any network."""
+
+    name = "sleeping:verdict"
+
+    def __init__(self, latency: float) -> None:
+        self.latency = latency
+        self.connections = 0
+
+    async def generate(self, messages: Any, **_: Any) -> Any:
+        import asyncio
+
+        from jurybox.models import ModelResponse, Usage
+
+        await asyncio.sleep(self.latency)
+        return ModelResponse(VERDICT, model=self.name, usage=Usage(400, 40), latency=self.latency)
+
+
+def start_stub(latency: float) -> tuple[subprocess.Popen[str], str]:
+    command = [
+        sys.executable,
+        "-m",
+        "jurybox.stubs",
+        "openai",
+        "--latency",
+        str(latency),
+        "--reply",
+        VERDICT,
+        "--stats",
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    url = process.stdout.readline().strip()
+    if not url.startswith("http"):
+        process.kill()
+        raise SystemExit(f"the stub server did not start: {process.stderr.read() if process.stderr else ''}")
+    return process, url
+
+
+def measure_floor(cases: int, concurrency: int, latency: float) -> dict[str, float]:
+    """What this machine and the stub allow at best: bare HTTP posts, no judge, no runner, no SDK.
+
+    Uses the HTTP client the OpenAI SDK uses (httpx2) and ``concurrency`` workers, like the runner.
+    """
+    import asyncio
+
+    import httpx2
+
+    stub, base_url = start_stub(latency)
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "x" * 2000}]}
+
+    async def post_all() -> float:
+        limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        async with httpx2.AsyncClient(limits=limits, timeout=60) as client:
+            remaining = iter(range(cases))
+
+            async def worker() -> None:
+                for _ in remaining:
+                    (await client.post(f"{base_url}/chat/completions", json=body)).raise_for_status()
+
+            start = time.perf_counter()
+            await asyncio.gather(*(worker() for _ in range(min(concurrency, cases))))
+            return time.perf_counter() - start
+
+    try:
+        cpu = time.process_time()
+        wall = asyncio.run(post_all())
+        cpu = time.process_time() - cpu
+    finally:
+        stop_stub(stub)
+    ideal = cases * latency / concurrency
+    return {"wall_over_ideal": round(wall / ideal, 3), "cpu_ms_per_call": round(cpu * 1000 / cases, 3)}
+
+
+def stop_stub(process: subprocess.Popen[str]) -> dict[str, int]:
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    for line in reversed(err.splitlines()):
+        if line.startswith("{"):
+            return dict(json.loads(line))
+    return {}
+
+
+peaks: dict[str, float] = {}
+
+
+@contextlib.contextmanager
+def _phase(phases: dict[str, tuple[float, float]], name: str) -> Iterator[None]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    yield
+    phases[name] = (time.perf_counter() - wall, time.process_time() - cpu)
+    peaks[name] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--store", choices=("none", "sqlite"), default="none", help="stream results to a store")
+    parser.add_argument(
+        "--in-process-model",
+        action="store_true",
+        help="judge with an in-process model that only sleeps `latency` (no HTTP client, no stub): "
+        "isolates the runner and judges from the provider client's cost",
+    )
+    parser.add_argument(
+        "--no-floor", action="store_true", help="skip the bare-HTTP floor measurement against a second stub"
+    )
+    parser.add_argument("--cache", action="store_true", help="keep the judge response cache on (default: off)")
+    parser.add_argument("--profile", help="write a pyinstrument profile of the run to this file (.html, else text)")
+    args = parser.parse_args()
+
+    # The pieces ``jurybox run`` (jurybox._cli.run.execute) calls, in the same order and with the same
+    # collector settings, timed one by one.
+    import asyncio
+
+    from rich.console import Console
+
+    from jurybox._cli.run import build_report
+    from jurybox.report import write_reports
+    from jurybox.store import open_store
+    from jurybox.suites import RunOptions, SuiteRunner, frozen_heap, load_suite, paused_collector
+
+    if not args.cache:
+        os.environ["JURYBOX_CACHE"] = "off"
+    skip_floor = args.no_floor or args.in_process_model
+    floor = None if skip_floor else measure_floor(args.cases, args.concurrency, args.latency)
+    phases: dict[str, tuple[float, float]] = {}
+    stub, base_url = start_stub(args.latency)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            path = write_suite(folder, args.cases, base_url)
+            store = open_store(f"sqlite:///{folder / 'store.db'}") if args.store == "sqlite" else None
+            profiler = None
+            if args.profile:
+                from pyinstrument import Profiler
+
+                profiler = Profiler(async_mode="enabled")
+                profiler.start()
+            with _phase(phases, "load"), paused_collector():
+                model = SleepingModel(args.latency) if args.in_process_model else None
+                suite = load_suite(path, concurrency=args.concurrency, judge_model=model)
+            with _phase(phases, "run"), frozen_heap():
+                runner = SuiteRunner(suite, RunOptions(concurrency=args.concurrency), store=store)
+                result = asyncio.run(runner.run())
+            with _phase(phases, "report"), frozen_heap():
+                report = build_report(result, suite)
+                write_reports(report, ["json", "console"], folder, console=Console(file=io.StringIO()))
+            if profiler is not None:
+                profiler.stop()
+                html = args.profile.endswith(".html")
+                text = profiler.output_html() if html else profiler.output_text(unicode=True, show_all=False)
+                Path(args.profile).write_text(text, encoding="utf-8")
+            if store is not None:
+                store.close()
+    finally:
+        stats = stop_stub(stub)
+    code = 0 if result.ok else 1
+    calls = report.totals.judge_calls
+    cases = report.totals.cases
+    ideal = calls * args.latency / args.concurrency
+    wall = sum(w for w, _ in phases.values())
+    cpu = sum(c for _, c in phases.values())
+    run_wall, run_cpu = phases["run"]
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    figures = {
+        "cases": cases,
+        "concurrency": args.concurrency,
+        "latency_s": args.latency,
+        "store": args.store,
+        "exit_code": code,
+        "ideal_s": round(ideal, 3),
+        "run_wall_s": round(run_wall, 3),
+        "run_wall_over_ideal": round(run_wall / ideal, 3) if ideal else None,
+        "run_cpu_ms_per_call": round(run_cpu * 1000 / calls, 3) if calls else None,
+        "total_wall_s (load+run+report)": round(wall, 3),
+        "total_wall_over_ideal": round(wall / ideal, 3) if ideal else None,
+        "total_cpu_ms_per_call": round(cpu * 1000 / calls, 3) if calls else None,
+        "phases_wall_cpu_s": {name: [round(w, 3), round(c, 3)] for name, (w, c) in phases.items()},
+        "peak_rss_mb": round(peak_mb, 1),
+        "peak_rss_mb_after_phase": {name: round(mb, 1) for name, mb in peaks.items()},
+        "judge_model": "in-process (sleep)" if args.in_process_model else "openai SDK -> stub server",
+        "floor_bare_http_same_stub": floor,
+        "tcp_connections": stats.get("connections"),
+        "stub_requests": stats.get("requests"),
+        "stub_max_in_flight": stats.get("max_in_flight"),
+        "calls_per_case": round(calls / cases, 3) if cases else None,
+        "python": sys.version.split()[0],
+        "cpus": os.cpu_count(),
+    }
+    print(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()

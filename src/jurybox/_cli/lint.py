@@ -1,0 +1,63 @@
+"""``jurybox lint-cassettes PATH...``: fail when a cassette still holds a secret (for pre-commit and CI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from jurybox.pytest_plugin._secrets import PATTERNS
+
+
+def lint_cassettes(
+    paths: Annotated[list[Path], typer.Argument(help="Cassette files or folders (searched for *.yaml, *.yml).")],
+    ignore: Annotated[
+        list[str] | None,
+        typer.Option("--ignore", help="A pattern name to skip (repeatable), e.g. --ignore email."),
+    ] = None,
+) -> None:
+    """Scan cassettes for secrets left after redaction; exit 1 naming file, line and pattern for each.
+
+    Checks key-shaped strings (OpenAI/Anthropic keys, AWS keys, bearer tokens, GitHub and Google keys,
+    e-mail addresses), credential headers (Authorization, x-api-key, api-key, cookies) that are not
+    redacted, and the text inside gzip/base64 bodies. Exit 0: clean; 1: secrets found; 2: bad input.
+    """
+    from jurybox.pytest_plugin._lint import cassette_files, lint_file
+
+    skipped = frozenset(ignore or ())
+    known = {pattern.name for pattern in PATTERNS} | {"header"}
+    unknown = skipped - known
+    if unknown:
+        names = ", ".join(sorted(known))
+        typer.echo(f"error: unknown pattern(s) {', '.join(sorted(unknown))}; known: {names}", err=True)
+        raise typer.Exit(2)
+    try:
+        files = list(cassette_files(paths))
+    except FileNotFoundError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    total = 0
+    bad_files = 0
+    broken = False
+    for path in files:
+        try:
+            findings = lint_file(path, skipped)
+        except (ValueError, OSError) as exc:
+            typer.echo(f"error: {exc}", err=True)
+            broken = True
+            continue
+        for finding in findings:
+            typer.echo(str(finding))
+        total += len(findings)
+        bad_files += bool(findings)
+    if total:
+        typer.echo(f"{total} secret(s) in {bad_files} of {len(files)} cassette file(s)", err=True)
+        raise typer.Exit(1)
+    if broken:
+        raise typer.Exit(2)
+    typer.echo(f"no secrets found in {len(files)} cassette file(s)", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("lint-cassettes")(lint_cassettes)

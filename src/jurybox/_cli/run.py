@@ -1,0 +1,369 @@
+"""``jurybox run``: run agent suites, judge every case, stream results to the store, print reports."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from jurybox.agents import TargetConfigError
+from jurybox.report import FORMATS, RunReport, write_reports
+from jurybox.store import Store, StoreError, open_store
+from jurybox.suites import (
+    HOW_TO_ENABLE,
+    LLM_SKIP_REASON,
+    LLM_SKIPPED,
+    TIER_LLM,
+    TIERS,
+    JudgeModelError,
+    RichProgress,
+    RunOptions,
+    RunPlan,
+    RunResult,
+    Suite,
+    SuiteError,
+    SuiteRunner,
+    frozen_heap,
+    load_suite,
+    paused_collector,
+    plan_run,
+)
+
+EXIT_OK = 0
+EXIT_NOT_PASSED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything ``jurybox run`` was asked to do."""
+
+    suites: tuple[Path, ...]
+    judge_model: str | None = None
+    concurrency: int | None = None
+    formats: tuple[str, ...] = ("console",)
+    output: str | None = None
+    dry_run: bool = False
+    selectors: tuple[str, ...] = ()
+    store: str | None = None
+    no_store: bool = False
+    resume: str | None = None
+    timeout: float | None = None
+    retries: int | None = None
+    progress: bool = True
+
+
+class UsageProblemError(Exception):
+    """The command line asks for something impossible; exit code 2 with this message."""
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``jurybox run`` to the CLI."""
+    app.command(name="run")(run)
+
+
+def run(
+    suites: Annotated[list[Path], typer.Argument(help="Suite YAML files.", show_default=False)],
+    judge_model: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-model",
+            help="Judge model for the LLM tier: ollama:llama3.1, openai:gpt-4o-mini, provider:model@BASE_URL, "
+            "or an OpenAI-compatible base URL (http://host:port/v1#model). Default: the suite's judge_model, "
+            "then $JURYBOX_JUDGE_MODEL; with none the LLM tier is skipped.",
+        ),
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option("--concurrency", "-j", min=1, help="Cases in flight at once (default 8).")
+    ] = None,
+    formats: Annotated[
+        list[str] | None,
+        typer.Option("--format", "-f", help=f"Report format, repeatable: {', '.join(FORMATS)}. Default: console."),
+    ] = None,
+    output: Annotated[
+        str | None, typer.Option("--output", "-o", help="File or directory for file formats; '-' for stdout.")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List cases, judges, tiers and judge calls; run nothing.")
+    ] = False,
+    selectors: Annotated[
+        list[str] | None,
+        typer.Option("--filter", "-k", help="Only cases with this name, tag or name glob (repeatable)."),
+    ] = None,
+    store: Annotated[
+        str | None,
+        typer.Option("--store", help="Store URL (default $JURYBOX_STORE or sqlite:///.jurybox/jurybox.db)."),
+    ] = None,
+    no_store: Annotated[bool, typer.Option("--no-store", help="Keep results in memory only.")] = False,
+    resume: Annotated[
+        str | None,
+        typer.Option("--resume", help="RUN_ID (or a unique prefix), or 'last': judge only the cases it is missing."),
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", min=0.001, help="Seconds per case (overrides the suite).")
+    ] = None,
+    retries: Annotated[
+        int | None, typer.Option("--retries", min=0, max=10, help="Extra attempts after an agent crash or hang.")
+    ] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the live progress bar.")] = True,
+) -> None:
+    """Run agent suites: each case's conversation is judged by a cascade of tiers.
+
+    Deterministic judges run first, the offline similarity judge next and LLM
+    judges last, so an early failure spends no tokens. Exit code: 0 when every
+    case passed, 1 when any failed, errored or could not be decided, 2 for a
+    bad suite or command line, 130 when interrupted (resume with --resume last).
+    """
+    request = RunRequest(
+        suites=tuple(suites),
+        judge_model=judge_model,
+        concurrency=concurrency,
+        formats=tuple(formats or ("console",)),
+        output=output,
+        dry_run=dry_run,
+        selectors=tuple(selectors or ()),
+        store=store,
+        no_store=no_store,
+        resume=resume,
+        timeout=timeout,
+        retries=retries,
+        progress=progress,
+    )
+    raise typer.Exit(execute(request))
+
+
+def execute(request: RunRequest, *, console: Console | None = None, status: Console | None = None) -> int:
+    """Do what ``jurybox run`` was asked and return the exit code.
+
+    Args:
+        request: The parsed command line.
+        console: Where the console report goes (default stdout).
+        status: Where notices, the plan and the progress bar go (default stderr).
+    """
+    console = console or Console()
+    status = status or Console(stderr=True)
+    try:
+        _check_request(request)
+        with paused_collector():
+            loaded = [_load(path, request) for path in request.suites]
+    except (UsageProblemError, SuiteError, JudgeModelError) as exc:
+        status.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        return EXIT_USAGE
+    plans = [(suite, plan_run(suite, suite.select(request.selectors))) for suite in loaded]
+    empty = [suite.name for suite, plan in plans if not plan.cases]
+    if empty:
+        status.print(
+            f"[red]error:[/] no case of suite {escape(', '.join(empty))} matches "
+            f"--filter {escape(' '.join(request.selectors))}"
+        )
+        return EXIT_USAGE
+    if request.dry_run:
+        for _suite, plan in plans:
+            print_plan(plan, console)
+        return EXIT_OK
+    try:
+        store = None if request.no_store else open_store(request.store)
+    except (StoreError, ValueError) as exc:
+        status.print(f"[red]error:[/] cannot open the store: {escape(str(exc))}")
+        return EXIT_USAGE
+    try:
+        with frozen_heap():
+            return asyncio.run(_run_all(plans, request, store, console, status))
+    except (UsageProblemError, StoreError, TargetConfigError) as exc:
+        status.print(f"[red]error:[/] {escape(str(exc))}")
+        return EXIT_USAGE
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _check_request(request: RunRequest) -> None:
+    unknown = [f for f in request.formats if f not in FORMATS]
+    if unknown:
+        raise UsageProblemError(f"unknown --format {', '.join(unknown)}; valid: {', '.join(FORMATS)}")
+    file_formats = [f for f in request.formats if f != "console"]
+    if file_formats and request.output is None:
+        raise UsageProblemError(f"--format {', '.join(file_formats)} writes files: give --output PATH (or '-')")
+    if len(request.suites) > 1 and request.output not in (None, "-") and Path(request.output).suffix:
+        raise UsageProblemError("with several suites, --output must be a directory (one report file per suite)")
+    if request.resume is not None and request.no_store:
+        raise UsageProblemError("--resume reads the earlier run from the store; it cannot be used with --no-store")
+    if request.resume not in (None, "last") and len(request.suites) > 1:
+        raise UsageProblemError(
+            "--resume RUN_ID names one run of one suite; give a single suite (or use --resume last)"
+        )
+
+
+def _load(path: Path, request: RunRequest) -> Suite:
+    return load_suite(path, judge_model=request.judge_model, concurrency=request.concurrency)
+
+
+async def _run_all(
+    plans: Sequence[tuple[Suite, RunPlan]], request: RunRequest, store: Store | None, console: Console, status: Console
+) -> int:
+    codes = []
+    for suite, plan in plans:
+        resume = _resume_id(suite, request, store, status)
+        print_intro(plan, status, resume)
+        options = RunOptions(
+            concurrency=request.concurrency or suite.concurrency or RunOptions().concurrency,
+            selectors=request.selectors,
+            timeout=request.timeout,
+            retries=request.retries,
+            git_commit=_git_commit(suite.base_dir),
+        )
+        progress = RichProgress(status) if request.progress and status.is_terminal else None
+        runner = SuiteRunner(suite, options, store=store, progress=progress)
+        result = await runner.run(resume=resume)
+        report = build_report(result, suite)
+        try:
+            write_reports(report, request.formats, request.output, console=console)
+        except (ValueError, OSError) as exc:
+            status.print(f"[red]error:[/] cannot write the report: {escape(str(exc))}")
+            codes.append(EXIT_USAGE)
+            continue
+        print_outro(result, status)
+        if result.status == "interrupted":
+            codes.append(EXIT_INTERRUPTED)
+            break
+        codes.append(EXIT_OK if result.ok else EXIT_NOT_PASSED)
+    return max(codes, key=lambda code: (code == EXIT_INTERRUPTED, code))
+
+
+def _resume_id(suite: Suite, request: RunRequest, store: Store | None, status: Console) -> str | None:
+    if request.resume is None or store is None:
+        return None
+    if request.resume == "last":
+        found = store.latest_run(suite.name, unfinished=True)
+        if found is None:
+            status.print(f"no unfinished run of suite {suite.name!r} to resume; starting a new run")
+            return None
+        return found.id
+    info = store.resolve_run(request.resume, suite=suite.name)
+    if info.suite != suite.name:
+        raise UsageProblemError(f"run {info.id} is a run of suite {info.suite!r}, not {suite.name!r}")
+    if info.judge_model != suite.judge_model:
+        status.print(
+            f"[yellow]note:[/] run {info.id} started with judge model {info.judge_model or 'none'}; "
+            f"the rest is judged with {suite.judge_model or 'none'}"
+        )
+    return info.id
+
+
+def build_report(result: RunResult, suite: Suite) -> RunReport:
+    """The RunReport of a run (the whole run, when it was resumed)."""
+    notes = []
+    skipped = {}
+    if result.llm_skipped:
+        count = sum(1 for r in result.records if r.metadata.get("llm_tier") == LLM_SKIPPED)
+        skipped[TIER_LLM] = LLM_SKIP_REASON
+        notes.append(
+            f"LLM tier SKIPPED for {count} case(s): they were decided by the deterministic and similarity tiers; "
+            + LLM_SKIP_REASON
+        )
+    if result.resumed:
+        notes.append(f"resumed run: {result.resumed} case(s) were judged before the restart and are included")
+    if result.store_errors:
+        notes.append(
+            f"{len(result.store_errors)} result(s) could not be written to the store: {result.store_errors[0]}"
+        )
+    return RunReport(
+        suite=result.suite,
+        run_id=result.run_id,
+        records=result.records,
+        started_at=result.started_at,
+        finished_at=result.finished_at,
+        judge_model=result.judge_model,
+        status="interrupted" if result.status == "interrupted" else "completed",
+        notes=notes,
+        skipped_tiers=skipped,
+        planned=result.total_cases,
+        metadata={"suite_file": str(suite.path)},
+    )
+
+
+def print_plan(plan: RunPlan, console: Console) -> None:
+    """The ``--dry-run`` listing: every case, its judges per tier and the judge calls it would make."""
+    suite = plan.suite
+    table = Table(title=f"{suite.name}: {len(plan.cases)} case(s) (dry run)", show_lines=False)
+    table.add_column("case")
+    table.add_column("tags")
+    table.add_column("rounds", justify="right")
+    for tier in TIERS:
+        table.add_column(tier)
+    table.add_column("judge calls", justify="right")
+    for case_plan in plan.cases:
+        case = case_plan.case
+        cells = []
+        for tier in TIERS:
+            names = case_plan.tiers.get(tier, [])
+            if tier == TIER_LLM and case_plan.skipped:
+                names = [*names, *(f"{name} (SKIPPED)" for name in case_plan.skipped)]
+            cells.append(escape("\n".join(names)) or "-")
+        calls = (
+            f"{case_plan.min_calls}-{case_plan.max_calls}"
+            if case_plan.min_calls != case_plan.max_calls
+            else str(case_plan.max_calls)
+        )
+        table.add_row(escape(case.name), escape(", ".join(case.tags)), str(len(case.rounds)), *cells, calls)
+    console.print(table)
+    console.print(_estimate_line(plan), highlight=False)
+    if plan.skipped_judges:
+        console.print(
+            f"[yellow]LLM tier SKIPPED[/] ({plan.skipped_judges} LLM judge(s) would not run): {HOW_TO_ENABLE}"
+        )
+
+
+def print_intro(plan: RunPlan, status: Console, resume: str | None) -> None:
+    what = f"resuming run {resume} of" if resume else "running"
+    status.print(
+        f"{what} [bold]{escape(plan.suite.name)}[/]: {len(plan.cases)} case(s). {_estimate_line(plan)}",
+        highlight=False,
+    )
+    if plan.skipped_judges:
+        status.print(
+            f"[yellow]LLM tier SKIPPED[/]: no judge model configured; {plan.skipped_judges} LLM judge(s) will not run "
+            f"and those cases are decided by the other tiers. {HOW_TO_ENABLE}",
+            highlight=False,
+        )
+
+
+def print_outro(result: RunResult, status: Console) -> None:
+    spend = result.spend
+    cost = f"${spend.cost:.4f}" + (
+        f" (+{spend.unpriced_calls} call(s) with unknown price)" if spend.unpriced_calls else ""
+    )
+    status.print(
+        f"run {result.run_id}: {result.status}; judge calls {spend.calls}, tokens {spend.tokens}, cost {cost}",
+        highlight=False,
+    )
+    if result.status == "interrupted":
+        status.print(f"finish it with: jurybox run ... --resume {result.run_id}", highlight=False)
+
+
+def _estimate_line(plan: RunPlan) -> str:
+    model = plan.suite.judge_model or "none"
+    calls = f"{plan.min_calls}-{plan.max_calls}" if plan.min_calls != plan.max_calls else str(plan.max_calls)
+    cost = plan.estimated_cost()
+    money = "unknown price" if cost is None else f"~${cost:.4f}"
+    return f"Judge model: {model}; judge calls: {calls} (estimated cost at most {money})."
+
+
+def _git_commit(where: Path) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and commit else None

@@ -1,0 +1,41 @@
+"""Agents under test: adapters (Python, OpenAI-compatible chat, HTTP, MCP) and multi-round conversations.
+
+``make_target(spec)`` turns a suite's ``agent:`` mapping into a ``Target``;
+``run_conversation`` sends rounds to it in one session, with revival between
+rounds and answers to the agent's clarifying questions. The framework bridges
+(LangChain/LangGraph, OpenAI Agents SDK, pydantic-ai) live in
+``jurybox.agents.bridges`` and import nothing until used.
+"""
+
+from jurybox.agents._clarification import heuristic_is_clarification, looks_like_clarification
+from jurybox.agents._conversation import (
+    ClarificationDetector,
+    FollowUpWriter,
+    RoundOutcome,
+    RoundSpec,
+    run_conversation,
+    sum_usage,
+)
+from jurybox.agents._errors import AgentError, AgentTimeout, TargetConfigError
+from jurybox.agents._factory import ADAPTERS, make_target
+from jurybox.agents._reply import AgentReply, coerce_reply
+from jurybox.agents._target import Target
+
+__all__ = [
+    "ADAPTERS",
+    "AgentError",
+    "AgentReply",
+    "AgentTimeout",
+    "ClarificationDetector",
+    "FollowUpWriter",
+    "RoundOutcome",
+    "RoundSpec",
+    "Target",
+    "TargetConfigError",
+    "coerce_reply",
+    "heuristic_is_clarification",
+    "looks_like_clarification",
+    "make_target",
+    "run_conversation",
+    "sum_usage",
+]

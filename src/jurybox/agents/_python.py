@@ -1,0 +1,206 @@
+"""Python agents: a factory of agent objects, or a plain ``respond(message, session_id)`` function."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Literal
+
+from jurybox.agents._errors import AgentError, TargetConfigError
+from jurybox.agents._loading import load_reference
+from jurybox.agents._reply import AgentReply, coerce_reply
+
+Kind = Literal["factory", "function"]
+KINDS: tuple[Kind, ...] = ("factory", "function")
+
+
+def _required_positional(fn: Callable[..., Any]) -> int | None:
+    """How many positional arguments ``fn`` needs, or None when its signature cannot be read."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(
+        1 for p in signature.parameters.values() if p.kind in positional and p.default is inspect.Parameter.empty
+    )
+
+
+def classify(obj: Any, *, field: str) -> Kind:
+    """Tell a factory (a class or a callable taking no arguments) from a ``respond`` function (two arguments)."""
+    if inspect.isclass(obj):
+        return "factory"
+    if not callable(obj):
+        raise TargetConfigError(
+            f"{field}: {obj!r} is not callable; expected a factory returning an agent with "
+            "respond(message, session_id), or a function respond(message, session_id)"
+        )
+    required = _required_positional(obj)
+    if required == 0:
+        return "factory"
+    if required == 2:
+        return "function"
+    raise TargetConfigError(
+        f"{field}: {getattr(obj, '__qualname__', obj)!r} takes {required} required argument(s); expected a "
+        "factory taking none, or respond(message, session_id). Set 'kind: factory' or 'kind: function' to say which."
+    )
+
+
+def _is_async(fn: Any) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    # An object whose __call__ is async (a callable class instance).
+    return not inspect.isroutine(fn) and inspect.iscoroutinefunction(type(fn).__call__)
+
+
+class _Session:
+    """One session's agent object and the thread its sync methods run on.
+
+    A sync agent object is created and called on one dedicated thread, so
+    objects that must stay on their thread (an SQLite connection) work.
+    """
+
+    def __init__(self) -> None:
+        self.agent: Any = None
+        self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-agent")
+        self.thread_stuck = False
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        if _is_async(fn):
+            return await fn(*args)
+        call = self.thread.submit(fn, *args)
+        try:
+            value = await asyncio.wrap_future(call)
+        except asyncio.CancelledError:
+            # Cancelled (a timeout) while the thread still runs the call: the thread is lost to it.
+            self.thread_stuck = call.running()
+            raise
+        return await value if inspect.isawaitable(value) else value
+
+
+class PythonTarget:
+    """An agent written in Python, in this process.
+
+    With a factory, each session gets its own agent object, made on first use;
+    revival calls the object's ``close()`` (when it has one) and makes a new
+    one on the next message, so only what the agent persisted survives. With a
+    plain function there is no object to drop; revival calls the optional
+    ``close_session`` function of the spec.
+    """
+
+    def __init__(
+        self,
+        obj: Any,
+        *,
+        name: str,
+        kind: Kind | None = None,
+        options: Mapping[str, Any] | None = None,
+        close_session: Callable[[str], Any] | None = None,
+        threads: int = 32,
+    ) -> None:
+        self.name = name
+        # Options are factory keyword arguments, so a spec with options names a factory.
+        self.kind: Kind = kind or ("factory" if options else classify(obj, field="agent.python"))
+        if self.kind == "function" and options:
+            raise TargetConfigError("agent.options: options are passed to a factory; a respond function takes none")
+        self._obj = obj
+        self._options = dict(options or {})
+        self._close_session_fn = close_session
+        self._sessions: dict[str, _Session] = {}
+        self._creating: dict[str, asyncio.Lock] = {}
+        # Sync respond functions run on this pool, not the loop's small default
+        # one, so a hung agent does not starve other cases.
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="jurybox-respond")
+
+    async def respond(self, message: str, session_id: str) -> AgentReply:
+        if self.kind == "function":
+            value = await self._call_function(message, session_id)
+        else:
+            session = await self._session(session_id)
+            respond = getattr(session.agent, "respond", None)
+            if not callable(respond):
+                raise AgentError(f"agent {self.name}: the object the factory made has no respond(message, session_id)")
+            value = await session.run(respond, message, session_id)
+        return coerce_reply(value, agent=self.name)
+
+    async def _call_function(self, message: str, session_id: str) -> Any:
+        if _is_async(self._obj):
+            return await self._obj(message, session_id)
+        loop = asyncio.get_running_loop()
+        value = await loop.run_in_executor(self._pool, self._obj, message, session_id)
+        return await value if inspect.isawaitable(value) else value
+
+    async def _session(self, session_id: str) -> _Session:
+        lock = self._creating.setdefault(session_id, asyncio.Lock())
+        async with lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                session = _Session()
+                try:
+                    session.agent = await session.run(functools.partial(self._obj, **self._options))
+                except Exception as exc:
+                    session.thread.shutdown(wait=False)
+                    raise AgentError(f"agent {self.name}: the factory raised {type(exc).__name__}: {exc}") from exc
+                self._sessions[session_id] = session
+            return session
+
+    async def close_session(self, session_id: str) -> None:
+        self._creating.pop(session_id, None)
+        session = self._sessions.pop(session_id, None)
+        if session is not None:
+            try:
+                close = getattr(session.agent, "close", None)
+                # A hung call still holds the session's thread; close() would queue behind it forever.
+                if callable(close) and not session.thread_stuck:
+                    await session.run(close)
+            finally:
+                session.thread.shutdown(wait=False)
+        if self.kind == "function" and self._close_session_fn is not None:
+            value = self._close_session_fn(session_id)
+            if inspect.isawaitable(value):
+                await value
+
+    async def aclose(self) -> None:
+        errors: list[str] = []
+        for session_id in list(self._sessions):
+            try:
+                await self.close_session(session_id)
+            except Exception as exc:  # keep closing the others; report all at the end
+                errors.append(f"{session_id}: {type(exc).__name__}: {exc}")
+        self._pool.shutdown(wait=False)
+        if errors:
+            raise AgentError(f"agent {self.name}: closing sessions failed: {'; '.join(errors)}")
+
+    def __repr__(self) -> str:
+        return f"PythonTarget({self.name!r}, kind={self.kind!r}, sessions={len(self._sessions)})"
+
+
+def python_target(spec: Mapping[str, Any], *, base_dir: Path | None) -> PythonTarget:
+    """Build a PythonTarget from ``{python: "mod:attr", kind?, options?, close_session?, name?}``."""
+    reference = spec["python"]
+    obj = load_reference(reference, field="agent.python", base_dir=base_dir)
+    kind = spec.get("kind")
+    if kind is not None and kind not in KINDS:
+        raise TargetConfigError(f"agent.kind: expected one of {', '.join(KINDS)}, got {kind!r}")
+    options = spec.get("options") or {}
+    if not isinstance(options, Mapping):
+        raise TargetConfigError(f"agent.options: expected a mapping of factory keyword arguments, got {options!r}")
+    close_ref = spec.get("close_session")
+    close = load_reference(close_ref, field="agent.close_session", base_dir=base_dir) if close_ref else None
+    if close is not None and not callable(close):
+        raise TargetConfigError(f"agent.close_session: {close_ref!r} is not callable")
+    threads = spec.get("threads", 32)
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise TargetConfigError(f"agent.threads: expected a positive integer, got {threads!r}")
+    return PythonTarget(
+        obj,
+        name=str(spec.get("name") or f"python:{reference}"),
+        kind=kind,
+        options=options,
+        close_session=close,
+        threads=threads,
+    )

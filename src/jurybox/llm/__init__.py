@@ -1,0 +1,64 @@
+"""Model-backed judges: template -> model -> classifier, verdicts parsed so they never fail open.
+
+Built-in judges (each a factory taking ``model=``, ``threshold=`` and its own keyword options):
+correctness, relevance, ranking, coverage, rubric, faithfulness, pairwise, clarification;
+``similarity`` is the offline embedding judge (extra ``jurybox[embed]``).
+Classifiers usable on their own: Choice, Rating, JsonVerdict.
+"""
+
+from jurybox.llm._builtins import clarification, correctness, coverage, faithfulness, ranking, relevance, rubric
+from jurybox.llm._classifiers import FACTUALITY_LABELS, Choice, Classifier, JsonVerdict, OnConflict, Rating
+from jurybox.llm._judge import LLMJudge
+from jurybox.llm._model import ModelRef
+from jurybox.llm._pairwise import PairwiseJudge, pairwise
+from jurybox.llm._settings import JudgeSettings
+from jurybox.llm._similarity import EmbeddingsUnavailableError, SimilarityJudge, similarity
+from jurybox.llm._template import CONTEXT_VARIABLES, Template, TemplateError
+from jurybox.llm._text import json_objects, strip_think
+from jurybox.llm._verdicts import (
+    ClaimFinding,
+    ClarificationVerdict,
+    CoverageVerdict,
+    FaithfulnessVerdict,
+    RelevanceVerdict,
+    RubricVerdict,
+    ScoreVerdict,
+    TopicFinding,
+)
+
+__all__ = [
+    "CONTEXT_VARIABLES",
+    "FACTUALITY_LABELS",
+    "Choice",
+    "ClaimFinding",
+    "ClarificationVerdict",
+    "Classifier",
+    "CoverageVerdict",
+    "EmbeddingsUnavailableError",
+    "FaithfulnessVerdict",
+    "JsonVerdict",
+    "JudgeSettings",
+    "LLMJudge",
+    "ModelRef",
+    "OnConflict",
+    "PairwiseJudge",
+    "Rating",
+    "RelevanceVerdict",
+    "RubricVerdict",
+    "ScoreVerdict",
+    "SimilarityJudge",
+    "Template",
+    "TemplateError",
+    "TopicFinding",
+    "clarification",
+    "correctness",
+    "coverage",
+    "faithfulness",
+    "json_objects",
+    "pairwise",
+    "ranking",
+    "relevance",
+    "rubric",
+    "similarity",
+    "strip_think",
+]

@@ -1,0 +1,30 @@
+"""Turning a judge's ``model=`` argument into a JudgeModel, at call time."""
+
+from __future__ import annotations
+
+from jurybox.models import JudgeModel, resolve_model
+
+#: What a judge factory's ``model=`` accepts: a model, a ``provider:model`` spec, or None
+#: for the configured judge model.
+ModelRef = JudgeModel | str | None
+
+
+def resolve(model: ModelRef) -> JudgeModel:
+    """The JudgeModel for ``model``; specs and None go through ``jurybox.models.resolve_model``.
+
+    Resolution happens when the judge is called, not when it is built, so a
+    suite can be loaded (and its judges listed) on a machine with no model.
+
+    Raises:
+        ModelNotConfigured: None was given and no judge model is configured
+            (the message says how to configure one).
+        ModelConfigError: the spec is malformed or its provider cannot be built.
+        TypeError: ``model`` is not a model, a spec or None.
+    """
+    if model is None or isinstance(model, str):
+        return resolve_model(model)
+    # Duck-typed on purpose: an isinstance check against the runtime Protocol costs more than the
+    # rest of a cached judged call.
+    if not callable(getattr(model, "generate", None)):
+        raise TypeError(f"model must be a JudgeModel, a 'provider:model' string or None, got {type(model).__name__}")
+    return model

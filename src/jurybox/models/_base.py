@@ -1,0 +1,330 @@
+"""ProviderModel: what every real provider shares (cache, single-flight, concurrency, retries, cost, usage)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+import weakref
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from jurybox.models._cache import ResponseCache, cache_disabled_by_env, cache_key, cache_key_material, shared_cache
+from jurybox.models._errors import (
+    ModelConfigError,
+    ProviderError,
+    QuotaExceededError,
+    RateLimitError,
+    RequestRejectedError,
+    ServerError,
+)
+from jurybox.models._limiter import AdaptiveLimiter
+from jurybox.models._prices import cost_of
+from jurybox.models._retry import RetryPolicy, parse_retry_after
+from jurybox.models._types import ChatMessage, GenerateRequest, ModelResponse
+from jurybox.models._usage import record_usage
+
+CacheSetting = bool | Literal["auto"] | ResponseCache
+
+DEFAULT_CONCURRENCY = 16
+DEFAULT_TIMEOUT = 60.0
+_QUOTA_CODES = {"insufficient_quota", "billing_hard_limit_reached", "quota_exceeded", "billing_error"}
+_NOT_RETRIED_5XX = {501, 505}
+
+
+#: Most connections in one HTTP client pool. httpcore matches queued requests to connections in
+#: O(requests x connections) on every event, so one pool of 256 costs ~5 ms CPU per call against
+#: ~2 ms for 8 pools of 32 (benchmarks/models_stub_load.py).
+LANE_SIZE = 32
+
+
+@dataclass
+class _Lane:
+    """One pooled HTTP client and how many calls it is carrying now."""
+
+    client: Any
+    size: int
+    in_flight: int = 0
+
+
+@dataclass
+class _LoopState:
+    """Per event loop: the client lanes, the limiter and in-flight cacheable requests."""
+
+    lanes: list[_Lane]
+    limiter: AdaptiveLimiter
+    inflight: dict[str, asyncio.Future[ModelResponse]] = field(default_factory=dict)
+
+    def take_lane(self) -> _Lane:
+        # The limiter keeps calls <= the sum of lane sizes, so some lane always has room.
+        lane = min(self.lanes, key=lambda candidate: candidate.in_flight / candidate.size)
+        lane.in_flight += 1
+        return lane
+
+
+class ProviderModel(ABC):
+    """Base of the models ``get_model`` builds.
+
+    A subclass says how to build its client, send one request and translate its
+    SDK's exceptions; this class adds the response cache (with single-flight), the
+    concurrency limit, bounded retries, cost and usage recording.
+
+    Args:
+        model: The provider's model name (``gpt-4o-mini``).
+        base_url: Server URL; None -> the provider's default.
+        concurrency: Most calls in flight at once, and most TCP connections open.
+        adaptive_concurrency: Halve the limit on a 429 and grow it back on success.
+        timeout: Seconds per attempt.
+        retry: Retry policy (default ``RetryPolicy()``); ``max_retries`` is a shortcut.
+        cache: ``"auto"`` (cache replies to temperature-0 requests), True (always), False
+            (never), or a ResponseCache to use.
+        cache_path: The cache file for ``"auto"``/True (default ``.jurybox/cache/responses.sqlite3``).
+        stream: Use the provider's streaming API and assemble the reply.
+        structured_output: Send the JSON schema to the provider's structured-output feature.
+        params: Extra request fields sent as-is (e.g. ``{"top_p": 0.9}``); part of the cache key.
+    """
+
+    provider: ClassVar[str]
+    default_base_url: ClassVar[str]
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        adaptive_concurrency: bool = True,
+        timeout: float = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        max_retries: int | None = None,
+        cache: CacheSetting = "auto",
+        cache_path: str | Path | None = None,
+        stream: bool = False,
+        structured_output: bool = True,
+        params: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not model:
+            raise ModelConfigError(f"{self.provider}: the model name is empty (expected '{self.provider}:<model>')")
+        if concurrency < 1:
+            raise ModelConfigError(f"{self.provider}: concurrency must be at least 1, got {concurrency}")
+        if timeout <= 0:
+            raise ModelConfigError(f"{self.provider}: timeout must be > 0 seconds, got {timeout}")
+        if cache not in ("auto", True, False) and not isinstance(cache, ResponseCache):
+            raise ModelConfigError(f"{self.provider}: cache must be 'auto', True, False or a ResponseCache")
+        self.model = model
+        self.name = f"{self.provider}:{model}"
+        self.base_url = base_url.rstrip("/") if base_url else None
+        self.concurrency = concurrency
+        self.adaptive_concurrency = adaptive_concurrency
+        self.timeout = timeout
+        policy = retry or RetryPolicy()
+        self.retry = dataclasses.replace(policy, max_retries=max_retries) if max_retries is not None else policy
+        self.cache_setting: CacheSetting = cache
+        self.cache_path = cache_path
+        self.stream = stream
+        self.structured_output = structured_output
+        self.params: dict[str, Any] = dict(params or {})
+        self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
+
+    # -------------------------------------------------------------- provider hooks
+
+    @abstractmethod
+    def _make_client(self, connections: int) -> Any:
+        """A pooled client for the running event loop holding at most ``connections`` connections."""
+
+    @abstractmethod
+    async def _send(self, client: Any, request: GenerateRequest) -> ModelResponse:
+        """One attempt; returns text, usage, finish reason and raw. Raises SDK or ProviderError exceptions."""
+
+    @abstractmethod
+    def _translate(self, error: Exception) -> ProviderError | None:
+        """The ProviderError for an SDK/transport exception, or None when it is not a provider failure."""
+
+    async def _close_client(self, client: Any) -> None:
+        await client.close()
+
+    # -------------------------------------------------------------- public
+
+    @property
+    def effective_base_url(self) -> str:
+        return self.base_url or self.default_base_url
+
+    def cache_enabled_for(self, request: GenerateRequest) -> bool:
+        """Whether this request's reply is read from and written to the cache."""
+        if cache_disabled_by_env() or self.cache_setting is False:
+            return False
+        return self.cache_setting != "auto" or request.temperature == 0
+
+    def cache_key_material(self, request: GenerateRequest) -> dict[str, Any]:
+        """What this request's cache key is made of (``jurybox cache explain`` prints it)."""
+        return cache_key_material(
+            provider=self.provider,
+            model=self.model,
+            base_url=self.effective_base_url,
+            request=request,
+            options={**self.params, **({"structured_output": False} if not self.structured_output else {})},
+        )
+
+    @property
+    def cache(self) -> ResponseCache:
+        if isinstance(self.cache_setting, ResponseCache):
+            return self.cache_setting
+        return shared_cache(self.cache_path)
+
+    async def generate(
+        self,
+        messages: Sequence[ChatMessage | Mapping[str, Any]],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        json_schema: Mapping[str, Any] | None = None,
+        seed: int | None = None,
+    ) -> ModelResponse:
+        """Ask the model; see the JudgeModel protocol. Raises ProviderError subclasses on failure."""
+        request = GenerateRequest(
+            messages=tuple(ChatMessage.coerce(m) for m in messages),
+            temperature=temperature,
+            max_tokens=max_tokens,
+            json_schema=json_schema,
+            seed=seed,
+        )
+        state = self._state()
+        if not self.cache_enabled_for(request):
+            response = await self._call_with_retries(state, request)
+        else:
+            response = await self._cached_call(state, request)
+        record_usage(response)
+        return response
+
+    async def aclose(self) -> None:
+        """Close the HTTP client of the running event loop."""
+        state = self._states.pop(asyncio.get_running_loop(), None)
+        if state is not None:
+            for lane in state.lanes:
+                await self._close_client(lane.client)
+
+    def __repr__(self) -> str:
+        where = f", base_url={self.base_url!r}" if self.base_url else ""
+        return f"{type(self).__name__}({self.model!r}{where})"
+
+    # -------------------------------------------------------------- machinery
+
+    def _state(self) -> _LoopState:
+        # Clients and asyncio primitives belong to one event loop; evaluate() may run each call in a new one.
+        loop = asyncio.get_running_loop()
+        state = self._states.get(loop)
+        if state is None:
+            limiter = AdaptiveLimiter(self.concurrency, adaptive=self.adaptive_concurrency)
+            count = -(-self.concurrency // LANE_SIZE)
+            # Sizes add up to exactly `concurrency`, so the TCP connections opened never exceed it.
+            sizes = [self.concurrency // count + (1 if i < self.concurrency % count else 0) for i in range(count)]
+            lanes = [_Lane(self._make_client(size), size) for size in sizes]
+            state = self._states[loop] = _LoopState(lanes, limiter)
+        return state
+
+    async def _cached_call(self, state: _LoopState, request: GenerateRequest) -> ModelResponse:
+        material = self.cache_key_material(request)
+        key = cache_key(material)
+        cache = self.cache
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+        pending = state.inflight.get(key)
+        if pending is not None:
+            # The same request is already on its way: share its reply instead of paying twice.
+            try:
+                response = await asyncio.shield(pending)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise  # this caller was cancelled
+                # The leader was cancelled, not us: make the call ourselves.
+                return await self._cached_call(state, request)
+            return dataclasses.replace(response, cached=True, cost=0.0, latency=0.0)
+        future: asyncio.Future[ModelResponse] = asyncio.get_running_loop().create_future()
+        state.inflight[key] = future
+        try:
+            response = await self._call_with_retries(state, request)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as error:
+            future.set_exception(error)
+            future.exception()  # mark retrieved: there may be no followers to read it
+            raise
+        else:
+            cache.put(key, material, response)
+            future.set_result(response)
+            return response
+        finally:
+            state.inflight.pop(key, None)
+
+    async def _call_with_retries(self, state: _LoopState, request: GenerateRequest) -> ModelResponse:
+        policy = self.retry
+        attempt = 0
+        while True:
+            attempt += 1
+            response, raw_error, error, started = None, None, None, 0.0
+            generation = await state.limiter.acquire()
+            lane = state.take_lane()
+            try:
+                started = time.perf_counter()
+                response = await self._send(lane.client, request)
+            except Exception as caught:
+                raw_error = caught
+                error = caught if isinstance(caught, ProviderError) else self._translate(caught)
+            finally:
+                # Also on cancellation (a judge timeout), so a cancelled call never leaks its slot.
+                lane.in_flight -= 1
+                state.limiter.release(
+                    generation, rate_limited=isinstance(error, RateLimitError), succeeded=response is not None
+                )
+            if response is not None:
+                latency = time.perf_counter() - started
+                cost = cost_of(self.provider, self.model, response.usage)
+                return dataclasses.replace(response, model=self.name, latency=latency, cost=cost)
+            assert raw_error is not None
+            if error is None:
+                raise raw_error
+            error.attempts = attempt
+            too_long = error.retry_after is not None and error.retry_after > policy.max_retry_after
+            if not error.retryable or attempt > policy.max_retries or too_long:
+                if error is raw_error:
+                    raise error
+                raise error from raw_error
+            await policy.sleep(policy.backoff(attempt, error.retry_after))
+
+
+def status_error(provider: str, status: int, headers: Mapping[str, str] | None, body: Any) -> ProviderError:
+    """The ProviderError for an HTTP error reply, from its status, headers and (parsed) body."""
+    message, code = error_fields(body)
+    retry_after = parse_retry_after(headers)
+    common: dict[str, Any] = {"provider": provider, "status": status, "provider_message": message, "code": code}
+    if status == 402 or (code in _QUOTA_CODES):
+        return QuotaExceededError("quota or credit exhausted; not retried", **common)
+    if status == 429:
+        return RateLimitError("rate limited", retry_after=retry_after, **common)
+    if status == 408 or (status >= 500 and status not in _NOT_RETRIED_5XX):
+        return ServerError(f"server error HTTP {status}", retry_after=retry_after, **common)
+    return RequestRejectedError(f"request rejected with HTTP {status}; not retried", **common)
+
+
+def error_fields(body: Any) -> tuple[str | None, str | None]:
+    """(message, code) from OpenAI ``{"error": {...}}``, Anthropic ``{"type": "error", "error": {...}}``,
+    Ollama ``{"error": "..."}`` or an SDK's unwrapped error object."""
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping):
+            message = inner.get("message")
+            code = inner.get("code") or inner.get("type")
+            return (str(message) if message is not None else None), (str(code) if code is not None else None)
+        if isinstance(inner, str):
+            return inner, None
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    if isinstance(body, str) and body.strip():
+        return body.strip()[:500], None
+    return None, None

@@ -1,0 +1,184 @@
+"""OpenAI and OpenAI-compatible servers (vLLM, LM Studio, llama.cpp, Together...) via the official SDK."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import httpx2
+import openai
+
+from jurybox.models._base import ProviderModel, status_error
+from jurybox.models._cache import plain
+from jurybox.models._errors import ModelConfigError, ModelConnectionError, ModelTimeoutError, ProviderError
+from jurybox.models._types import GenerateRequest, ModelResponse, Usage
+
+LOCAL_API_KEY = "jurybox-local"  # OpenAI-compatible local servers accept any key, the SDK insists on one
+_SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
+_STRUCTURED_UNSUPPORTED = ("response_format", "json_schema")
+
+
+class OpenAIModel(ProviderModel):
+    """``openai:<model>``: Chat Completions through ``openai.AsyncOpenAI``.
+
+    Args:
+        model: The model name (``gpt-4o-mini``, or whatever a compatible server serves).
+        api_key: Default ``$OPENAI_API_KEY``. With a ``base_url`` and no key, a dummy key is sent.
+        base_url: Default ``$OPENAI_BASE_URL`` or ``https://api.openai.com/v1``.
+        organization: Optional OpenAI organization id.
+        max_tokens_param: ``max_completion_tokens`` (default for api.openai.com, required by
+            reasoning models) or ``max_tokens`` (default for other servers, widely supported).
+        **options: See ``ProviderModel``.
+
+    Structured output uses ``response_format={"type": "json_schema", ...}``; a server that
+    rejects it (HTTP 400 naming response_format) is asked again without it, and the model
+    remembers not to send it again, so the reply is parsed as text.
+    """
+
+    provider = "openai"
+    default_base_url = "https://api.openai.com/v1"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        organization: str | None = None,
+        max_tokens_param: str | None = None,
+        **options: Any,
+    ) -> None:
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        super().__init__(model, base_url=base_url, **options)
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if self.base_url is None:
+                raise ModelConfigError(
+                    "openai: no API key. Set OPENAI_API_KEY (or pass api_key=...); for a local "
+                    "OpenAI-compatible server pass base_url=... (any key is accepted)"
+                )
+            key = LOCAL_API_KEY
+        if max_tokens_param not in (None, "max_tokens", "max_completion_tokens"):
+            raise ModelConfigError("openai: max_tokens_param must be 'max_tokens' or 'max_completion_tokens'")
+        self._api_key = key
+        self.organization = organization
+        self.max_tokens_param = max_tokens_param or ("max_tokens" if self.base_url else "max_completion_tokens")
+
+    def _make_client(self, connections: int) -> openai.AsyncOpenAI:
+        limits = httpx2.Limits(max_connections=connections, max_keepalive_connections=connections)
+        return openai.AsyncOpenAI(
+            api_key=self._api_key,
+            organization=self.organization,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=0,  # our retries are the only ones, so attempts and waits are bounded and visible
+            http_client=openai.DefaultAsyncHttpxClient(limits=limits, timeout=self.timeout),
+        )
+
+    def request_body(self, request: GenerateRequest) -> dict[str, Any]:
+        """The Chat Completions arguments for ``request``."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [m.to_dict() for m in request.messages],
+            "temperature": request.temperature,
+        }
+        if request.max_tokens is not None:
+            body[self.max_tokens_param] = request.max_tokens
+        if request.seed is not None:
+            body["seed"] = request.seed
+        if request.json_schema is not None and self.structured_output:
+            body["response_format"] = {"type": "json_schema", "json_schema": _schema_format(request.json_schema)}
+        if self.stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        if self.params:
+            body["extra_body"] = dict(self.params)
+        return body
+
+    async def _send(self, client: openai.AsyncOpenAI, request: GenerateRequest) -> ModelResponse:
+        try:
+            return await self._send_once(client, request)
+        except openai.BadRequestError as error:
+            message = str(error).lower()
+            if "response_format" not in self.request_body(request) or not any(
+                word in message for word in _STRUCTURED_UNSUPPORTED
+            ):
+                raise
+            # This server does not do structured output: fall back to text for this and later calls.
+            self.structured_output = False
+            return await self._send_once(client, request)
+
+    async def _send_once(self, client: openai.AsyncOpenAI, request: GenerateRequest) -> ModelResponse:
+        body = self.request_body(request)
+        if not self.stream:
+            completion = await client.chat.completions.create(**body)
+            return _from_completion(completion.model_dump(mode="json"))
+        chunks: list[dict[str, Any]] = []
+        stream = await client.chat.completions.create(**body)
+        async for chunk in stream:
+            chunks.append(chunk.model_dump(mode="json", exclude_unset=True))
+        return _from_chunks(chunks)
+
+    def _translate(self, error: Exception) -> ProviderError | None:
+        if isinstance(error, openai.APITimeoutError):
+            return ModelTimeoutError(f"no reply within {self.timeout} s", provider=self.provider)
+        if isinstance(error, openai.APIConnectionError):
+            cause = error.__cause__ or error
+            return ModelConnectionError(
+                f"connection to {self.effective_base_url} failed: {cause!r}", provider=self.provider
+            )
+        if isinstance(error, openai.APIStatusError):
+            headers = dict(error.response.headers.items())
+            return status_error(self.provider, error.status_code, headers, error.body)
+        if isinstance(error, openai.OpenAIError):
+            return ProviderError(f"unusable response: {error}", provider=self.provider)
+        return None
+
+
+def _schema_format(schema: Mapping[str, Any]) -> dict[str, Any]:
+    title = schema.get("title")
+    name = _SCHEMA_NAME.sub("_", str(title))[:64] if title else "response"
+    return {"name": name or "response", "schema": plain(schema), "strict": False}
+
+
+def _from_completion(data: dict[str, Any]) -> ModelResponse:
+    choices = data.get("choices") or []
+    if not choices:
+        raise ProviderError("the reply has no choices", provider="openai", provider_message=str(data)[:500])
+    choice = choices[0]
+    message = choice.get("message") or {}
+    text = message.get("content") or ""
+    finish = choice.get("finish_reason")
+    if message.get("refusal"):
+        # A refusal is the model's answer; keep it visible as text so the judge can ABSTAIN on it.
+        text, finish = message["refusal"], "refusal"
+    return ModelResponse(text=text, usage=_usage(data.get("usage")), finish_reason=finish, raw=data)
+
+
+def _from_chunks(chunks: list[dict[str, Any]]) -> ModelResponse:
+    parts: list[str] = []
+    refusal: list[str] = []
+    finish: str | None = None
+    usage: Any = None
+    for chunk in chunks:
+        if chunk.get("usage"):
+            usage = chunk["usage"]
+        for choice in chunk.get("choices") or []:
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            parts.append(delta.get("content") or "")
+            refusal.append(delta.get("refusal") or "")
+            finish = choice.get("finish_reason") or finish
+    text = "".join(parts)
+    if "".join(refusal):
+        text, finish = "".join(refusal), "refusal"
+    return ModelResponse(text=text, usage=_usage(usage), finish_reason=finish, raw={"stream": chunks})
+
+
+def _usage(data: Any) -> Usage:
+    if not isinstance(data, Mapping):
+        return Usage()
+    return Usage(data.get("prompt_tokens"), data.get("completion_tokens"))

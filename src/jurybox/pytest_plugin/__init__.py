@@ -1,0 +1,57 @@
+"""The jurybox pytest plugin (entry point ``pytest11: jurybox``).
+
+Options ``--jurybox-model``, ``--jurybox-strict``, ``--jurybox-live`` and
+``--record-mode``; markers ``llm_judge``, ``live_llm``, ``similarity_threshold``,
+``cassette`` and ``trials``; fixtures ``judge_model``, ``fake_model``,
+``jurybox_context``, ``jurybox_cassette`` and ``jurybox_scope``; a terminal
+summary of soft warnings and trials; verdicts as JUnit XML properties.
+See docs/pytest.md.
+"""
+
+from jurybox.pytest_plugin._cassettes import NetworkBlockedError, NetworkGuard, cassette_path, use_cassette
+from jurybox.pytest_plugin._config import CassetteSettings, ConfigError, JuryboxSettings, build_settings
+from jurybox.pytest_plugin._plugin import (
+    fake_model,
+    judge_model,
+    jurybox_cassette,
+    jurybox_context,
+    jurybox_scope,
+    pytest_addoption,
+    pytest_configure,
+    pytest_pyfunc_call,
+    pytest_report_header,
+    pytest_runtest_makereport,
+    pytest_runtest_setup,
+    pytest_terminal_summary,
+    pytest_unconfigure,
+)
+from jurybox.pytest_plugin._redaction import Redactor
+from jurybox.pytest_plugin._secrets import PLACEHOLDER, find_secrets, scrub_text
+
+__all__ = [
+    "PLACEHOLDER",
+    "CassetteSettings",
+    "ConfigError",
+    "JuryboxSettings",
+    "NetworkBlockedError",
+    "NetworkGuard",
+    "Redactor",
+    "build_settings",
+    "cassette_path",
+    "fake_model",
+    "find_secrets",
+    "judge_model",
+    "jurybox_cassette",
+    "jurybox_context",
+    "jurybox_scope",
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_pyfunc_call",
+    "pytest_report_header",
+    "pytest_runtest_makereport",
+    "pytest_runtest_setup",
+    "pytest_terminal_summary",
+    "pytest_unconfigure",
+    "scrub_text",
+    "use_cassette",
+]

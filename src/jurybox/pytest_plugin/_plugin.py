@@ -1,0 +1,303 @@
+"""The pytest hooks and fixtures: settings, gating markers, per-test scope, cassettes, trials.
+
+Everything heavy (vcrpy, providers, judges) is imported inside the hook or
+fixture that needs it, so loading the plugin costs next to nothing for a test
+session that never uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jurybox.core import Context
+from jurybox.pytest_plugin._cassettes import cassette_path, use_cassette
+from jurybox.pytest_plugin._config import JuryboxSettings
+from jurybox.pytest_plugin._options import add_options, load_settings, register_markers
+from jurybox.pytest_plugin._summary import write_summary
+from jurybox.testing._scope import HOW_TO_CONFIGURE, TestScope, test_scope
+from jurybox.testing._stats import StoppingRule
+from jurybox.testing._trials import failure_message, report_trials, run_trials
+
+SETTINGS_KEY = pytest.StashKey[JuryboxSettings]()
+MODEL_KEY = pytest.StashKey["JudgeModelHolder"]()
+
+
+class JudgeModelHolder:
+    """Builds the configured judge model on first use and keeps it for the session."""
+
+    def __init__(self, settings: JuryboxSettings) -> None:
+        self.settings = settings
+        self._model: Any = None
+
+    @property
+    def configured(self) -> bool:
+        return self.settings.model is not None
+
+    def get(self) -> Any:
+        """The session's judge model, or None when none is configured."""
+        if self.settings.model is None:
+            return None
+        if self._model is None:
+            from jurybox.models import get_model
+
+            options: dict[str, Any] = {}
+            if self.settings.base_url:
+                options["base_url"] = self.settings.base_url
+            cache = self.settings.cache
+            if isinstance(cache, bool) or cache == "auto":
+                options["cache"] = cache
+            elif cache is not None:
+                # A path: the response cache file, with the default "auto" policy.
+                options["cache_path"] = cache
+            self._model = get_model(self.settings.model, **options)
+        return self._model
+
+
+class ConfiguredJudgeModel:
+    """The session's judge model as a ``JudgeModel`` that is only built on its first call.
+
+    Installed as ``jurybox.models``' default model while the session runs, so LLM
+    judges built with ``model=None`` inside tests use ``--jurybox-model`` (and its
+    base URL and cache settings) without a key being needed to start pytest.
+    """
+
+    def __init__(self, holder: JudgeModelHolder) -> None:
+        self.holder = holder
+        self.name = str(holder.settings.model)
+
+    async def generate(self, messages: Any, **options: Any) -> Any:
+        return await self.holder.get().generate(messages, **options)
+
+
+def settings_of(config: pytest.Config) -> JuryboxSettings:
+    return config.stash[SETTINGS_KEY]
+
+
+# -- configuration -------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    register_markers(config)
+    settings = load_settings(config)
+    config.stash[SETTINGS_KEY] = settings
+    holder = JudgeModelHolder(settings)
+    config.stash[MODEL_KEY] = holder
+    if holder.configured:
+        from jurybox.models import set_default_model
+
+        set_default_model(ConfiguredJudgeModel(holder))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    holder = config.stash.get(MODEL_KEY, None)
+    if holder is not None and holder.configured:
+        from jurybox.models import set_default_model
+
+        set_default_model(None)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if settings is None:
+        return None
+    model = f"{settings.model} (from {settings.model_source})" if settings.model else "none configured"
+    return f"jurybox: judge model {model}; record mode {settings.record_mode}; strict {settings.fail_on_reject}"
+
+
+# -- gating --------------------------------------------------------------------
+
+
+def item_cassette_path(item: pytest.Item) -> Path | None:
+    """The cassette file of a test carrying the ``cassette`` marker (at any level), else None."""
+    marker = item.get_closest_marker("cassette")
+    if marker is None:
+        return None
+    name = marker.kwargs.get("name") or (marker.args[0] if marker.args else None)
+    test_file = Path(str(item.path))
+    if name:
+        filename = name if str(name).endswith((".yaml", ".yml")) else f"{name}.yaml"
+        return test_file.parent / "cassettes" / test_file.stem / filename
+    cls = getattr(item, "cls", None)
+    return cassette_path(test_file, item.name, cls.__name__ if cls is not None else None)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    settings = settings_of(item.config)
+    if item.get_closest_marker("live_llm") is not None and not settings.live:
+        pytest.skip("live_llm: calls a real LLM provider; run with --jurybox-live to include it")
+    if item.get_closest_marker("llm_judge") is not None and settings.model is None:
+        cassette = item_cassette_path(item)
+        if cassette is None or not cassette.is_file():
+            pytest.skip(f"llm_judge: no judge model configured; {HOW_TO_CONFIGURE}")
+
+
+# -- fixtures ------------------------------------------------------------------
+
+
+def _similarity_override(item: pytest.Item, default: float) -> float:
+    marker = item.get_closest_marker("similarity_threshold")
+    if marker is None:
+        return default
+    value = marker.args[0] if marker.args else marker.kwargs.get("value")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+        raise pytest.UsageError(
+            f"{item.nodeid}: @pytest.mark.similarity_threshold needs a number in 0..1, got {value!r}"
+        )
+    return float(value)
+
+
+@pytest.fixture(autouse=True)
+def jurybox_scope(request: pytest.FixtureRequest) -> Iterator[TestScope]:
+    """The per-test scope ``expect`` reads (model, thresholds, strict mode) and writes verdicts to."""
+    settings = settings_of(request.config)
+    holder = request.config.stash[MODEL_KEY]
+    scope = TestScope(
+        model_factory=holder.get if holder.configured else None,
+        confidence=settings.confidence,
+        strict=settings.fail_on_reject,
+        similarity_threshold=_similarity_override(request.node, settings.similarity_threshold),
+        properties=request.node.user_properties,
+    )
+    with test_scope(scope):
+        yield scope
+
+
+@pytest.fixture(scope="session")
+def judge_model(pytestconfig: pytest.Config) -> Any:
+    """The configured judge model, built once per session; skips the test when none is configured."""
+    holder = pytestconfig.stash[MODEL_KEY]
+    if not holder.configured:
+        pytest.skip(f"judge_model: no judge model configured; {HOW_TO_CONFIGURE}")
+    return holder.get()
+
+
+@pytest.fixture
+def fake_model(jurybox_scope: TestScope) -> Callable[..., Any]:
+    """Make a scripted ``FakeModel`` and use it as this test's judge model.
+
+    ``fake_model(reply)``, ``fake_model([reply1, reply2])`` or ``fake_model(fn)``
+    return the FakeModel (see ``jurybox.models.FakeModel``); ``expect(...)``
+    steps in this test then use it unless given another ``judge_model``.
+    """
+    from jurybox.models import FakeModel
+
+    def make(replies: Any, *, name: str = "fake:model") -> Any:
+        model = FakeModel(replies, name=name)
+        jurybox_scope.judge_model = model
+        return model
+
+    return make
+
+
+@pytest.fixture
+def jurybox_context() -> Callable[..., Context]:
+    """Build a ``Context`` for calling judges directly: ``jurybox_context("answer", input="question")``."""
+
+    def make(output: str = "", **fields: Any) -> Context:
+        return Context(output=output, **fields)
+
+    return make
+
+
+@pytest.fixture(autouse=True)
+def jurybox_cassette(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The vcrpy cassette of a test marked ``cassette`` (None for other tests)."""
+    path = item_cassette_path(request.node)
+    if path is None:
+        yield None
+        return
+    marker = request.node.get_closest_marker("cassette")
+    options = {key: value for key, value in (marker.kwargs if marker else {}).items() if key != "name"}
+    settings = settings_of(request.config)
+    with use_cassette(path, record_mode=settings.record_mode, settings=settings.cassettes, options=options) as cassette:
+        yield cassette
+
+
+# -- trials --------------------------------------------------------------------
+
+
+def _trials_rule(item: pytest.Item, marker: pytest.Mark) -> StoppingRule:
+    try:
+        max_trials = marker.args[0] if marker.args else marker.kwargs["n"]
+        rate = marker.kwargs.get("min_pass_rate", marker.args[1] if len(marker.args) > 1 else None)
+        if rate is None:
+            raise KeyError("min_pass_rate")
+        return StoppingRule(
+            min_pass_rate=float(rate),
+            max_trials=max_trials,
+            confidence=float(marker.kwargs.get("confidence", 0.95)),
+            min_trials=int(marker.kwargs.get("min_trials", 1)),
+        )
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        raise pytest.UsageError(
+            f"{item.nodeid}: @pytest.mark.trials(n, min_pass_rate=p) is malformed ({type(exc).__name__}: {exc})"
+        ) from exc
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run a ``trials``-marked test body repeatedly and decide with the sequential rule."""
+    marker = pyfuncitem.get_closest_marker("trials")
+    if marker is None:
+        return None
+    rule = _trials_rule(pyfuncitem, marker)
+    function = pyfuncitem.obj
+    arguments = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+
+    def trial() -> Any:
+        return function(**arguments)
+
+    result = run_trials(
+        trial,
+        rule.min_pass_rate,
+        max_trials=rule.max_trials,
+        confidence=rule.confidence,
+        min_trials=rule.min_trials,
+    )
+    report_trials(result, pyfuncitem.name)
+    if not result.passed:
+        pytest.fail(failure_message(result), pytrace=False)
+    return True
+
+
+# -- reporting -----------------------------------------------------------------
+
+
+def _unplayable(excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:
+    """Did the test fail on a request its cassette cannot replay (possibly wrapped by an SDK)?"""
+    error: BaseException | None = excinfo.value if excinfo is not None else None
+    seen = 0
+    while error is not None and seen < 10:
+        if type(error).__name__ == "CannotOverwriteExistingCassetteException":
+            return True
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return False
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if call.when == "call" and _unplayable(call.excinfo):
+        path = item_cassette_path(item)
+        mode = settings_of(item.config).record_mode
+        where = f"cassette {path}" if path is not None else "the cassette"
+        hint = (
+            f"A request is not on {where} (record mode {mode}). If the request changed on purpose, "
+            "record it: pytest --record-mode once (new cassette), new_episodes (add to it) or rewrite (start over); "
+            "then check it with: jurybox lint-cassettes"
+        )
+        report.sections.append(("jurybox cassette", hint))
+    return report
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    write_summary(terminalreporter)

@@ -1,0 +1,68 @@
+"""The terminal summary sections: soft warnings and trials, read back from the tests' reports.
+
+They are read from ``report.user_properties`` rather than kept in memory, so
+the sections are complete under pytest-xdist too (reports travel from the
+workers, properties included).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from jurybox.testing._scope import TRIALS_PROPERTY, WARNING_PROPERTY
+from jurybox.testing._verdict import Verdict
+
+#: Reasoning is cut to this many characters in the summary (the JUnit property keeps more).
+SUMMARY_REASONING = 200
+
+
+def _call_reports(terminalreporter: Any) -> Iterator[Any]:
+    seen: set[int] = set()
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) == "call" and id(report) not in seen:
+                seen.add(id(report))
+                yield report
+
+
+def collect(terminalreporter: Any, name: str) -> list[tuple[str, str]]:
+    """``(test id, property value)`` for every property ``name`` of every test, in report order."""
+    found = []
+    for report in _call_reports(terminalreporter):
+        for key, value in getattr(report, "user_properties", ()):
+            if key == name:
+                found.append((report.nodeid, str(value)))
+    return found
+
+
+def _short(text: str, limit: int = SUMMARY_REASONING) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def write_summary(terminalreporter: Any) -> None:
+    warnings = collect(terminalreporter, WARNING_PROPERTY)
+    if warnings:
+        terminalreporter.write_sep("=", f"jurybox soft warnings ({len(warnings)})", yellow=True)
+        for nodeid, payload in warnings:
+            verdict = Verdict.from_json(payload)
+            confidence = "n/a" if verdict.confidence is None else f"{verdict.confidence:.2f}"
+            terminalreporter.write_line(
+                f"{nodeid}: {verdict.step} judge={verdict.judge} verdict={verdict.outcome} confidence={confidence}"
+            )
+            if verdict.reasoning:
+                terminalreporter.write_line(f"    {_short(verdict.reasoning)}")
+    trials = collect(terminalreporter, TRIALS_PROPERTY)
+    if trials:
+        terminalreporter.write_sep("=", f"jurybox trials ({len(trials)})")
+        for nodeid, payload in trials:
+            data = json.loads(payload)
+            low, high = data["interval"]
+            early = " (stopped early)" if data["trials"] < data["max_trials"] else ""
+            terminalreporter.write_line(
+                f"{nodeid}: {data['decision'].upper()} {data['label']}: {data['passes']}/{data['trials']} passed "
+                f"of max {data['max_trials']}{early}; rate {data['rate']:.0%}, "
+                f"{data['confidence']:.0%} Wilson [{low:.2f}, {high:.2f}], required >= {data['min_pass_rate']:.0%}"
+            )

@@ -1,0 +1,55 @@
+"""Reports of a run: console table, JSON, JUnit XML, Markdown job summary and one self-contained HTML page.
+
+Build a ``RunReport`` from a run's ``CaseRecord``s; every renderer reads the
+same derived totals, so the formats never disagree.
+"""
+
+from jurybox.report._console import render_console
+from jurybox.report._from_store import report_from_store
+from jurybox.report._html import to_html
+from jurybox.report._json import SCHEMA_VERSION, from_json, record_to_dict, to_json
+from jurybox.report._junit import case_properties, to_junit
+from jurybox.report._markdown import MAX_SUMMARY_BYTES, to_markdown
+from jurybox.report._model import (
+    SKIPPED_TIERS_KEY,
+    CaseSummary,
+    RunReport,
+    RunStatus,
+    SkippedTier,
+    TierRate,
+    Totals,
+    explain,
+    skipped_tiers,
+    summarize_case,
+    tier_verdicts,
+)
+from jurybox.report._write import EXTENSIONS, FORMATS, report_filename, write_reports
+
+__all__ = [
+    "EXTENSIONS",
+    "FORMATS",
+    "MAX_SUMMARY_BYTES",
+    "SCHEMA_VERSION",
+    "SKIPPED_TIERS_KEY",
+    "CaseSummary",
+    "RunReport",
+    "RunStatus",
+    "SkippedTier",
+    "TierRate",
+    "Totals",
+    "case_properties",
+    "explain",
+    "from_json",
+    "record_to_dict",
+    "render_console",
+    "report_filename",
+    "report_from_store",
+    "skipped_tiers",
+    "summarize_case",
+    "tier_verdicts",
+    "to_html",
+    "to_json",
+    "to_junit",
+    "to_markdown",
+    "write_reports",
+]

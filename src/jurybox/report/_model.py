@@ -1,0 +1,422 @@
+"""What every report renders: one run's records plus the totals derived from them.
+
+The renderers never recompute anything: they read ``RunReport``, its ``totals``
+and the ``CaseSummary`` of each case, so the console, JSON, JUnit, Markdown and
+HTML reports can never disagree about a count.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+from types import MappingProxyType
+from typing import Literal, get_args
+
+from jurybox.core import Judgment, Status
+from jurybox.store import CaseRecord, RoundRecord
+
+RunStatus = Literal["completed", "interrupted", "failed"]
+"""How a run ended: every case finished, stopped early (Ctrl-C), or the runner itself failed."""
+
+RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
+
+SKIPPED_TIERS_KEY = "skipped_tiers"
+"""``CaseRecord.metadata`` key: a mapping tier name -> why the runner left that tier out."""
+
+_STATUS_ORDER = (Status.PASS, Status.FAIL, Status.ERROR, Status.ABSTAIN)
+
+
+@dataclass(frozen=True)
+class SkippedTier:
+    """A judge tier that did not run for some cases.
+
+    Attributes:
+        tier: The tier's name, e.g. ``"llm_judge"``.
+        reason: Why it did not run (e.g. no judge model configured, and how to configure one).
+        cases: How many cases would have used it.
+    """
+
+    tier: str
+    reason: str
+    cases: int
+
+
+@dataclass(frozen=True)
+class TierRate:
+    """How one cascade tier did over the run.
+
+    Attributes:
+        tier: The tier's name (key of a top-level child of a cascade verdict).
+        ran: Verdicts this tier gave (one per case, or per round for multi-round cases).
+        passed: How many of them were PASS. ABSTAIN and ERROR count as not passed.
+        decided: How many case or round verdicts this tier settled (``decided_by``).
+    """
+
+    tier: str
+    ran: int
+    passed: int
+    decided: int
+
+    @property
+    def rate(self) -> float | None:
+        """``passed / ran``, or None when the tier never ran (never a made-up 0)."""
+        return self.passed / self.ran if self.ran else None
+
+
+@dataclass(frozen=True)
+class CaseSummary:
+    """The facts about one case that every renderer shows.
+
+    Attributes:
+        record: The underlying record (full fidelity).
+        reason: Why the case got its verdict: the error for ERROR, else the reasoning.
+        tier: The tier that decided (``decided_by``), or None when no cascade decided.
+        degraded: True when any verdict in the case (rounds included) came from a fallback policy.
+        skipped: Tier name -> why it did not run for this case; covers tiers the runner
+            left out (``metadata["skipped_tiers"]``) and tiers a cascade did not need.
+        degraded_judgments: How many individual judge verdicts in the case were degraded.
+    """
+
+    record: CaseRecord
+    reason: str
+    tier: str | None
+    degraded: bool
+    skipped: Mapping[str, str]
+    degraded_judgments: int
+
+    @property
+    def name(self) -> str:
+        return self.record.case
+
+    @property
+    def status(self) -> Status:
+        return self.record.status
+
+    @property
+    def score(self) -> float | None:
+        return self.record.score
+
+    @property
+    def ok(self) -> bool:
+        return self.record.status is Status.PASS
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Run-level figures derived from the records.
+
+    Attributes:
+        cases: Number of case records.
+        by_status: Count per status (all four keys always present).
+        pass_rate: PASS / cases, or None for an empty run.
+        tokens: Sum of the known token counts, or None when no case reported any.
+        tokens_unknown: Cases whose token count is unknown.
+        cost: Sum of the known costs in USD, or None when no case's cost is known.
+        cost_unknown: Cases whose cost is unknown; a report shows them, never as 0.
+        judge_calls: Model calls made by judges.
+        duration: Wall time of the run in seconds (finished - started), else the sum of case times.
+        case_time: Sum of the case durations in seconds.
+        tiers: Per-tier pass rates, in first-seen order.
+        degraded_judgments: Individual judge verdicts produced by a fallback policy.
+        degraded_cases: Cases with at least one degraded verdict.
+        skipped_tiers: Tiers left out for some cases, with the reason (not tiers a cascade did not need).
+    """
+
+    cases: int
+    by_status: Mapping[Status, int]
+    pass_rate: float | None
+    tokens: int | None
+    tokens_unknown: int
+    cost: float | None
+    cost_unknown: int
+    judge_calls: int
+    duration: float | None
+    case_time: float
+    tiers: Mapping[str, TierRate]
+    degraded_judgments: int
+    degraded_cases: int
+    skipped_tiers: Mapping[str, SkippedTier]
+
+    @property
+    def passed(self) -> int:
+        return self.by_status[Status.PASS]
+
+    @property
+    def failed(self) -> int:
+        return self.by_status[Status.FAIL]
+
+    @property
+    def errored(self) -> int:
+        return self.by_status[Status.ERROR]
+
+    @property
+    def abstained(self) -> int:
+        return self.by_status[Status.ABSTAIN]
+
+    @property
+    def not_passed(self) -> int:
+        """FAIL + ERROR + ABSTAIN: every case that is not a pass."""
+        return self.cases - self.passed
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """One run of one suite, ready to render.
+
+    Build it from what the runner produced (or what ``Store.run_records`` returns
+    for a finished or resumed run); everything else is derived.
+
+    Attributes:
+        suite: Suite name.
+        run_id: The store's run id.
+        records: One record per case that finished, in suite order.
+        started_at: When the run started.
+        finished_at: When it ended (None while unknown).
+        judge_model: The judge model spec (e.g. ``"openai:gpt-4o-mini"``), None when none was configured.
+        status: ``"completed"``, ``"interrupted"`` (stopped early; the report covers what
+            finished) or ``"failed"``.
+        notes: Run-level messages shown prominently, e.g. why a tier was skipped and how to enable it.
+        skipped_tiers: Tier name -> reason for tiers the runner left out for the whole run;
+            merged with each case's ``metadata["skipped_tiers"]``.
+        planned: How many cases the run was meant to judge, when known (shows what an
+            interrupted run is missing).
+        metadata: Anything else worth keeping (agent version, git commit...); shown in JSON and HTML.
+    """
+
+    suite: str
+    run_id: str
+    records: Sequence[CaseRecord]
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    judge_model: str | None = None
+    status: RunStatus = "completed"
+    notes: Sequence[str] = ()
+    skipped_tiers: Mapping[str, str] = field(default_factory=dict)
+    planned: int | None = None
+    metadata: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in RUN_STATUSES:
+            raise ValueError(f"RunReport.status must be one of {', '.join(RUN_STATUSES)}; got {self.status!r}")
+        records = tuple(self.records)
+        for index, record in enumerate(records):
+            if not isinstance(record, CaseRecord):
+                raise TypeError(f"RunReport.records[{index}] is a {type(record).__name__}, not a CaseRecord")
+        duplicates = sorted(name for name, count in Counter(r.case for r in records).items() if count > 1)
+        if duplicates:
+            # A resumed run that wrote a case twice would otherwise be counted twice.
+            raise ValueError(f"RunReport has more than one record for case(s): {', '.join(duplicates)}")
+        if self.planned is not None and self.planned < len(records):
+            raise ValueError(f"RunReport.planned is {self.planned} but there are {len(records)} records")
+        object.__setattr__(self, "records", records)
+        object.__setattr__(self, "notes", tuple(self.notes))
+        object.__setattr__(self, "skipped_tiers", MappingProxyType(dict(self.skipped_tiers)))
+        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+
+    @cached_property
+    def cases(self) -> tuple[CaseSummary, ...]:
+        """A summary per record, in record order."""
+        return tuple(summarize_case(record) for record in self.records)
+
+    @cached_property
+    def totals(self) -> Totals:
+        return compute_totals(self)
+
+    @property
+    def ok(self) -> bool:
+        """True when the run completed, judged at least one case, and every case passed.
+
+        A run that judged nothing (a filter that matched no case) is not ok: a CI
+        gate must not pass on an empty run.
+        """
+        return self.status == "completed" and bool(self.records) and all(case.ok for case in self.cases)
+
+    @property
+    def missing(self) -> int | None:
+        """Planned cases with no record (an interrupted run), or None when the plan is unknown."""
+        return None if self.planned is None else self.planned - len(self.records)
+
+    def notices(self) -> list[str]:
+        """Run-level messages for the top of a report: an incomplete run, skipped tiers, the notes.
+
+        A skipped tier whose reason a note already states is not repeated.
+        """
+        notices = []
+        if self.status != "completed":
+            text = f"run {self.status}: this report covers the {len(self.records)} case(s) that finished"
+            if self.missing:
+                text += f"; {self.missing} of {self.planned} planned case(s) have no result"
+            notices.append(text)
+        for skipped in self.totals.skipped_tiers.values():
+            if not any(skipped.reason in note for note in self.notes):
+                count = f" for {skipped.cases} case(s)" if skipped.cases else ""
+                notices.append(f"{skipped.tier} tier skipped{count}: {skipped.reason}")
+        notices.extend(self.notes)
+        return notices
+
+    def failing_first(self) -> list[CaseSummary]:
+        """Cases ordered FAIL, ERROR, ABSTAIN, degraded PASS, PASS; suite order within each group."""
+        rank = {Status.FAIL: 0, Status.ERROR: 1, Status.ABSTAIN: 2}
+
+        def key(case: CaseSummary) -> int:
+            if case.status in rank:
+                return rank[case.status]
+            return 3 if case.degraded else 4
+
+        return sorted(self.cases, key=key)
+
+
+def own_verdict(record: CaseRecord, round_: RoundRecord) -> bool:
+    """True when a round has a verdict of its own, not just the case verdict again.
+
+    A single-round case usually stores its one verdict both as the case verdict
+    and as the round's; reports show and count it once.
+    """
+    return round_.judgment is not record.judgment and round_.judgment != record.judgment
+
+
+def case_judgments(record: CaseRecord) -> Iterator[tuple[str, Judgment]]:
+    """Every verdict of a case with a path: the case tree, then each round's own tree under ``round<N>``."""
+    yield from record.judgment.walk()
+    for round_ in record.rounds:
+        if own_verdict(record, round_):
+            yield from round_.judgment.walk(f"round{round_.index}")
+
+
+def tier_verdicts(record: CaseRecord) -> list[tuple[str, Judgment, bool]]:
+    """(tier, tier verdict, decided) for each cascade tier that ran in a case.
+
+    A tier is the key of a top-level child of a verdict whose ``decided_by`` is
+    set. The case verdict is used when it is a cascade; otherwise each round's
+    verdict that is one, so a multi-round case contributes one verdict per round.
+    """
+    roots: list[Judgment] = []
+    if record.judgment.decided_by is not None:
+        roots.append(record.judgment)
+    else:
+        roots.extend(r.judgment for r in record.rounds if r.judgment.decided_by is not None)
+    return [(name, child, root.decided_by == name) for root in roots for name, child in root.children.items()]
+
+
+def skipped_tiers(record: CaseRecord) -> dict[str, str]:
+    """Tiers that did not run for a case, with why.
+
+    Two sources: the runner's ``metadata["skipped_tiers"]`` (a tier left out, e.g.
+    no judge model) and a cascade's ``metadata["skipped"]`` (tiers after the one
+    that decided, so never needed). The runner's reason wins when both name a tier.
+    """
+    result: dict[str, str] = {}
+    roots = [record.judgment, *(r.judgment for r in record.rounds)]
+    for root in roots:
+        not_needed = root.metadata.get("skipped")
+        if root.decided_by is not None and isinstance(not_needed, list | tuple):
+            for tier in not_needed:
+                result.setdefault(str(tier), f"not needed: {root.decided_by} decided")
+    configured = record.metadata.get(SKIPPED_TIERS_KEY)
+    if isinstance(configured, Mapping):
+        result.update({str(tier): str(reason) for tier, reason in configured.items()})
+    return result
+
+
+def summarize_case(record: CaseRecord) -> CaseSummary:
+    """The facts about one case that every renderer shows."""
+    # A cascade or jury marks itself degraded when a member was; count members, flag the case.
+    degraded_leaves = sum(1 for _, j in case_judgments(record) if j.degraded and not j.children)
+    return CaseSummary(
+        record=record,
+        reason=case_reason(record),
+        tier=record.judgment.decided_by,
+        degraded=any(j.degraded for _, j in case_judgments(record)),
+        skipped=MappingProxyType(skipped_tiers(record)),
+        degraded_judgments=degraded_leaves,
+    )
+
+
+def case_reason(record: CaseRecord) -> str:
+    """Why a case got its verdict: the runner's error for an ERROR case, else ``explain(judgment)``."""
+    if record.status is Status.ERROR and record.error:
+        return record.error
+    return explain(record.judgment)
+
+
+def explain(judgment: Judgment) -> str:
+    """Why a verdict is what it is, in the words of whoever decided it.
+
+    For a cascade, the reasoning of the judges in the deciding tier that agree
+    with the verdict (a cascade's own reasoning says only *that* a tier
+    decided); for a jury of plain judges, that of the members that agree;
+    otherwise the verdict's own reasoning, or its error.
+    """
+    tier = judgment.children.get(judgment.decided_by) if judgment.decided_by else None
+    if tier is not None:
+        leaves = [(path, j) for path, j in tier.walk() if path and not j.children]
+    elif judgment.children and all(not child.children for child in judgment.children.values()):
+        # A jury of plain judges: its own reasoning is a tally ("all 2 judge(s) passed").
+        leaves = list(judgment.children.items())
+    else:
+        leaves = []
+    agreeing = [(path, j) for path, j in leaves if j.status is judgment.status and j.reasoning]
+    if agreeing:
+        return "; ".join(f"{j.judge or path}: {j.reasoning}" for path, j in agreeing)
+    if judgment.reasoning:
+        return judgment.reasoning
+    if judgment.error is not None:
+        return f"{judgment.error.type}: {judgment.error.message}"
+    return ""
+
+
+def compute_totals(report: RunReport) -> Totals:
+    """Derive the run-level figures from the case records."""
+    cases = report.cases
+    records = report.records
+    by_status = dict.fromkeys(_STATUS_ORDER, 0)
+    for record in records:
+        by_status[record.status] += 1
+    token_values = [r.tokens for r in records if r.tokens is not None]
+    cost_values = [r.cost for r in records if r.cost is not None]
+    case_time = sum(r.duration for r in records)
+    if report.started_at is not None and report.finished_at is not None:
+        duration: float | None = max(0.0, (report.finished_at - report.started_at).total_seconds())
+    else:
+        duration = case_time if records else None
+    return Totals(
+        cases=len(records),
+        by_status=MappingProxyType(by_status),
+        pass_rate=by_status[Status.PASS] / len(records) if records else None,
+        tokens=sum(token_values) if token_values else None,
+        tokens_unknown=len(records) - len(token_values),
+        cost=sum(cost_values) if cost_values else None,
+        cost_unknown=len(records) - len(cost_values),
+        judge_calls=sum(r.judge_calls for r in records),
+        duration=duration,
+        case_time=case_time,
+        tiers=MappingProxyType(_tier_rates(records)),
+        degraded_judgments=sum(c.degraded_judgments for c in cases),
+        degraded_cases=sum(1 for c in cases if c.degraded),
+        skipped_tiers=MappingProxyType(_run_skipped_tiers(report.skipped_tiers, records)),
+    )
+
+
+def _tier_rates(records: Iterable[CaseRecord]) -> dict[str, TierRate]:
+    counts: dict[str, list[int]] = {}
+    for record in records:
+        for tier, verdict, decided in tier_verdicts(record):
+            ran, passed, settled = counts.setdefault(tier, [0, 0, 0])
+            counts[tier] = [ran + 1, passed + (verdict.status is Status.PASS), settled + decided]
+    return {tier: TierRate(tier, ran, passed, decided) for tier, (ran, passed, decided) in counts.items()}
+
+
+def _run_skipped_tiers(run_level: Mapping[str, str], records: Iterable[CaseRecord]) -> dict[str, SkippedTier]:
+    reasons = dict(run_level)
+    counts = dict.fromkeys(run_level, 0)
+    for record in records:
+        configured = record.metadata.get(SKIPPED_TIERS_KEY)
+        if not isinstance(configured, Mapping):
+            continue
+        for tier, reason in configured.items():
+            reasons.setdefault(str(tier), str(reason))
+            counts[str(tier)] = counts.get(str(tier), 0) + 1
+    return {tier: SkippedTier(tier, reasons[tier], counts[tier]) for tier in reasons}

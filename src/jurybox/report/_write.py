@@ -1,0 +1,122 @@
+"""Writing several report formats at once, with one naming rule.
+
+Naming rule for ``output``:
+
+* ``"-"``: the one requested file format goes to standard output.
+* A path with a file suffix (``junit.xml``, ``report.html``) and exactly one file format:
+  that file is written, whatever its name.
+* Anything else (an existing directory, a path without a suffix, or several file
+  formats): ``output`` is a directory (created if missing) and each format is written
+  as ``<suite>.<ext>`` in it: ``.json``, ``.junit.xml``, ``.md``, ``.html``, where
+  ``<suite>`` is the suite name with characters other than letters, digits, ``.``,
+  ``_`` and ``-`` replaced by ``-``. Two suites in one directory therefore never collide.
+
+``console`` is never a file: it prints to the given rich console.
+Files are written atomically (a temporary file renamed into place), so a CI step
+never reads half a report.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from rich.console import Console
+
+from jurybox.report._console import render_console
+from jurybox.report._html import to_html
+from jurybox.report._json import to_json
+from jurybox.report._junit import to_junit
+from jurybox.report._markdown import to_markdown
+from jurybox.report._model import RunReport
+
+FORMATS = ("console", "json", "junit", "markdown", "html")
+"""Every report format, in the order they are produced."""
+
+EXTENSIONS = {"json": ".json", "junit": ".junit.xml", "markdown": ".md", "html": ".html"}
+"""File extension of each file format under the directory naming rule."""
+
+_RENDERERS: dict[str, Callable[[RunReport], str]] = {
+    "json": to_json,
+    "junit": to_junit,
+    "markdown": to_markdown,
+    "html": to_html,
+}
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def report_filename(suite: str, fmt: str) -> str:
+    """File name of format ``fmt`` for ``suite`` under the directory naming rule."""
+    stem = _UNSAFE.sub("-", suite).strip("-.") or "suite"
+    return stem + EXTENSIONS[fmt]
+
+
+def write_reports(
+    report: RunReport,
+    formats: Iterable[str],
+    output: str | Path | None = None,
+    *,
+    console: Console | None = None,
+) -> dict[str, Path | None]:
+    """Produce every requested format; see the module docstring for the naming rule.
+
+    Args:
+        report: The run.
+        formats: Names from ``FORMATS``; repeats are ignored.
+        output: ``"-"``, a file or a directory; required when a file format is asked for.
+        console: Where ``console`` prints (default: standard output).
+
+    Returns:
+        Format -> the file written (None for ``console`` and for standard output).
+
+    Raises:
+        ValueError: an unknown format, no ``output`` for a file format, ``"-"`` with
+            several file formats, or an existing directory given where a file is meant.
+    """
+    wanted = list(dict.fromkeys(formats))
+    unknown = [f for f in wanted if f not in FORMATS]
+    if unknown:
+        raise ValueError(f"unknown report format(s) {', '.join(map(repr, unknown))}; valid: {', '.join(FORMATS)}")
+    file_formats = [f for f in FORMATS if f in wanted and f != "console"]
+    written: dict[str, Path | None] = {}
+    if "console" in wanted:
+        render_console(report, console or Console())
+        written["console"] = None
+    if not file_formats:
+        return written
+    if output is None:
+        raise ValueError(f"format(s) {', '.join(file_formats)} write files: give an output path (--output)")
+    if str(output) == "-":
+        if len(file_formats) > 1:
+            raise ValueError(f"output '-' (standard output) takes one format, got {', '.join(file_formats)}")
+        sys.stdout.write(_RENDERERS[file_formats[0]](report))
+        written[file_formats[0]] = None
+        return written
+    target = Path(output)
+    single_file = len(file_formats) == 1 and target.suffix != "" and not target.is_dir()
+    for fmt in file_formats:
+        path = target if single_file else target / report_filename(report.suite, fmt)
+        _write_atomic(path, _RENDERERS[fmt](report))
+        written[fmt] = path
+    return written
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory; cannot write a report file there")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Not tempfile.mkstemp: its 0600 mode would make the report unreadable to a CI artifact
+    # uploader running as another user; "x" mode honours the umask like any other file.
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        with temporary.open("x", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,58 @@
+"""Run history: where every run's results are kept, compared and gated.
+
+``open_store()`` opens (creating and migrating) a SQLite file or a PostgreSQL
+database; the runner streams each case to it with ``record_case`` so a killed
+run can be resumed. Baselines, regressions and lessons are computed from it.
+"""
+
+from jurybox.store._baselines import (
+    DEFAULT_TARGETS,
+    DEFAULT_THRESHOLDS,
+    MetricCheck,
+    RegressionPolicy,
+    RunCheck,
+    check_run,
+    relative_drop,
+)
+from jurybox.store._compare import CaseChange, RunComparison, compare_runs
+from jurybox.store._engine import DEFAULT_URL, ENV_VAR, StoreError, StoreVersionError, resolve_url, schema_head
+from jurybox.store._lessons import lessons_for
+from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
+from jurybox.store._records import CaseRecord, RoundRecord
+from jurybox.store._serialize import judgment_from_dict, score_from_dict
+from jurybox.store._store import Store, open_store
+from jurybox.store._suitefile import SuiteFileError, export_suite_file, import_suite_file, read_suite_file
+
+__all__ = [
+    "DEFAULT_TARGETS",
+    "DEFAULT_THRESHOLDS",
+    "DEFAULT_URL",
+    "ENV_VAR",
+    "CaseChange",
+    "CaseOutcome",
+    "CaseRecord",
+    "Lesson",
+    "MetricCheck",
+    "Rate",
+    "RegressionPolicy",
+    "RoundRecord",
+    "RunCheck",
+    "RunComparison",
+    "RunInfo",
+    "Store",
+    "StoreError",
+    "StoreVersionError",
+    "SuiteFileError",
+    "check_run",
+    "compare_runs",
+    "export_suite_file",
+    "import_suite_file",
+    "judgment_from_dict",
+    "lessons_for",
+    "open_store",
+    "read_suite_file",
+    "relative_drop",
+    "resolve_url",
+    "schema_head",
+    "score_from_dict",
+]

@@ -1,0 +1,232 @@
+"""Baselines and regressions: is this run worse than the suite's recent past?
+
+For every metric of a run (``overall``: the case pass rate; and one pass rate
+per cascade tier) the baseline is the mean of that metric over the last
+``window`` completed runs of the suite, not counting the run being judged.
+The drop is *relative*: ``(baseline - current) / baseline``, so a fall from
+90% to 76.5% is a 15% drop. A drop at or above the metric's threshold is a
+regression; while fewer than ``window`` earlier runs have the metric the suite
+is warming up and a drop is only a warning.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from jurybox.store._models import Rate, RunInfo
+    from jurybox.store._store import Store
+
+CheckState = Literal["ok", "regression", "warmup", "warning"]
+
+DEFAULT_THRESHOLDS: Mapping[str, float] = MappingProxyType({"deterministic": 0.10, "llm_*": 0.20, "*": 0.15})
+"""Relative drop that counts as a regression, by metric name or glob; ``*`` covers the rest (incl. overall)."""
+
+DEFAULT_TARGETS: Mapping[str, float] = MappingProxyType(
+    {"deterministic": 0.95, "llm_operations": 0.80, "llm_judge": 0.70}
+)
+"""Pass rate each tier should reach; reported beside the regression check."""
+
+_EPSILON = 1e-9  # so a drop of exactly the threshold counts despite float rounding
+
+
+def _lookup(table: Mapping[str, float], metric: str) -> float | None:
+    if metric in table:
+        return table[metric]
+    patterns = [p for p in table if any(ch in p for ch in "*?[") and fnmatch.fnmatchcase(metric, p)]
+    if not patterns:
+        return None
+    # The most specific pattern wins: "llm_*" before "*".
+    return table[max(patterns, key=lambda p: len(p.replace("*", "")))]
+
+
+@dataclass(frozen=True)
+class RegressionPolicy:
+    """How a run is judged against its baseline.
+
+    Attributes:
+        window: How many earlier completed runs make the baseline (rolling mean).
+        thresholds: Relative drop (0..1) that is a regression, by metric name
+            or glob; the most specific match wins, ``*`` is the fallback.
+        targets: Pass rate (0..1) each metric should reach, by name or glob.
+    """
+
+    window: int = 5
+    thresholds: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
+    targets: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_TARGETS))
+
+    def __post_init__(self) -> None:
+        if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 1:
+            raise ValueError(f"baseline window must be a whole number of runs >= 1, got {self.window!r}")
+        for name, table, low_open in (("threshold", self.thresholds, True), ("target", self.targets, False)):
+            for metric, value in table.items():
+                bad = isinstance(value, bool) or not isinstance(value, int | float)
+                if bad or not (0.0 < value <= 1.0 if low_open else 0.0 <= value <= 1.0):
+                    raise ValueError(f"{name} for {metric!r} must be a fraction in 0..1 (0.15 = 15%), got {value!r}")
+        object.__setattr__(self, "thresholds", MappingProxyType(dict(self.thresholds)))
+        object.__setattr__(self, "targets", MappingProxyType(dict(self.targets)))
+
+    def threshold_for(self, metric: str) -> float:
+        """The regression threshold of ``metric`` (0.15 when nothing matches)."""
+        found = _lookup(self.thresholds, metric)
+        return DEFAULT_THRESHOLDS["*"] if found is None else found
+
+    def target_for(self, metric: str) -> float | None:
+        """The target pass rate of ``metric``, or None when it has none."""
+        return _lookup(self.targets, metric)
+
+    def with_overrides(
+        self,
+        *,
+        window: int | None = None,
+        thresholds: Mapping[str, float] | None = None,
+        targets: Mapping[str, float] | None = None,
+    ) -> RegressionPolicy:
+        """A copy with some thresholds, targets or the window replaced (others kept)."""
+        return RegressionPolicy(
+            window=self.window if window is None else window,
+            thresholds={**self.thresholds, **(thresholds or {})},
+            targets={**self.targets, **(targets or {})},
+        )
+
+
+@dataclass(frozen=True)
+class MetricCheck:
+    """One metric of a run against its baseline.
+
+    ``drop`` is relative to the baseline (0.2 = the rate fell by a fifth) and
+    negative for an improvement; it is None with no baseline yet.
+    """
+
+    metric: str
+    current: Rate
+    baseline: float | None
+    baseline_runs: int
+    drop: float | None
+    threshold: float
+    target: float | None
+    state: CheckState
+
+    @property
+    def target_met(self) -> bool | None:
+        """Whether the current rate reaches the target (None without a target)."""
+        return None if self.target is None else self.current.value + _EPSILON >= self.target
+
+
+@dataclass(frozen=True)
+class RunCheck:
+    """Every metric of one run checked against its suite's baselines."""
+
+    run: RunInfo
+    policy: RegressionPolicy
+    metrics: tuple[MetricCheck, ...]
+    lessons_written: int = 0
+
+    @property
+    def regressions(self) -> list[MetricCheck]:
+        return [m for m in self.metrics if m.state == "regression"]
+
+    @property
+    def warnings(self) -> list[MetricCheck]:
+        """Drops during warm-up: reported, never failing."""
+        return [m for m in self.metrics if m.state == "warning"]
+
+    @property
+    def warming_up(self) -> bool:
+        return any(m.state in ("warmup", "warning") for m in self.metrics)
+
+    @property
+    def targets_missed(self) -> list[MetricCheck]:
+        return [m for m in self.metrics if m.target_met is False]
+
+    @property
+    def ok(self) -> bool:
+        """True when no metric regressed."""
+        return not self.regressions
+
+
+def relative_drop(baseline: float, current: float) -> float:
+    """``(baseline - current) / baseline``; 0 for a zero baseline (nothing to drop from)."""
+    return 0.0 if baseline <= 0.0 else (baseline - current) / baseline
+
+
+def check_metric(metric: str, current: Rate, history: list[float], policy: RegressionPolicy) -> MetricCheck:
+    """Judge one metric: ``history`` holds its values in earlier runs, newest first, at most ``window``."""
+    threshold = policy.threshold_for(metric)
+    target = policy.target_for(metric)
+    if not history:
+        return MetricCheck(metric, current, None, 0, None, threshold, target, "warmup")
+    baseline = sum(history) / len(history)
+    drop = relative_drop(baseline, current.value)
+    dropped = drop + _EPSILON >= threshold
+    if len(history) < policy.window:
+        state: CheckState = "warning" if dropped else "warmup"
+    else:
+        state = "regression" if dropped else "ok"
+    return MetricCheck(metric, current, baseline, len(history), drop, threshold, target, state)
+
+
+def check_run(store: Store, run_id: str, policy: RegressionPolicy, *, record_lessons: bool = True) -> RunCheck:
+    """Check every metric of a run against the suite's last ``window`` completed runs before it.
+
+    With ``record_lessons`` each regression is written as a lesson (once per
+    run and metric, so checking again adds nothing).
+    """
+    run = store.get_run(run_id)
+    current = store.run_metrics(run_id)
+    earlier = [store.run_metrics(past.id) for past in store.completed_runs_before(run, policy.window)]
+    checks = tuple(
+        check_metric(name, rate, [m[name].value for m in earlier if name in m], policy)
+        for name, rate in current.items()
+    )
+    written = 0
+    if record_lessons:
+        for check in checks:
+            if check.state == "regression" and _write_lesson(store, run, check):
+                written += 1
+    return RunCheck(run, policy, checks, written)
+
+
+def _write_lesson(store: Store, run: RunInfo, check: MetricCheck) -> bool:
+    assert check.baseline is not None and check.drop is not None
+    failing, total = store.failing_cases(run.id, check.metric)
+    return store.add_lesson(
+        run.id,
+        metric=check.metric,
+        baseline=check.baseline,
+        current=check.current.value,
+        drop=check.drop,
+        threshold=check.threshold,
+        failing=failing,
+        text=lesson_text(run, check, failing, total),
+    )
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def lesson_text(run: RunInfo, check: MetricCheck, failing: list[dict[str, Any]], total: int) -> str:
+    """A lesson in words, short enough to paste into a prompt."""
+    assert check.baseline is not None and check.drop is not None
+    what = "overall pass rate" if check.metric == "overall" else f"tier {check.metric!r} pass rate"
+    lines = [
+        f"Suite {run.suite!r}: the {what} fell to {check.current.value:.1%} "
+        f"({check.current.passed}/{check.current.total}) in run {run.id}, from a baseline of "
+        f"{check.baseline:.1%} over {check.baseline_runs} runs "
+        f"(a {check.drop:.1%} relative drop; threshold {check.threshold:.0%}).",
+    ]
+    if failing:
+        lines.append("Cases that did not pass, and why:")
+        lines.extend(
+            f"- {item['case']} [{item['status']}]: {_clip(str(item['reason'] or '(no reason given)'))}"
+            for item in failing
+        )
+        if total > len(failing):
+            lines.append(f"- ... and {total - len(failing)} more")
+    return "\n".join(lines)

@@ -1,0 +1,186 @@
+"""Connecting to a store: URLs, SQLite settings for concurrent writers, and migrating on open."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import create_engine, event, inspect, text
+from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError
+
+from jurybox.store._serialize import dumps
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+DEFAULT_URL = "sqlite:///.jurybox/jurybox.db"
+"""Where the store lives when neither ``--store`` nor ``JURYBOX_STORE`` says otherwise."""
+
+ENV_VAR = "JURYBOX_STORE"
+
+SCHEMA_HEAD = "0002_lessons"
+"""The newest migration revision. Opening a store already at it skips loading Alembic
+(a test checks it matches the migration scripts)."""
+
+WRITE = {"jurybox_write": True}
+"""Execution option marking a connection that will write: SQLite takes the write lock at BEGIN."""
+
+# Any fixed 64-bit key works; it only has to be the same for every jurybox process.
+_PG_MIGRATION_LOCK = 0x6A75727962_6F78
+
+
+class StoreError(RuntimeError):
+    """The store cannot be used as asked (bad URL, unknown run, not a jurybox database...)."""
+
+
+class StoreVersionError(StoreError):
+    """The store was written by a newer jurybox whose schema this version does not know."""
+
+
+def resolve_url(url: str | None) -> str:
+    """The store URL to use: the argument, else ``JURYBOX_STORE``, else the default SQLite file."""
+    chosen = url or os.environ.get(ENV_VAR) or DEFAULT_URL
+    # "postgresql://" would pick psycopg2, which jurybox does not depend on; use psycopg 3.
+    for prefix in ("postgresql://", "postgres://"):
+        if chosen.startswith(prefix):
+            chosen = "postgresql+psycopg://" + chosen[len(prefix) :]
+    return chosen
+
+
+def describe(url: URL) -> str:
+    """The URL without its password, for messages."""
+    return url.render_as_string(hide_password=True)
+
+
+def create_store_engine(url: str, *, busy_timeout: float = 30.0) -> Engine:
+    """An engine for ``url``; SQLite gets WAL, a busy timeout and write transactions that lock at BEGIN.
+
+    Raises:
+        StoreError: when the URL cannot be parsed or names an unsupported database.
+    """
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise StoreError(f"invalid store URL {url!r}: {exc}") from exc
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        return _sqlite_engine(parsed, busy_timeout)
+    if backend == "postgresql":
+        # No pre-ping: it costs a round trip per case written; recycling keeps idle connections fresh,
+        # and a write that still fails raises, so the run can be resumed.
+        return create_engine(parsed, json_serializer=dumps, pool_recycle=1800)
+    raise StoreError(
+        f"unsupported store URL {describe(parsed)!r}: use sqlite:///path/to/file.db or postgresql+psycopg://user@host/db"
+    )
+
+
+def _sqlite_engine(url: URL, busy_timeout: float) -> Engine:
+    database = url.database or ""
+    in_memory = database in ("", ":memory:") or database.startswith("file::memory:")
+    if not in_memory and not database.startswith("file:"):
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, json_serializer=dumps, connect_args={"timeout": busy_timeout})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event emit BEGIN itself (the pysqlite driver's
+        # implicit, late BEGIN cannot take the write lock up front).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            if not in_memory:
+                # WAL: readers never block the writer and a killed process leaves no torn page.
+                cursor.execute("PRAGMA journal_mode = WAL")
+                cursor.execute("PRAGMA synchronous = NORMAL")
+            cursor.execute("PRAGMA foreign_keys = ON")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        # A write transaction that starts deferred and later upgrades can fail at
+        # once with SQLITE_BUSY when another process wrote meanwhile; IMMEDIATE
+        # waits on the busy timeout instead, so concurrent runs both finish.
+        immediate = connection.get_execution_options().get("jurybox_write", False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+def _alembic_config(connection: Connection | None = None) -> Config:
+    # Alembic is imported only when a schema has to be checked against the scripts or migrated.
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", "jurybox.store:migrations")
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def schema_head() -> str:
+    """The newest schema revision this jurybox knows, read from the migration scripts."""
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(_alembic_config()).get_current_head()
+    if head is None:  # pragma: no cover - the package always ships revisions
+        raise StoreError("jurybox ships no store migrations; the installation is broken")
+    return head
+
+
+def known_revisions() -> set[str]:
+    """Every schema revision this jurybox knows."""
+    from alembic.script import ScriptDirectory
+
+    return {script.revision for script in ScriptDirectory.from_config(_alembic_config()).walk_revisions()}
+
+
+def stored_revisions(connection: Connection) -> tuple[str, ...]:
+    """The schema revision(s) recorded in the database (empty for a new database)."""
+    if not inspect(connection).has_table("alembic_version"):
+        return ()
+    return tuple(connection.execute(text("SELECT version_num FROM alembic_version")).scalars())
+
+
+def _check_revisions(url: URL, connection: Connection) -> tuple[str, ...]:
+    revisions = stored_revisions(connection)
+    unknown = sorted(set(revisions) - known_revisions())
+    if unknown:
+        raise StoreVersionError(
+            f"the store {describe(url)} was written by a newer jurybox (schema revision {', '.join(unknown)}); "
+            f"this jurybox knows schema revisions up to {schema_head()}. Upgrade jurybox to read it; "
+            "nothing was read or written."
+        )
+    if not revisions and inspect(connection).has_table("runs"):
+        raise StoreError(f"{describe(url)} has a 'runs' table but no jurybox schema version: it is not a jurybox store")
+    return revisions
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the store's schema to this jurybox's head revision, or refuse a newer one.
+
+    Several processes may open a new store at once: SQLite serializes them on
+    the write lock taken at BEGIN, PostgreSQL on an advisory lock, and each
+    re-reads the revision under the lock so only the first one migrates. The
+    whole upgrade is one transaction, so a failure leaves the old schema intact.
+
+    Raises:
+        StoreVersionError: the store has a revision this jurybox does not know.
+        StoreError: the database holds something that is not a jurybox store.
+    """
+    with engine.connect() as connection:
+        if stored_revisions(connection) == (SCHEMA_HEAD,):
+            return
+        _check_revisions(engine.url, connection)
+    from alembic import command
+
+    head = schema_head()
+    with engine.connect().execution_options(**WRITE) as connection, connection.begin():
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK})
+        if _check_revisions(engine.url, connection) == (head,):
+            return
+        command.upgrade(_alembic_config(connection), "head")

@@ -1,0 +1,108 @@
+"""What the store hands back: runs, pass rates, case outcomes and lessons."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from jurybox.core._judgment import Status
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    # SQLite hands back naive datetimes; everything the store writes is UTC.
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A run as the store knows it: its settings, status and totals so far.
+
+    ``recorded`` counts cases written so far (``planned`` is how many the run
+    was asked to run). ``tokens`` and ``cost`` sum what the cases reported and
+    are None when no case reported any. ``duration`` sums case durations;
+    ``wall_time`` is finish minus start, including any pause before a resume.
+    """
+
+    id: str
+    suite: str
+    status: str
+    started_at: datetime
+    finished_at: datetime | None
+    git_commit: str | None
+    judge_model: str | None
+    agent_version: str | None
+    config: Mapping[str, Any]
+    planned: int
+    recorded: int = 0
+    passed: int = 0
+    failed: int = 0
+    errored: int = 0
+    abstained: int = 0
+    tokens: int | None = None
+    cost: float | None = None
+    duration: float = 0.0
+
+    @property
+    def finished(self) -> bool:
+        """True once the run completed."""
+        return self.status == "completed"
+
+    @property
+    def pass_rate(self) -> float | None:
+        """Passed cases over recorded cases, or None before any case is recorded."""
+        return self.passed / self.recorded if self.recorded else None
+
+    @property
+    def wall_time(self) -> float | None:
+        """Seconds from start to finish, or None while the run is unfinished."""
+        if self.finished_at is None:
+            return None
+        return (self.finished_at - self.started_at).total_seconds()
+
+
+@dataclass(frozen=True)
+class Rate:
+    """How many of ``total`` judgments passed."""
+
+    passed: int
+    total: int
+
+    @property
+    def value(self) -> float:
+        """The pass rate in 0..1 (``total`` is never 0 for a stored rate)."""
+        return self.passed / self.total
+
+
+@dataclass(frozen=True)
+class CaseOutcome:
+    """One case's summary row in a run (what compare and lessons read)."""
+
+    case: str
+    status: Status
+    score: float | None
+    reasoning: str
+    error: str | None
+    duration: float
+    tokens: int | None
+    cost: float | None
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """What a regression taught: which metric dropped, how far, and the failing cases."""
+
+    id: int
+    suite: str
+    run_id: str
+    metric: str
+    baseline: float
+    current: float
+    drop: float
+    threshold: float
+    failing: list[dict[str, Any]] = field(default_factory=list)
+    text: str = ""
+    created_at: datetime | None = None

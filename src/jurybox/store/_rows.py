@@ -1,0 +1,173 @@
+"""Between records and rows: what ``record_case`` writes and what ``run_records`` rebuilds.
+
+The hot-path statements are built once here: ``record_case`` runs once per
+case, and constructing a statement with literal values costs more than
+executing it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from typing import Any
+
+from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection, Row
+
+from jurybox.core._judgment import Judgment
+from jurybox.store._cases import now
+from jurybox.store._models import as_utc
+from jurybox.store._records import CaseRecord, RoundRecord
+from jurybox.store._schema import Base, ResultRow, RoundResultRow, RunCaseRow, RunRow
+from jurybox.store._serialize import (
+    context_from_json,
+    context_to_json,
+    judgment_from_dict,
+    judgment_to_json,
+    metadata_cost,
+    to_jsonable,
+    usage_tokens,
+)
+
+
+def dialect_insert(connection: Connection, table: Any) -> Any:
+    """The dialect's INSERT (it has ``on_conflict_do_nothing``) for the connection's database."""
+    return (postgresql if connection.dialect.name == "postgresql" else sqlite).insert(table)
+
+
+RUN_STATUS_AND_VERSION = select(
+    RunRow.status,
+    select(RunCaseRow.case_id)
+    .where(RunCaseRow.run_id == RunRow.id, RunCaseRow.case_name == bindparam("case_name"))
+    .scalar_subquery(),
+).where(RunRow.id == bindparam("run_id"))
+RESULT_EXISTS = select(ResultRow.id).where(
+    ResultRow.run_id == bindparam("run_id"), ResultRow.case_name == bindparam("case_name")
+)
+# Core tables (not the ORM classes) skip the ORM's per-row bookkeeping on bulk inserts.
+_TABLES = Base.metadata.tables
+REOPEN_RUN = (
+    update(_TABLES["runs"])
+    .where(_TABLES["runs"].c.id == bindparam("run_id"))
+    .values(status="running", finished_at=None)
+)
+INSERT_ROUND = insert(_TABLES["round_results"])
+INSERT_JUDGMENT = insert(_TABLES["judgments"])
+
+
+@functools.cache
+def insert_result(dialect: str) -> Any:
+    """INSERT of one result that does nothing on a duplicate (run, case) and returns the new id."""
+    module = postgresql if dialect == "postgresql" else sqlite
+    table = _TABLES["results"]
+    return module.insert(table).on_conflict_do_nothing(index_elements=["run_id", "case_name"]).returning(table.c.id)
+
+
+def _error_text(judgment: Judgment) -> str | None:
+    if judgment.error is None:
+        return None
+    return f"{judgment.error.type}: {judgment.error.message}"
+
+
+def judgment_rows(root: Judgment, round_index: int | None) -> Iterator[dict[str, Any]]:
+    """One row per node of a judgment tree; ``tier`` is set below a cascade's root."""
+    cascade = root.decided_by is not None
+    for path, node in root.walk():
+        yield {
+            "round_index": round_index,
+            "path": path,
+            "depth": path.count("/") + 1 if path else 0,
+            "judge": node.judge or path.rsplit("/", 1)[-1],
+            "tier": path.split("/", 1)[0] if cascade and path else None,
+            "status": node.status.value,
+            "score": node.value,
+            "reasoning": to_jsonable(node.reasoning),
+            "checks": [to_jsonable(check.to_dict()) for check in node.checks],
+            "tokens": usage_tokens(node.metadata),
+            "cost": metadata_cost(node.metadata),
+            "confidence": node.confidence,
+            "degraded": node.degraded,
+        }
+
+
+def round_row(record: RoundRecord) -> dict[str, Any]:
+    """The ``round_results`` row of one round (``result_id`` is filled in by the writer)."""
+    context = record.context
+    return {
+        "round_index": record.index,
+        "prompt": to_jsonable(record.prompt),
+        "status": record.judgment.status.value,
+        "score": record.judgment.value,
+        "reasoning": to_jsonable(record.judgment.reasoning),
+        "duration": context.duration,
+        "tokens": usage_tokens(context.metadata),
+        "cost": context.cost,
+        "error": _error_text(record.judgment),
+        "follow_ups": to_jsonable([list(pair) for pair in record.follow_ups]),
+        "judgment": judgment_to_json(record.judgment),
+        "context": context_to_json(context),
+    }
+
+
+def result_values(run_id: str, record: CaseRecord) -> dict[str, Any]:
+    """The ``results`` row of a record (``case_id`` is filled in by the writer)."""
+    context = record.context
+    return {
+        "run_id": run_id,
+        "case_name": record.case,
+        "status": record.judgment.status.value,
+        "score": record.judgment.value,
+        "reasoning": to_jsonable(record.judgment.reasoning),
+        "decided_by": record.judgment.decided_by,
+        "duration": record.duration,
+        "tokens": record.tokens,
+        "cost": record.cost,
+        "judge_calls": record.judge_calls,
+        "error": to_jsonable(record.error),
+        "tags": to_jsonable(list(record.tags)),
+        "extra": to_jsonable(record.metadata),
+        "judgment": judgment_to_json(record.judgment),
+        "context": context_to_json(context) if context is not None else None,
+        "started_at": record.started_at,
+        "recorded_at": now(),
+    }
+
+
+def rounds_of(connection: Connection, result_ids: list[int]) -> dict[int, tuple[RoundRecord, ...]]:
+    """The rounds of some results, rebuilt, by result id."""
+    rounds: dict[int, list[RoundRecord]] = {}
+    rows = connection.execute(
+        select(RoundResultRow)
+        .where(RoundResultRow.result_id.in_(result_ids))
+        .order_by(RoundResultRow.result_id, RoundResultRow.round_index)
+    )
+    for row in rows:
+        rounds.setdefault(row.result_id, []).append(
+            RoundRecord(
+                index=row.round_index,
+                prompt=row.prompt,
+                context=context_from_json(row.context),
+                judgment=judgment_from_dict(row.judgment),
+                follow_ups=tuple((str(q), str(a)) for q, a in row.follow_ups),
+            )
+        )
+    return {key: tuple(value) for key, value in rounds.items()}
+
+
+def record_from_row(row: Row[Any], rounds: tuple[RoundRecord, ...]) -> CaseRecord:
+    """Rebuild a CaseRecord from its ``results`` row and its rounds."""
+    return CaseRecord(
+        case=row.case_name,
+        judgment=judgment_from_dict(row.judgment),
+        rounds=rounds,
+        context=context_from_json(row.context) if row.context is not None else None,
+        duration=row.duration,
+        tokens=row.tokens,
+        cost=row.cost,
+        judge_calls=row.judge_calls,
+        tags=tuple(str(tag) for tag in row.tags or ()),
+        error=row.error,
+        started_at=as_utc(row.started_at),
+        metadata=dict(row.extra or {}),
+    )

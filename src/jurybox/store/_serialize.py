@@ -1,0 +1,153 @@
+"""JSON forms of judgments, contexts and records, and the way back.
+
+The core gives ``to_dict`` for judgments and contexts; reading a judgment tree
+back is the store's job, so ``judgment_from_dict`` lives here rather than in
+the zero-dependency core.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from datetime import date, datetime
+from pathlib import PurePath
+from typing import Any
+
+from jurybox.core._context import Context
+from jurybox.core._judgment import Check, ErrorInfo, Judgment, Status
+from jurybox.core._scores import BooleanScore, CategoricalScore, NumericScore, Score
+
+
+def to_jsonable(value: Any) -> Any:
+    """A copy of ``value`` that any JSON column accepts, on SQLite and PostgreSQL alike.
+
+    Mappings become dicts with string keys, sequences and sets become lists,
+    datetimes ISO strings, paths strings, enums their value and dataclasses
+    dicts. Non-finite floats become the strings ``"nan"``/``"inf"``/``"-inf"``
+    (JSON has no such numbers and PostgreSQL rejects them) and NUL characters
+    become U+FFFD (PostgreSQL text cannot hold NUL). Anything else is kept as
+    its ``repr`` so a record is never refused for an exotic metadata value.
+    """
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd") if "\x00" in value else value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, enum.Enum):
+        return to_jsonable(value.value)
+    if isinstance(value, Mapping):
+        return {str(key): to_jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
+        return [to_jsonable(item) for item in items]
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, PurePath):
+        return str(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        to_dict = getattr(value, "to_dict", None)
+        if callable(to_dict):
+            return to_jsonable(to_dict())
+        return to_jsonable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+    return repr(value)
+
+
+def dumps(value: Any) -> str:
+    """Serialize for a JSON column (the engine's ``json_serializer``)."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def content_hash(definition: Mapping[str, Any]) -> str:
+    """A stable SHA-256 of a case definition: equal definitions hash equal whatever their key order."""
+    canonical = json.dumps(to_jsonable(definition), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def score_from_dict(data: Mapping[str, Any] | None) -> Score | None:
+    """Rebuild a score from ``score_to_dict`` output."""
+    if data is None:
+        return None
+    kind = data.get("kind")
+    if kind == "boolean":
+        return BooleanScore(bool(data["value"]))
+    if kind == "numeric":
+        return NumericScore(float(data["value"]), float(data.get("min", 0.0)), float(data.get("max", 1.0)))
+    if kind == "categorical":
+        return CategoricalScore(str(data["value"]), dict(data.get("categories") or {}))
+    raise ValueError(f"unknown score kind {kind!r} in stored judgment (expected boolean, numeric or categorical)")
+
+
+def judgment_from_dict(data: Mapping[str, Any]) -> Judgment:
+    """Rebuild a judgment tree from ``Judgment.to_dict`` output (the derived ``value`` is ignored)."""
+    error = data.get("error")
+    return Judgment(
+        Status(data["status"]),
+        score=score_from_dict(data.get("score")),
+        reasoning=data.get("reasoning") or "",
+        checks=tuple(
+            Check(str(c["name"]), bool(c["passed"]), str(c.get("message") or "")) for c in data.get("checks") or ()
+        ),
+        judge=data.get("judge") or "",
+        confidence=data.get("confidence"),
+        degraded=bool(data.get("degraded", False)),
+        error=ErrorInfo(str(error["type"]), str(error["message"]), str(error.get("traceback") or ""))
+        if error
+        else None,
+        children={str(name): judgment_from_dict(child) for name, child in (data.get("children") or {}).items()},
+        decided_by=data.get("decided_by"),
+        metadata=dict(data.get("metadata") or {}),
+    )
+
+
+def judgment_to_json(judgment: Judgment) -> Any:
+    """The whole judgment tree as JSON-ready data."""
+    return to_jsonable(judgment.to_dict())
+
+
+def context_to_json(context: Context) -> Any:
+    """A context as JSON-ready data (``Context.from_dict`` reads it back)."""
+    return to_jsonable(context.to_dict())
+
+
+def context_from_json(data: Mapping[str, Any]) -> Context:
+    """Rebuild a context stored by ``context_to_json``."""
+    return Context.from_dict(data)
+
+
+def usage_tokens(metadata: Mapping[str, Any]) -> int | None:
+    """Tokens a judge or execution reports in its metadata, or None when it reports none.
+
+    Accepts ``tokens`` as a number or as a usage mapping (``total_tokens``, or
+    input plus output tokens under OpenAI's or Anthropic's names), and a
+    ``usage`` mapping of the same shape.
+    """
+    for key in ("tokens", "usage"):
+        value = metadata.get(key)
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int | float) and math.isfinite(value):
+            return int(value)
+        if isinstance(value, Mapping):
+            total = value.get("total_tokens")
+            if isinstance(total, int | float) and not isinstance(total, bool):
+                return int(total)
+            parts = [
+                value.get(name) for name in ("input_tokens", "output_tokens", "prompt_tokens", "completion_tokens")
+            ]
+            numbers = [int(p) for p in parts if isinstance(p, int | float) and not isinstance(p, bool)]
+            if numbers:
+                return sum(numbers)
+    return None
+
+
+def metadata_cost(metadata: Mapping[str, Any]) -> float | None:
+    """``metadata["cost"]`` as a finite float, or None."""
+    value = metadata.get("cost")
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None

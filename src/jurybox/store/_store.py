@@ -1,0 +1,663 @@
+"""The store: runs, their streamed case results, and the reads reports and gates need."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Literal
+
+from sqlalchemy import and_, case, func, insert, or_, select, update
+from sqlalchemy.engine import Connection, Engine
+
+from jurybox.core._judgment import Status
+from jurybox.store._baselines import RegressionPolicy, RunCheck, check_run
+from jurybox.store._cases import (
+    case_names,
+    chunked,
+    current_cases,
+    now,
+    retire_cases,
+    suite_id,
+    upsert_case_versions,
+)
+from jurybox.store._engine import WRITE, StoreError, create_store_engine, describe, migrate, resolve_url
+from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo, as_utc
+from jurybox.store._records import CaseRecord
+from jurybox.store._rows import (
+    INSERT_JUDGMENT,
+    INSERT_ROUND,
+    REOPEN_RUN,
+    RESULT_EXISTS,
+    RUN_STATUS_AND_VERSION,
+    dialect_insert,
+    insert_result,
+    judgment_rows,
+    record_from_row,
+    result_values,
+    round_row,
+    rounds_of,
+)
+from jurybox.store._schema import (
+    JudgmentRow,
+    LessonRow,
+    ResultRow,
+    RunCaseRow,
+    RunRow,
+    SuiteRow,
+)
+from jurybox.store._serialize import (
+    to_jsonable,
+)
+
+RunStatus = Literal["running", "completed", "interrupted", "failed"]
+FINAL_STATUSES: tuple[str, ...] = ("completed", "interrupted", "failed")
+
+READ_BATCH = 500
+"""Results read per batch when a run's records are streamed back."""
+
+FAILING_LIMIT = 50
+"""Failing cases a lesson keeps; the lesson says how many more there were."""
+
+
+class Store:
+    """Run history in a SQL database (SQLite file by default, PostgreSQL for teams).
+
+    Build one with :func:`open_store`. Every write is one short transaction,
+    so results stream to the database as cases finish and a killed process
+    loses at most the case it was writing. A Store is safe to share between
+    threads; several processes may write one store at once.
+    """
+
+    def __init__(self, engine: Engine, *, policy: RegressionPolicy | None = None) -> None:
+        self._engine = engine
+        self.policy = policy or RegressionPolicy()
+        """Thresholds, window and targets used when a completed run is checked for regressions."""
+
+    @property
+    def url(self) -> str:
+        """The store's URL, password hidden."""
+        return describe(self._engine.url)
+
+    @property
+    def engine(self) -> Engine:
+        """The SQLAlchemy engine, for ad-hoc SQL over the documented tables."""
+        return self._engine
+
+    def close(self) -> None:
+        """Release every pooled connection."""
+        self._engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        with self._engine.connect().execution_options(**WRITE) as connection, connection.begin():
+            yield connection
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        with self._engine.connect() as connection, connection.begin():
+            yield connection
+
+    # Runs -------------------------------------------------------------------------------------
+
+    def begin_run(
+        self,
+        suite: str,
+        *,
+        cases: Mapping[str, Mapping[str, Any]],
+        judge_model: str | None = None,
+        agent_version: str | None = None,
+        git_commit: str | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Start a run of ``suite`` over ``cases`` (name -> definition) and return its id.
+
+        Each definition is stored as a version of its case (a new version when
+        its content changed), and the run records which versions it ran.
+        """
+        if not suite:
+            raise ValueError("begin_run needs a suite name")
+        started = now()
+        run_id = f"{started:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+        with self._write() as connection:
+            suite_key = suite_id(connection, suite)
+            assert suite_key is not None
+            versions = upsert_case_versions(connection, suite_key, cases.items())
+            connection.execute(
+                insert(RunRow).values(
+                    id=run_id,
+                    suite_id=suite_key,
+                    status="running",
+                    git_commit=git_commit,
+                    judge_model=judge_model,
+                    agent_version=agent_version,
+                    config=to_jsonable(dict(config or {})),
+                    planned=len(cases),
+                    started_at=started,
+                    finished_at=None,
+                    total=0,
+                    passed=0,
+                    failed=0,
+                    errored=0,
+                    abstained=0,
+                )
+            )
+            plan = [
+                {"run_id": run_id, "case_name": name, "case_id": versions[name], "position": position}
+                for position, name in enumerate(cases)
+            ]
+            for part in chunked(plan):
+                connection.execute(insert(RunCaseRow), list(part))
+        return run_id
+
+    def record_case(self, run_id: str, record: CaseRecord) -> bool:
+        """Write one case's result, its rounds and every judge's judgment in one transaction.
+
+        Returns False, changing nothing, when the run already has this case.
+        Writing to an interrupted or failed run reopens it (status running).
+
+        Raises:
+            StoreError: the run does not exist or is already completed.
+        """
+        if not isinstance(record, CaseRecord):
+            raise TypeError(f"record_case takes a CaseRecord, got {type(record).__name__}")
+        values = result_values(run_id, record)
+        rounds = [round_row(r) for r in record.rounds]
+        judgments = list(judgment_rows(record.judgment, None))
+        for r in record.rounds:
+            judgments.extend(judgment_rows(r.judgment, r.index))
+        with self._write() as connection:
+            found = connection.execute(RUN_STATUS_AND_VERSION, {"run_id": run_id, "case_name": record.case}).first()
+            if found is None:
+                raise StoreError(f"unknown run {run_id!r} in store {self.url}")
+            status, values["case_id"] = found
+            if status == "completed":
+                if connection.execute(RESULT_EXISTS, {"run_id": run_id, "case_name": record.case}).first():
+                    return False
+                raise StoreError(f"run {run_id} is completed; it takes no more results")
+            result_id = connection.execute(insert_result(connection.dialect.name), values).scalar_one_or_none()
+            if result_id is None:
+                return False
+            if status != "running":
+                connection.execute(REOPEN_RUN, {"run_id": run_id})
+            if rounds:
+                connection.execute(INSERT_ROUND, [{**row, "result_id": result_id} for row in rounds])
+            connection.execute(
+                INSERT_JUDGMENT, [{**row, "run_id": run_id, "result_id": result_id} for row in judgments]
+            )
+        return True
+
+    def recorded_cases(self, run_id: str) -> set[str]:
+        """Names of the cases the run has results for."""
+        with self._read() as connection:
+            return set(connection.execute(select(ResultRow.case_name).where(ResultRow.run_id == run_id)).scalars())
+
+    def planned_cases(self, run_id: str) -> list[str]:
+        """Names of the cases the run was asked to run, in order."""
+        with self._read() as connection:
+            return list(
+                connection.execute(
+                    select(RunCaseRow.case_name).where(RunCaseRow.run_id == run_id).order_by(RunCaseRow.position)
+                ).scalars()
+            )
+
+    def missing_cases(self, run_id: str) -> list[str]:
+        """Planned cases with no result yet, in plan order: what a resume still has to judge."""
+        done = self.recorded_cases(run_id)
+        return [name for name in self.planned_cases(run_id) if name not in done]
+
+    def finish_run(self, run_id: str, status: RunStatus = "completed") -> None:
+        """Close a run with a final status and its totals.
+
+        A completed run is then checked against its suite's baselines with
+        :attr:`policy`; each regression found is written as a lesson.
+
+        Raises:
+            ValueError: ``status`` is not completed, interrupted or failed.
+            StoreError: the run does not exist.
+        """
+        if status not in FINAL_STATUSES:
+            raise ValueError(f"a run finishes as one of {', '.join(FINAL_STATUSES)}, not {status!r}")
+        with self._write() as connection:
+            if connection.execute(select(RunRow.id).where(RunRow.id == run_id)).scalar_one_or_none() is None:
+                raise StoreError(f"unknown run {run_id!r} in store {self.url}")
+            totals = self._totals(connection, [run_id]).get(run_id, {})
+            connection.execute(
+                update(RunRow)
+                .where(RunRow.id == run_id)
+                .values(
+                    status=status,
+                    finished_at=now(),
+                    total=totals.get("recorded", 0),
+                    passed=totals.get("passed", 0),
+                    failed=totals.get("failed", 0),
+                    errored=totals.get("errored", 0),
+                    abstained=totals.get("abstained", 0),
+                    tokens=totals.get("tokens"),
+                    cost=totals.get("cost"),
+                    duration=totals.get("duration"),
+                )
+            )
+        if status == "completed":
+            self.check_regressions(run_id)
+
+    def check_regressions(
+        self, run_id: str, policy: RegressionPolicy | None = None, *, record_lessons: bool = True
+    ) -> RunCheck:
+        """Compare a run with its suite's baselines; write a lesson per regression when asked."""
+        return check_run(self, run_id, policy or self.policy, record_lessons=record_lessons)
+
+    def get_run(self, run_id: str) -> RunInfo:
+        """The run with this exact id.
+
+        Raises:
+            StoreError: no such run.
+        """
+        runs = self._runs(RunRow.id == run_id, limit=1)
+        if not runs:
+            raise StoreError(f"no run {run_id!r} in store {self.url}")
+        return runs[0]
+
+    def resolve_run(self, ref: str, *, suite: str | None = None) -> RunInfo:
+        """A run by id, unique id prefix, or ``last`` (the latest run, of ``suite`` when given).
+
+        Raises:
+            StoreError: nothing matches, or a prefix matches several runs.
+        """
+        if ref in ("last", "latest"):
+            found = self.latest_run(suite)
+            if found is None:
+                where = f" of suite {suite!r}" if suite else ""
+                raise StoreError(f"no runs{where} in store {self.url}")
+            return found
+        exact = self._runs(RunRow.id == ref, limit=1)
+        if exact:
+            return exact[0]
+        matches = self._runs(RunRow.id.startswith(ref, autoescape=True), limit=2)
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise StoreError(f"run id prefix {ref!r} matches several runs; give more of the id")
+        raise StoreError(f"no run {ref!r} in store {self.url}")
+
+    def latest_run(self, suite: str | None = None, *, unfinished: bool = False) -> RunInfo | None:
+        """The most recently started run (of ``suite``), or with ``unfinished`` the latest not completed."""
+        conditions = []
+        if suite is not None:
+            conditions.append(SuiteRow.name == suite)
+        if unfinished:
+            conditions.append(RunRow.status != "completed")
+        runs = self._runs(*conditions, limit=1)
+        return runs[0] if runs else None
+
+    def runs(self, suite: str | None = None, *, status: str | None = None, limit: int | None = None) -> list[RunInfo]:
+        """Runs, newest first, optionally of one suite and one status."""
+        conditions = []
+        if suite is not None:
+            conditions.append(SuiteRow.name == suite)
+        if status is not None:
+            conditions.append(RunRow.status == status)
+        return self._runs(*conditions, limit=limit)
+
+    def completed_runs_before(self, run: RunInfo, limit: int) -> list[RunInfo]:
+        """Up to ``limit`` completed runs of ``run``'s suite that started before it, newest first."""
+        before = or_(RunRow.started_at < run.started_at, and_(RunRow.started_at == run.started_at, RunRow.id < run.id))
+        return self._runs(
+            SuiteRow.name == run.suite, RunRow.status == "completed", RunRow.id != run.id, before, limit=limit
+        )
+
+    def suites(self) -> list[str]:
+        """Names of every suite in the store."""
+        with self._read() as connection:
+            return list(connection.execute(select(SuiteRow.name).order_by(SuiteRow.name)).scalars())
+
+    def _runs(self, *conditions: Any, limit: int | None) -> list[RunInfo]:
+        query = (
+            select(RunRow, SuiteRow.name)
+            .join(SuiteRow, SuiteRow.id == RunRow.suite_id)
+            .where(*conditions)
+            .order_by(RunRow.started_at.desc(), RunRow.id.desc())
+        )
+        if limit is not None:
+            query = query.limit(limit)
+        with self._read() as connection:
+            rows = connection.execute(query).all()
+            totals = self._totals(connection, [row.id for row in rows])
+        return [self._run_info(row, totals.get(row.id, {})) for row in rows]
+
+    @staticmethod
+    def _run_info(run: Any, totals: Mapping[str, Any]) -> RunInfo:
+        """A RunInfo from a row of ``runs`` columns plus the suite name (column ``name``)."""
+        started = as_utc(run.started_at)
+        assert started is not None
+        return RunInfo(
+            id=run.id,
+            suite=run.name,
+            status=run.status,
+            started_at=started,
+            finished_at=as_utc(run.finished_at),
+            git_commit=run.git_commit,
+            judge_model=run.judge_model,
+            agent_version=run.agent_version,
+            config=dict(run.config or {}),
+            planned=run.planned,
+            recorded=totals.get("recorded", 0),
+            passed=totals.get("passed", 0),
+            failed=totals.get("failed", 0),
+            errored=totals.get("errored", 0),
+            abstained=totals.get("abstained", 0),
+            tokens=totals.get("tokens"),
+            cost=totals.get("cost"),
+            duration=totals.get("duration") or 0.0,
+        )
+
+    @staticmethod
+    def _totals(connection: Connection, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Per run: recorded, passed, failed, errored, abstained, tokens, cost, duration (live from results)."""
+        if not run_ids:
+            return {}
+
+        def count(status: Status) -> Any:
+            return func.sum(case((ResultRow.status == status.value, 1), else_=0))
+
+        query = (
+            select(
+                ResultRow.run_id,
+                func.count(),
+                count(Status.PASS),
+                count(Status.FAIL),
+                count(Status.ERROR),
+                count(Status.ABSTAIN),
+                func.sum(ResultRow.tokens),
+                func.sum(ResultRow.cost),
+                func.sum(ResultRow.duration),
+            )
+            .where(ResultRow.run_id.in_(list(run_ids)))
+            .group_by(ResultRow.run_id)
+        )
+        totals: dict[str, dict[str, Any]] = {}
+        for run_id, recorded, passed, failed, errored, abstained, tokens, cost, duration in connection.execute(query):
+            totals[run_id] = {
+                "recorded": int(recorded),
+                "passed": int(passed or 0),
+                "failed": int(failed or 0),
+                "errored": int(errored or 0),
+                "abstained": int(abstained or 0),
+                "tokens": None if tokens is None else int(tokens),
+                "cost": None if cost is None else float(cost),
+                "duration": float(duration or 0.0),
+            }
+        return totals
+
+    # Records ----------------------------------------------------------------------------------
+
+    def run_records(self, run_id: str) -> list[CaseRecord]:
+        """The whole run's records in plan order, judgment trees rebuilt (resumed parts included)."""
+        return list(self.iter_records(run_id))
+
+    def iter_records(self, run_id: str, *, batch: int = READ_BATCH) -> Iterator[CaseRecord]:
+        """Stream a run's records in plan order, ``batch`` results at a time (flat memory for big runs)."""
+        query = (
+            select(ResultRow)
+            .outerjoin(
+                RunCaseRow, and_(RunCaseRow.run_id == ResultRow.run_id, RunCaseRow.case_name == ResultRow.case_name)
+            )
+            .where(ResultRow.run_id == run_id)
+            .order_by(func.coalesce(RunCaseRow.position, 2**31 - 1), ResultRow.id)
+        )
+        with self._read() as connection:
+            stream = connection.execution_options(yield_per=batch).execute(query)
+            for part in stream.partitions():
+                # Rounds of this batch only, read in the same transaction while the stream is open.
+                rounds = rounds_of(connection, [row.id for row in part])
+                for row in part:
+                    yield record_from_row(row, rounds.get(row.id, ()))
+
+    def case_outcomes(self, run_id: str) -> list[CaseOutcome]:
+        """Every case's summary in a run (no trees), in plan order."""
+        query = (
+            select(
+                ResultRow.case_name,
+                ResultRow.status,
+                ResultRow.score,
+                ResultRow.reasoning,
+                ResultRow.error,
+                ResultRow.duration,
+                ResultRow.tokens,
+                ResultRow.cost,
+            )
+            .outerjoin(
+                RunCaseRow, and_(RunCaseRow.run_id == ResultRow.run_id, RunCaseRow.case_name == ResultRow.case_name)
+            )
+            .where(ResultRow.run_id == run_id)
+            .order_by(func.coalesce(RunCaseRow.position, 2**31 - 1), ResultRow.id)
+        )
+        with self._read() as connection:
+            return [
+                CaseOutcome(name, Status(status), score, reasoning, error, duration, tokens, cost)
+                for name, status, score, reasoning, error, duration, tokens, cost in connection.execute(query)
+            ]
+
+    # Metrics and lessons ----------------------------------------------------------------------
+
+    def run_metrics(self, run_id: str) -> dict[str, Rate]:
+        """Pass rates of a run: ``overall`` (cases) and one per cascade tier.
+
+        A tier's rate counts the judgments of that tier (the top-level children
+        of cascade judgments), one per case, or per round when rounds are
+        judged by a cascade; only cases that reached the tier count.
+        """
+        passed = func.sum(case((JudgmentRow.status == Status.PASS.value, 1), else_=0))
+        with self._read() as connection:
+            metrics: dict[str, Rate] = {}
+            total, passes = connection.execute(
+                select(func.count(), func.sum(case((ResultRow.status == Status.PASS.value, 1), else_=0))).where(
+                    ResultRow.run_id == run_id
+                )
+            ).one()
+            if total:
+                metrics["overall"] = Rate(int(passes or 0), int(total))
+            rows = connection.execute(
+                select(JudgmentRow.tier, func.count(), passed)
+                .where(JudgmentRow.run_id == run_id, JudgmentRow.depth == 1, JudgmentRow.tier.is_not(None))
+                .group_by(JudgmentRow.tier)
+                .order_by(JudgmentRow.tier)
+            )
+            for tier, count, tier_passed in rows:
+                metrics[str(tier)] = Rate(int(tier_passed or 0), int(count))
+        return metrics
+
+    def failing_cases(
+        self, run_id: str, metric: str, *, limit: int = FAILING_LIMIT
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Cases that did not pass ``metric`` (``overall`` or a tier) with their reasons, and how many in all."""
+        with self._read() as connection:
+            if metric == "overall":
+                condition = and_(ResultRow.run_id == run_id, ResultRow.status != Status.PASS.value)
+                total = connection.execute(select(func.count()).select_from(ResultRow).where(condition)).scalar_one()
+                rows = connection.execute(
+                    select(ResultRow.case_name, ResultRow.status, ResultRow.reasoning, ResultRow.error)
+                    .where(condition)
+                    .order_by(ResultRow.id)
+                    .limit(limit)
+                ).all()
+                failing = [
+                    {"case": name, "status": status, "reason": error or reasoning}
+                    for name, status, reasoning, error in rows
+                ]
+                return failing, int(total)
+            condition = and_(
+                JudgmentRow.run_id == run_id,
+                JudgmentRow.depth == 1,
+                JudgmentRow.tier == metric,
+                JudgmentRow.status != Status.PASS.value,
+            )
+            total = connection.execute(select(func.count()).select_from(JudgmentRow).where(condition)).scalar_one()
+            tier_rows = connection.execute(
+                select(ResultRow.case_name, JudgmentRow.round_index, JudgmentRow.status, JudgmentRow.reasoning)
+                .join(ResultRow, ResultRow.id == JudgmentRow.result_id)
+                .where(condition)
+                .order_by(JudgmentRow.id)
+                .limit(limit)
+            ).all()
+            failing = []
+            for name, round_index, status, reasoning in tier_rows:
+                label = name if round_index is None else f"{name} (round {round_index})"
+                failing.append({"case": label, "status": status, "reason": reasoning})
+            return failing, int(total)
+
+    def add_lesson(
+        self,
+        run_id: str,
+        *,
+        metric: str,
+        baseline: float,
+        current: float,
+        drop: float,
+        threshold: float,
+        failing: list[dict[str, Any]],
+        text: str,
+    ) -> bool:
+        """Store a lesson; False when the run already has one for this metric."""
+        with self._write() as connection:
+            suite_key = connection.execute(select(RunRow.suite_id).where(RunRow.id == run_id)).scalar_one_or_none()
+            if suite_key is None:
+                raise StoreError(f"unknown run {run_id!r} in store {self.url}")
+            statement = (
+                dialect_insert(connection, LessonRow)
+                .values(
+                    suite_id=suite_key,
+                    run_id=run_id,
+                    metric=metric,
+                    baseline=baseline,
+                    current=current,
+                    drop=drop,
+                    threshold=threshold,
+                    failing=to_jsonable(failing),
+                    text=to_jsonable(text),
+                    created_at=now(),
+                )
+                .on_conflict_do_nothing(index_elements=["run_id", "metric"])
+                .returning(LessonRow.id)
+            )
+            return connection.execute(statement).scalar_one_or_none() is not None
+
+    def lessons(self, suite: str | None = None, *, topic: str | None = None, limit: int | None = 20) -> list[Lesson]:
+        """Lessons, newest first; ``topic`` matches a metric (tier) name or any word of the lesson text."""
+        query = (
+            select(LessonRow, SuiteRow.name)
+            .join(SuiteRow, SuiteRow.id == LessonRow.suite_id)
+            .order_by(LessonRow.created_at.desc(), LessonRow.id.desc())
+        )
+        if suite is not None:
+            query = query.where(SuiteRow.name == suite)
+        if topic:
+            needle = topic.lower()
+            query = query.where(
+                or_(LessonRow.metric == topic, func.lower(LessonRow.text).contains(needle, autoescape=True))
+            )
+        if limit is not None:
+            query = query.limit(limit)
+        with self._read() as connection:
+            return [
+                Lesson(
+                    id=row.id,
+                    suite=row.name,
+                    run_id=row.run_id,
+                    metric=row.metric,
+                    baseline=row.baseline,
+                    current=row.current,
+                    drop=row.drop,
+                    threshold=row.threshold,
+                    failing=list(row.failing or []),
+                    text=row.text,
+                    created_at=as_utc(row.created_at),
+                )
+                for row in connection.execute(query)
+            ]
+
+    # Suite files ------------------------------------------------------------------------------
+
+    def import_suite(
+        self,
+        name: str,
+        cases: Sequence[tuple[str, Mapping[str, Any]]],
+        *,
+        agent: Mapping[str, Any] | None = None,
+        defaults: Mapping[str, Any] | None = None,
+    ) -> dict[str, int]:
+        """Make ``cases`` the suite's current cases (new versions for edited ones, others retired).
+
+        Returns counts: ``added`` (new names), ``changed`` (new version of a
+        known case), ``unchanged`` and ``retired`` (current before, absent now).
+        """
+        with self._write() as connection:
+            suite_key = suite_id(connection, name)
+            assert suite_key is not None
+            before = case_names(connection, suite_key)
+            versions_before = set(before.values())
+            versions = upsert_case_versions(connection, suite_key, cases)
+            retired = retire_cases(connection, suite_key, set(versions))
+            connection.execute(
+                update(SuiteRow)
+                .where(SuiteRow.id == suite_key)
+                .values(
+                    agent=to_jsonable(agent) if agent is not None else None,
+                    defaults=to_jsonable(defaults) if defaults is not None else None,
+                    updated_at=now(),
+                )
+            )
+        added = sum(1 for n in versions if n not in before)
+        unchanged = sum(1 for v in versions.values() if v in versions_before)
+        return {
+            "added": added,
+            "changed": len(versions) - added - unchanged,
+            "unchanged": unchanged,
+            "retired": retired,
+        }
+
+    def export_suite(self, name: str) -> dict[str, Any]:
+        """The suite's current cases in the suite-file shape ``{name, agent, defaults, cases}``.
+
+        Raises:
+            StoreError: no such suite.
+        """
+        with self._read() as connection:
+            row = connection.execute(select(SuiteRow).where(SuiteRow.name == name)).one_or_none()
+            if row is None:
+                raise StoreError(f"no suite {name!r} in store {self.url}")
+            cases = current_cases(connection, row.id)
+        data: dict[str, Any] = {"name": name}
+        if row.agent is not None:
+            data["agent"] = row.agent
+        if row.defaults is not None:
+            data["defaults"] = row.defaults
+        data["cases"] = [
+            definition if "name" in definition else {"name": case_name, **definition} for case_name, definition in cases
+        ]
+        return data
+
+
+def open_store(url: str | None = None, *, policy: RegressionPolicy | None = None, busy_timeout: float = 30.0) -> Store:
+    """Open (creating and migrating as needed) the store at ``url``.
+
+    ``url`` defaults to ``JURYBOX_STORE``, then ``sqlite:///.jurybox/jurybox.db``
+    (its folder is created). ``postgresql://`` URLs use psycopg 3.
+
+    Raises:
+        StoreVersionError: the store was written by a newer jurybox.
+        StoreError: the URL is invalid or the database is not a jurybox store.
+    """
+    engine = create_store_engine(resolve_url(url), busy_timeout=busy_timeout)
+    try:
+        migrate(engine)
+    except BaseException:
+        engine.dispose()
+        raise
+    return Store(engine, policy=policy)

@@ -1,0 +1,110 @@
+"""Suite files <-> the store: cases travel as opaque mappings in the suite-file shape.
+
+A suite file is YAML (or JSON, which YAML reads) of the form
+``{name, agent, defaults, cases: [...]}``; each case is a mapping with a
+``name`` (or ``id``). The store does not interpret cases: it versions them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from jurybox.store._store import Store
+
+
+class SuiteFileError(ValueError):
+    """A suite file that cannot be imported; the message names the file, line and field."""
+
+
+class _LineLoader(yaml.SafeLoader):
+    """A safe loader that remembers the line of every mapping (for error messages)."""
+
+
+def _mapping_with_line(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    mapping = loader.construct_mapping(node, deep=True)
+    mapping["__line__"] = node.start_mark.line + 1
+    return mapping
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_with_line)
+
+
+def _strip_lines(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_lines(v) for k, v in value.items() if k != "__line__"}
+    if isinstance(value, list):
+        return [_strip_lines(v) for v in value]
+    return value
+
+
+def read_suite_file(
+    path: Path,
+) -> tuple[str, dict[str, Any] | None, dict[str, Any] | None, list[tuple[str, dict[str, Any]]]]:
+    """Parse a suite file into (name, agent, defaults, [(case name, case mapping)]).
+
+    Raises:
+        SuiteFileError: unreadable YAML, or a missing/ill-typed field (file:line: field: problem).
+    """
+    try:
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_LineLoader)
+    except OSError as exc:
+        raise SuiteFileError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise SuiteFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from exc
+    if not isinstance(raw, dict):
+        raise SuiteFileError(f"{path}:1: a suite file is a mapping with name and cases, got {type(raw).__name__}")
+    top = raw.get("__line__", 1)
+    name = raw.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise SuiteFileError(f"{path}:{top}: name: the suite needs a non-empty string name")
+    sections: dict[str, dict[str, Any] | None] = {}
+    for key in ("agent", "defaults"):
+        value = raw.get(key)
+        if value is not None and not isinstance(value, dict):
+            raise SuiteFileError(f"{path}:{top}: {key}: must be a mapping, got {type(value).__name__}")
+        sections[key] = _strip_lines(value) if value is not None else None
+    cases_raw = raw.get("cases")
+    if not isinstance(cases_raw, list):
+        raise SuiteFileError(f"{path}:{top}: cases: must be a list of case mappings")
+    cases: list[tuple[str, dict[str, Any]]] = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(cases_raw):
+        if not isinstance(item, dict):
+            raise SuiteFileError(f"{path}:{top}: cases[{index}]: must be a mapping, got {type(item).__name__}")
+        line: int = item.get("__line__") or top
+        case_name = item.get("name", item.get("id"))
+        if not isinstance(case_name, str) or not case_name.strip():
+            raise SuiteFileError(f"{path}:{line}: cases[{index}].name: every case needs a non-empty string name")
+        if case_name in seen:
+            raise SuiteFileError(
+                f"{path}:{line}: cases[{index}].name: duplicate case name {case_name!r} "
+                f"(first at line {seen[case_name]})"
+            )
+        seen[case_name] = line
+        cases.append((case_name, _strip_lines(item)))
+    return name, sections["agent"], sections["defaults"], cases
+
+
+def import_suite_file(store: Store, path: Path) -> tuple[str, dict[str, int]]:
+    """Import a suite file into the store; returns the suite name and the counts of ``Store.import_suite``."""
+    name, agent, defaults, cases = read_suite_file(path)
+    return name, store.import_suite(name, cases, agent=agent, defaults=defaults)
+
+
+def dump_suite(data: Mapping[str, Any]) -> str:
+    """A suite mapping as YAML in file order (name, agent, defaults, cases)."""
+    return yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, width=100)
+
+
+def export_suite_file(store: Store, suite: str, path: Path) -> int:
+    """Write the suite's current cases to ``path`` as YAML; returns how many cases were written."""
+    data = store.export_suite(suite)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dump_suite(data), encoding="utf-8")
+    return len(data["cases"])

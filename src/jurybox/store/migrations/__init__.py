@@ -1,0 +1,1 @@
+"""Alembic migrations of the store schema; run programmatically by ``open_store``."""

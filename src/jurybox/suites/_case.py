@@ -1,0 +1,144 @@
+"""A loaded suite: cases with their judges built and placed in cascade tiers, ready to run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jurybox.core import Voting
+from jurybox.suites._registry import TIER_LLM, TIERS
+from jurybox.suites._seeds import Seed
+from jurybox.suites._spec import Criteria, Defaults, SqlCheck
+
+
+@dataclass(frozen=True)
+class BuiltJudge:
+    """A judge built from a suite entry, the tier it runs in and the round it looks at.
+
+    Attributes:
+        judge: The judge (a callable ``Context -> Judgment``).
+        tier: ``deterministic``, ``similarity`` or ``llm_judge``.
+        key: Its name in the case's verdict tree, e.g. ``round2.rubric``.
+        label: What the suite file called it (``contains``, ``jury``, ``criteria``...).
+        round: The round whose reply it judges (0-based), or None for the whole conversation.
+        llm_calls: Judge-model calls it makes at most (0 for deterministic judges).
+        line: Where the entry is in the suite file.
+    """
+
+    judge: Any
+    tier: str
+    key: str
+    label: str
+    round: int | None = None
+    llm_calls: int = 0
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class RoundPlan:
+    """One round to send: the prompt, its reference answer and the replies to clarifying questions."""
+
+    prompt: str
+    reference: str | None = None
+    follow_ups: tuple[str, ...] = ()
+    criteria: Criteria | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    """One case, ready to run."""
+
+    name: str
+    rounds: tuple[RoundPlan, ...]
+    judges: tuple[BuiltJudge, ...]
+    description: str = ""
+    tags: tuple[str, ...] = ()
+    reference: str | None = None
+    sources: tuple[str, ...] = ()
+    voting: Voting | None = None
+    sql_checks: tuple[SqlCheck, ...] = ()
+    threshold: float = 0.7
+    revive_between_rounds: bool = False
+    max_follow_ups: int = 0
+    timeout: float = 120.0
+    retries: int = 1
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    skip: bool = False
+    line: int | None = None
+    spec: Mapping[str, Any] = field(default_factory=dict)
+    """The case as written in the file (kept for the store's case history)."""
+
+    @property
+    def multi_round(self) -> bool:
+        return len(self.rounds) > 1
+
+    def tiers(self, *, llm_enabled: bool = True) -> dict[str, list[BuiltJudge]]:
+        """The judges by tier, in run order; the LLM tier is left out when no judge model is configured."""
+        by_tier: dict[str, list[BuiltJudge]] = {}
+        for tier in TIERS:
+            members = [j for j in self.judges if j.tier == tier]
+            if members and (llm_enabled or tier != TIER_LLM):
+                by_tier[tier] = members
+        return by_tier
+
+    def llm_judges(self) -> list[BuiltJudge]:
+        return [j for j in self.judges if j.tier == TIER_LLM]
+
+    def judge_calls(self) -> tuple[int, int]:
+        """(fewest, most) judge-model calls the verdict needs: fewest when a cheap tier fails first."""
+        most = sum(j.llm_calls for j in self.judges)
+        cheap = any(j.tier != TIER_LLM for j in self.judges)
+        fewest = 0 if cheap and self.voting is None else most
+        return fewest, most
+
+    def matches(self, selector: str) -> bool:
+        """True when ``selector`` is the case name, one of its tags, or a glob on the name."""
+        from fnmatch import fnmatchcase
+
+        return selector == self.name or selector in self.tags or fnmatchcase(self.name, selector)
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A suite file, loaded and checked.
+
+    Attributes:
+        name: The suite's name (the store keys runs by it).
+        path: The file it came from.
+        agent: The ``agent:`` mapping for ``jurybox.agents.make_target``.
+        cases: The cases, in file order.
+        seeds: Seed records loaded from ``seeds:`` (fixtures for the agent).
+        judge_model: The judge model the LLM judges were built with (a
+            ``provider:model`` name), or None when the LLM tier is skipped.
+    """
+
+    name: str
+    path: Path
+    agent: Mapping[str, Any]
+    cases: tuple[Case, ...]
+    defaults: Defaults = field(default_factory=Defaults)
+    description: str = ""
+    database: str | None = None
+    concurrency: int | None = None
+    seeds: tuple[Seed, ...] = ()
+    judge_model: str | None = None
+    model: Any = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent
+
+    @property
+    def llm_enabled(self) -> bool:
+        return self.model is not None
+
+    def select(self, selectors: Iterable[str] = ()) -> tuple[Case, ...]:
+        """Cases not marked ``skip`` that match any selector (all of them when there is none)."""
+        chosen = [c for c in self.cases if not c.skip]
+        wanted: Sequence[str] = list(selectors)
+        if wanted:
+            chosen = [c for c in chosen if any(c.matches(s) for s in wanted)]
+        return tuple(chosen)

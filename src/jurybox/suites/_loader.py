@@ -1,0 +1,347 @@
+"""``load_suite``: a suite file -> a checked Suite, or one SuiteError listing every problem."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from jurybox.core import judge_name
+from jurybox.suites._build import BuildFailedError, JudgeBuilder, built, entry_label
+from jurybox.suites._case import BuiltJudge, Case, RoundPlan, Suite
+from jurybox.suites._errors import Problem, SuiteError
+from jurybox.suites._judge_model import JudgeModelError, model_label, resolve_judge_model
+from jurybox.suites._meter import MeteredModel
+from jurybox.suites._registry import TIER_DETERMINISTIC, TIER_LLM, JudgeRegistry
+from jurybox.suites._seeds import Seed, load_seeds
+from jurybox.suites._spec import CaseModel, Criteria, Defaults, ExpectTools, RoundModel, SqlCheck, SqlExpect, SuiteModel
+from jurybox.suites._yaml import Located, PathKey, format_path, load_yaml
+
+# Which model a key path's parent is, for "unknown key; valid keys: ..." messages.
+_MODELS_BY_KEY: dict[str | None, type[BaseModel]] = {
+    None: SuiteModel,
+    "cases": CaseModel,
+    "rounds": RoundModel,
+    "defaults": Defaults,
+    "sql_checks": SqlCheck,
+    "expect": SqlExpect,
+    "expect_tools": ExpectTools,
+}
+
+
+def load_suite(
+    path: str | Path,
+    *,
+    judge_model: Any = None,
+    registry: JudgeRegistry | None = None,
+    concurrency: int | None = None,
+) -> Suite:
+    """Load and check a suite file.
+
+    Args:
+        path: The YAML file.
+        judge_model: A JudgeModel or ``provider:model`` name for the LLM judges;
+            None uses the suite's ``judge_model:`` key, then ``JURYBOX_JUDGE_MODEL``.
+            When none is configured the suite still loads; its LLM tier is
+            skipped when it runs.
+        registry: Judge factories by name (default: every built-in judge).
+        concurrency: Cases the run will keep in flight (default: the suite's
+            ``concurrency:``); the judge model allows at least as many calls at once.
+
+    Raises:
+        SuiteError: naming file, line and field of every problem found.
+        JudgeModelError: ``judge_model`` (or ``$JURYBOX_JUDGE_MODEL``) names a model that cannot be built.
+    """
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SuiteError.at(file, None, "", f"cannot read suite file: {exc}") from exc
+    doc = load_yaml(text, file)
+    if not isinstance(doc.data, dict):
+        raise SuiteError.at(
+            file, doc.line_of(()) or 1, "", "a suite file is a YAML mapping with 'name', 'agent' and 'cases'"
+        )
+    try:
+        spec = SuiteModel.model_validate(doc.data)
+    except ValidationError as exc:
+        raise SuiteError(_validation_problems(exc, doc)) from None
+    try:
+        resolved = resolve_judge_model(judge_model, spec.judge_model, concurrency=concurrency or spec.concurrency)
+    except JudgeModelError as exc:
+        if judge_model is None and spec.judge_model is not None:
+            raise SuiteError.at(file, doc.line_of(("judge_model",)), "judge_model", str(exc)) from exc
+        raise  # the model came from the caller or the environment, not from this file
+    # One metered wrapper per run: every LLM judge shares it, and it counts calls, tokens and cost.
+    model = MeteredModel(resolved) if resolved is not None else None
+    builder = JudgeBuilder(doc, registry or JudgeRegistry.default(), model=model, base_dir=file.parent)
+    cases = [_build_case(builder, spec, index, raw) for index, raw in enumerate(spec.cases)]
+    problems = list(builder.problems)
+    problems.extend(_duplicate_names(doc, spec))
+    seeds: list[Seed] = []
+    if spec.seeds is not None:
+        entries = [spec.seeds] if isinstance(spec.seeds, str) else spec.seeds
+        try:
+            seeds = load_seeds(*(file.parent / entry for entry in entries))
+        except SuiteError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise SuiteError(problems)
+    return Suite(
+        name=spec.name,
+        path=file,
+        agent=spec.agent,
+        cases=tuple(c for c in cases if c is not None),
+        defaults=spec.defaults,
+        description=spec.description,
+        database=spec.database,
+        concurrency=spec.concurrency,
+        seeds=tuple(seeds),
+        judge_model=model_label(model),
+        model=model,
+        metadata=spec.metadata,
+    )
+
+
+def _build_case(builder: JudgeBuilder, spec: SuiteModel, index: int, case: CaseModel) -> Case | None:
+    path: PathKey = ("cases", index)
+    defaults = spec.defaults
+    threshold = case.threshold if case.threshold is not None else defaults.threshold
+    judges: list[BuiltJudge] = []
+    if case.rounds is None:
+        assert case.prompt is not None  # the model validator guarantees prompt or rounds
+        rounds = [RoundPlan(prompt=case.prompt, reference=case.reference, follow_ups=tuple(case.follow_ups))]
+    else:
+        rounds = []
+        for number, round_spec in enumerate(case.rounds):
+            round_path = (*path, "rounds", number)
+            rounds.append(
+                RoundPlan(
+                    prompt=round_spec.prompt,
+                    reference=round_spec.reference,
+                    follow_ups=tuple(round_spec.follow_ups),
+                    criteria=round_spec.criteria,
+                )
+            )
+            round_threshold = round_spec.threshold if round_spec.threshold is not None else threshold
+            judges.extend(
+                _judges_for(
+                    builder,
+                    round_path,
+                    entries=round_spec.judges,
+                    expect_tools=round_spec.expect_tools,
+                    criteria=round_spec.criteria,
+                    threshold=round_threshold,
+                    round_index=number,
+                )
+            )
+    judges.extend(
+        _judges_for(
+            builder,
+            path,
+            entries=case.judges,
+            expect_tools=case.expect_tools,
+            criteria=case.criteria,
+            threshold=threshold,
+            round_index=None,
+        )
+    )
+    voting = None
+    if case.voting is not None:
+        try:
+            voting = builder.voting(case.voting, (*path, "voting"))
+        except BuildFailedError:
+            return None
+    for number, check in enumerate(case.sql_checks):
+        if check.database is None and spec.database is None:
+            builder.problem(
+                (*path, "sql_checks", number),
+                "an SQL check needs the agent's database: set 'database:' (an SQLAlchemy URL) on the suite or check",
+            )
+    if not judges and not case.sql_checks:
+        builder.problem(
+            path, f"case {case.name!r} has nothing to judge it: add judges, criteria, expect_tools or sql_checks"
+        )
+        return None
+    return Case(
+        name=case.name,
+        rounds=tuple(rounds),
+        judges=tuple(_unique_keys(judges)),
+        description=case.description,
+        tags=tuple(case.tags),
+        reference=case.reference,
+        sources=tuple(case.sources),
+        voting=voting,
+        sql_checks=tuple(case.sql_checks),
+        threshold=threshold,
+        revive_between_rounds=(
+            case.revive_between_rounds if case.revive_between_rounds is not None else defaults.revive_between_rounds
+        ),
+        max_follow_ups=case.max_follow_ups if case.max_follow_ups is not None else defaults.max_follow_ups,
+        timeout=case.timeout if case.timeout is not None else defaults.timeout,
+        retries=case.retries if case.retries is not None else defaults.retries,
+        metadata=case.metadata,
+        skip=case.skip,
+        line=builder.doc.line_of(path),
+        spec=case.model_dump(mode="json", exclude_defaults=True),
+    )
+
+
+def _judges_for(
+    builder: JudgeBuilder,
+    path: PathKey,
+    *,
+    entries: Sequence[Any],
+    expect_tools: ExpectTools | None,
+    criteria: Criteria | None,
+    threshold: float,
+    round_index: int | None,
+) -> list[BuiltJudge]:
+    prefix = f"round{round_index + 1}." if round_index is not None else ""
+    line_of = builder.doc.line_of
+    result: list[BuiltJudge] = []
+    if expect_tools is not None:
+        tools_path = (*path, "expect_tools")
+        factory = builder.registry.get("tool_calls")
+        if factory is None:
+            builder.problem(tools_path, "expect_tools needs the 'tool_calls' judge, which is not registered")
+        else:
+            options = expect_tools.model_dump(exclude_none=True, exclude={"calls"})
+            try:
+                judge = builder.make(factory, [expect_tools.calls], options, tools_path, threshold=threshold)
+                result.append(
+                    built(
+                        judge,
+                        TIER_DETERMINISTIC,
+                        0,
+                        key=prefix + judge_name(judge),
+                        label="expect_tools",
+                        round_index=round_index,
+                        line=line_of(tools_path),
+                    )
+                )
+            except BuildFailedError:
+                pass
+    for index, entry in enumerate(entries):
+        entry_path = (*path, "judges", index)
+        try:
+            judge, tier, calls = builder.build_entry(entry, entry_path, threshold=threshold)
+        except BuildFailedError:
+            continue
+        result.append(
+            built(
+                judge,
+                tier,
+                calls,
+                key=prefix + judge_name(judge),
+                label=entry_label(entry, judge),
+                round_index=round_index,
+                line=line_of(entry_path),
+            )
+        )
+    if criteria is not None:
+        criteria_path = (*path, "criteria")
+        factory = builder.registry.get("rubric")
+        if factory is None:
+            builder.problem(
+                criteria_path, "criteria need the LLM judges (jurybox.llm 'rubric'), which are not installed"
+            )
+        else:
+            try:
+                graded = [criteria] if isinstance(criteria, str) else criteria
+                judge = builder.make(factory, [graded], {"name": "criteria"}, criteria_path, threshold=threshold)
+                result.append(
+                    built(
+                        judge,
+                        TIER_LLM,
+                        builder.llm_calls(judge, TIER_LLM),
+                        key=prefix + "criteria",
+                        label="criteria",
+                        round_index=round_index,
+                        line=line_of(criteria_path),
+                    )
+                )
+            except BuildFailedError:
+                pass
+    return result
+
+
+def _unique_keys(judges: list[BuiltJudge]) -> list[BuiltJudge]:
+    """Give repeated keys a ``#2``, ``#3`` so every verdict keeps its own place in the tree."""
+    from dataclasses import replace
+
+    seen: dict[str, int] = {}
+    unique = []
+    for item in judges:
+        seen[item.key] = seen.get(item.key, 0) + 1
+        unique.append(item if seen[item.key] == 1 else replace(item, key=f"{item.key}#{seen[item.key]}"))
+    return unique
+
+
+def _duplicate_names(doc: Located, spec: SuiteModel) -> list[Problem]:
+    problems = []
+    first: dict[str, int] = {}
+    for index, case in enumerate(spec.cases):
+        if case.name in first:
+            path = ("cases", index, "name")
+            problems.append(
+                Problem(
+                    doc.file,
+                    doc.line_of(path),
+                    format_path(path),
+                    f"duplicate case name {case.name!r} (first at line {doc.line_of(('cases', first[case.name]))})",
+                )
+            )
+        else:
+            first[case.name] = index
+    return problems
+
+
+def _validation_problems(exc: ValidationError, doc: Located) -> list[Problem]:
+    problems = []
+    for error in exc.errors():
+        path = _data_path(doc.data, error["loc"])
+        message = error["msg"]
+        if error["type"] == "extra_forbidden":
+            message = _unknown_key_message(path)
+        elif error["type"] == "missing":
+            message = "required field is missing"
+        elif message.startswith("Value error, "):
+            message = message.removeprefix("Value error, ")
+        problems.append(Problem(doc.file, doc.line_of(path), format_path(path), message))
+    return problems
+
+
+def _data_path(data: Any, loc: Sequence[str | int]) -> PathKey:
+    """Pydantic's error location with its union-member labels dropped, so it indexes the YAML data."""
+    path: list[str | int] = []
+    current = data
+    for part in loc:
+        if _has(current, part):
+            current = current[part]
+            path.append(part)
+        elif isinstance(part, str) and (part[:1].isupper() or "[" in part or part.startswith("function-")):
+            continue  # a union member such as 'ExpectTools' or 'list[str]'
+        else:
+            path.append(part)
+            current = None
+    return tuple(path)
+
+
+def _has(container: Any, part: str | int) -> bool:
+    if isinstance(container, Mapping):
+        return part in container
+    return isinstance(container, list) and isinstance(part, int) and 0 <= part < len(container)
+
+
+def _unknown_key_message(path: PathKey) -> str:
+    key = str(path[-1]) if path else ""
+    parent = next((p for p in reversed(path[:-1]) if isinstance(p, str)), None)
+    model = _MODELS_BY_KEY.get(parent, SuiteModel)
+    valid = list(model.model_fields)
+    close = difflib.get_close_matches(key, valid, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown key {key!r}{hint}; valid keys: {', '.join(valid)}"

@@ -1,0 +1,83 @@
+"""Counting judge-model spend per run and per case, without touching the judges.
+
+The run's one judge model is wrapped once; every call adds to the run's totals
+and to the tally of the case whose task made it (a ContextVar: asyncio gives
+each case task its own context, so concurrent cases never mix their counts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from jurybox.models import ChatMessage, ModelResponse
+
+
+@dataclass
+class Spend:
+    """Judge-model calls, tokens and cost. ``cost`` counts only calls with a known price."""
+
+    calls: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+    unpriced_calls: int = 0
+
+    def add(self, response: ModelResponse) -> None:
+        self.calls += 1
+        self.tokens += response.usage.total_tokens or 0
+        if response.cost is None:
+            self.unpriced_calls += 1
+        else:
+            self.cost += response.cost
+
+    def merge(self, other: Spend) -> None:
+        self.calls += other.calls
+        self.tokens += other.tokens
+        self.cost += other.cost
+        self.unpriced_calls += other.unpriced_calls
+
+
+_case_spend: ContextVar[Spend | None] = ContextVar("jurybox_case_spend", default=None)
+
+
+def start_case_spend() -> Spend:
+    """A fresh tally for the case running in the current task."""
+    spend = Spend()
+    _case_spend.set(spend)
+    return spend
+
+
+class MeteredModel:
+    """A JudgeModel that counts what passes through it; behaves exactly like the model it wraps."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.name: str = str(getattr(model, "name", type(model).__name__))
+        self.total = Spend()
+
+    async def generate(
+        self,
+        messages: Sequence[ChatMessage | Mapping[str, Any]],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        json_schema: Mapping[str, Any] | None = None,
+        seed: int | None = None,
+    ) -> ModelResponse:
+        response: ModelResponse = await self.model.generate(
+            messages, temperature=temperature, max_tokens=max_tokens, json_schema=json_schema, seed=seed
+        )
+        self.total.add(response)
+        case = _case_spend.get()
+        if case is not None:
+            case.add(response)
+        return response
+
+    def __getattr__(self, name: str) -> Any:
+        # Price tables, aclose() and the like belong to the wrapped model.
+        return getattr(self.model, name)
+
+    def __repr__(self) -> str:
+        return f"MeteredModel({self.model!r})"

@@ -1,0 +1,77 @@
+"""The live progress bar of ``jurybox run``: cases done, pass/fail so far, judge calls, tokens, cost, ETA."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+
+from jurybox.core import Status
+from jurybox.store import CaseRecord
+from jurybox.suites._meter import Spend
+
+
+class RichProgress:
+    """A ProgressSink drawing one rich progress bar per suite.
+
+    Updated once per finished case (never per judge call), and redrawn by
+    rich's own refresh thread a few times a second, so it costs the run nothing.
+    """
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+        self._counts = {status: 0 for status in Status}
+
+    def start(self, suite: str, total: int, done: int) -> None:
+        self._counts = {status: 0 for status in Status}
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(bar_width=16),
+            MofNCompleteColumn(),
+            TextColumn(
+                "[green]{task.fields[passed]} pass[/] [red]{task.fields[failed]} fail[/] "
+                "[magenta]{task.fields[errors]} err[/] [yellow]{task.fields[undecided]} undecided[/]"
+            ),
+            TextColumn("judge {task.fields[calls]} calls {task.fields[tokens]} tok {task.fields[cost]}"),
+            TimeRemainingColumn(compact=True),
+            console=self.console,
+            transient=False,
+            refresh_per_second=4,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task(
+            suite,
+            total=total,
+            completed=done,
+            passed=0,
+            failed=0,
+            errors=0,
+            undecided=0,
+            calls=0,
+            tokens=0,
+            cost="$0.0000",
+        )
+
+    def case_done(self, record: CaseRecord, spend: Spend) -> None:
+        if self._progress is None or self._task is None:
+            return
+        self._counts[record.status] += 1
+        cost = f"${spend.cost:.4f}" + (f" (+{spend.unpriced_calls} unpriced)" if spend.unpriced_calls else "")
+        self._progress.update(
+            self._task,
+            advance=1,
+            passed=self._counts[Status.PASS],
+            failed=self._counts[Status.FAIL],
+            errors=self._counts[Status.ERROR],
+            undecided=self._counts[Status.ABSTAIN],
+            calls=spend.calls,
+            tokens=spend.tokens,
+            cost=cost,
+        )
+
+    def stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+        self._progress = None
+        self._task = None

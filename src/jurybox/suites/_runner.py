@@ -1,0 +1,576 @@
+"""The async suite runner: run each case's conversation, judge it, stream the record to the store.
+
+Cost model: a fixed pool of ``concurrency`` worker tasks pulls cases from an
+iterator (no task per case waiting on a semaphore), all judges share the
+run's one judge-model client, per-case bookkeeping is O(1), and store writes
+go to one dedicated writer thread in the order cases finish. An agent that
+crashes, hangs or returns garbage makes its case ERROR with the reason; the
+run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol, TypeVar
+
+from jurybox.agents import (
+    AgentError,
+    RoundOutcome,
+    RoundSpec,
+    Target,
+    TargetConfigError,
+    make_target,
+    run_conversation,
+)
+from jurybox.core import Context, Judgment, Status
+from jurybox.report import SKIPPED_TIERS_KEY
+from jurybox.store import CaseRecord, RoundRecord
+from jurybox.suites._case import Case, Suite
+from jurybox.suites._conversation_helpers import clarification_detector, follow_up_writer
+from jurybox.suites._meter import Spend, start_case_spend
+from jurybox.suites._registry import TIER_DETERMINISTIC, TIER_LLM
+from jurybox.suites._sql import Databases, SqlCheckJudge
+from jurybox.suites._verdict import (
+    LLM_SKIP_REASON,
+    LLM_SKIPPED,
+    case_verdict_judge,
+    mark_llm_skipped,
+    not_judged,
+    round_judgment,
+)
+
+T = TypeVar("T")
+RunStatus = Literal["completed", "interrupted", "failed"]
+DEFAULT_CONCURRENCY = 8
+SESSION_CLOSE_TIMEOUT = 5.0
+"""Seconds a finished case waits for the agent to release its session before moving on."""
+
+
+class RunStore(Protocol):
+    """What the runner needs from ``jurybox.store``'s Store (sync; called on one writer thread)."""
+
+    def begin_run(
+        self,
+        suite: str,
+        *,
+        cases: Mapping[str, Mapping[str, Any]],
+        judge_model: str | None = None,
+        agent_version: str | None = None,
+        git_commit: str | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> str: ...
+
+    def record_case(self, run_id: str, record: CaseRecord) -> bool: ...
+
+    def recorded_cases(self, run_id: str) -> set[str]: ...
+
+    def run_records(self, run_id: str) -> list[CaseRecord]: ...
+
+    def finish_run(self, run_id: str, status: RunStatus = "completed") -> None: ...
+
+
+class ProgressSink(Protocol):
+    """Where the runner reports progress (the CLI's rich progress bar)."""
+
+    def start(self, suite: str, total: int, done: int) -> None: ...
+
+    def case_done(self, record: CaseRecord, spend: Spend) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run a suite.
+
+    Attributes:
+        concurrency: Cases in flight at once.
+        selectors: Only cases whose name, tag or name glob matches one of these.
+        timeout: Seconds per case, overriding the suite's (None keeps them).
+        retries: Extra attempts after an agent crash or timeout, overriding the suite's.
+        git_commit: Recorded with the run.
+        agent_version: Recorded with the run.
+    """
+
+    concurrency: int = DEFAULT_CONCURRENCY
+    selectors: tuple[str, ...] = ()
+    timeout: float | None = None
+    retries: int | None = None
+    git_commit: str | None = None
+    agent_version: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
+        if self.timeout is not None and self.timeout <= 0:
+            raise ValueError(f"timeout must be positive seconds, got {self.timeout}")
+        if self.retries is not None and self.retries < 0:
+            raise ValueError(f"retries must be >= 0, got {self.retries}")
+
+
+@dataclass
+class RunResult:
+    """What a run produced.
+
+    Attributes:
+        records: Every case of the run, including those judged before a resume.
+        status: ``completed`` or ``interrupted``.
+        resumed: Cases already recorded when this session started.
+        spend: Judge-model calls, tokens and cost of this session.
+        store_errors: Writes that failed (the run went on; the store misses these cases).
+    """
+
+    suite: str
+    run_id: str
+    records: list[CaseRecord]
+    status: str
+    started_at: datetime
+    finished_at: datetime
+    judge_model: str | None
+    llm_skipped: bool
+    spend: Spend = field(default_factory=Spend)
+    resumed: int = 0
+    total_cases: int = 0
+    store_errors: list[str] = field(default_factory=list)
+
+    def count(self, status: Status) -> int:
+        return sum(1 for r in self.records if r.status is status)
+
+    @property
+    def ok(self) -> bool:
+        """True when every selected case passed, the run finished and every record was stored."""
+        return (
+            self.status == "completed"
+            and not self.store_errors
+            and len(self.records) >= self.total_cases
+            and all(r.status is Status.PASS for r in self.records)
+        )
+
+
+class SuiteRunner:
+    """Runs one suite's cases against its agent.
+
+    Args:
+        suite: The loaded suite.
+        options: Concurrency, filters, timeouts, retries.
+        target: The agent (default: built from the suite's ``agent:``).
+        store: Where records go as each case finishes (None: kept in memory only).
+        progress: A progress sink, or None.
+    """
+
+    def __init__(
+        self,
+        suite: Suite,
+        options: RunOptions | None = None,
+        *,
+        target: Target | None = None,
+        store: RunStore | None = None,
+        progress: ProgressSink | None = None,
+    ) -> None:
+        self.suite = suite
+        self.options = options or RunOptions()
+        self.store = store
+        self.progress = progress
+        self._target = target
+        self._own_target = target is None
+        self._model = suite.model
+        self._spend = Spend()
+        self._stopping = asyncio.Event()
+        self._databases = Databases()
+        self._io: ThreadPoolExecutor | None = None
+        self._pending: set[asyncio.Future[Any]] = set()
+        self._store_errors: list[str] = []
+        self._detector = clarification_detector(suite.model)
+        self._writer = follow_up_writer(suite.model)
+
+    def stop(self) -> None:
+        """Stop taking new cases and abandon those in flight (they are re-run on resume)."""
+        self._stopping.set()
+
+    async def run(self, *, resume: str | None = None) -> RunResult:
+        """Run the suite (or, with ``resume``, only the cases that run has not recorded)."""
+        started_at = datetime.now(UTC)
+        cases = self.suite.select(self.options.selectors)
+        if self.store is not None:
+            self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-store")
+        try:
+            # The agent first: a bad agent spec must fail before a run is opened in the store.
+            self._require_target()
+            run_id, done = await self._open_run(cases, resume)
+            todo = [case for case in cases if case.name not in done]
+            records: list[CaseRecord] = []
+            if self.progress is not None:
+                self.progress.start(self.suite.name, len(cases), len(cases) - len(todo))
+            status = await self._run_cases(run_id, todo, records)
+            await self._drain()
+            if self.store is not None:
+                await self._io_call(self.store.finish_run, run_id, status)
+                if done:
+                    records = await self._io_call(self.store.run_records, run_id)
+            wanted = {case.name for case in cases}
+            records = [r for r in records if r.case in wanted]
+            records.sort(key=_order(cases))
+        finally:
+            if self.progress is not None:
+                self.progress.stop()
+            await self._close()
+        return RunResult(
+            suite=self.suite.name,
+            run_id=run_id,
+            records=records,
+            status=status,
+            started_at=started_at,
+            finished_at=datetime.now(UTC),
+            judge_model=self.suite.judge_model,
+            llm_skipped=not self.suite.llm_enabled and any(c.llm_judges() for c in cases),
+            spend=self._spend,
+            resumed=len(cases) - len(todo),
+            total_cases=len(cases),
+            store_errors=list(self._store_errors),
+        )
+
+    # -- run bookkeeping ---------------------------------------------------------------------------
+
+    async def _open_run(self, cases: Sequence[Case], resume: str | None) -> tuple[str, set[str]]:
+        if self.store is None:
+            if resume is not None:
+                raise ValueError("--resume needs a store (results of the earlier run live there)")
+            return uuid.uuid4().hex, set()
+        if resume is not None:
+            return resume, set(await self._io_call(self.store.recorded_cases, resume))
+        config = {
+            "concurrency": self.options.concurrency,
+            "selectors": list(self.options.selectors),
+            "suite_file": str(self.suite.path),
+            "llm_tier": "enabled" if self.suite.llm_enabled else LLM_SKIPPED,
+        }
+        run_id = await self._io_call(
+            self.store.begin_run,
+            self.suite.name,
+            cases={case.name: case.spec for case in cases},
+            judge_model=self.suite.judge_model,
+            agent_version=self.options.agent_version,
+            git_commit=self.options.git_commit,
+            config=config,
+        )
+        return str(run_id), set()
+
+    async def _run_cases(self, run_id: str, todo: Sequence[Case], records: list[CaseRecord]) -> RunStatus:
+        if not todo:
+            return "completed"
+        queue: Iterator[Case] = iter(todo)
+        workers = [
+            asyncio.create_task(self._worker(run_id, queue, records), name=f"jurybox-case-worker-{i}")
+            for i in range(min(self.options.concurrency, len(todo)))
+        ]
+        stopper = asyncio.create_task(self._stopping.wait())
+        restore = _on_sigint(self.stop)
+        everything = asyncio.gather(*workers)
+        waiting: set[asyncio.Future[Any]] = {stopper, everything}
+        try:
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            self._stopping.set()
+        finally:
+            restore()
+            stopper.cancel()
+            for worker in workers:
+                worker.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+        failure = everything.exception() if everything.done() and not everything.cancelled() else None
+        if failure is not None and not isinstance(failure, asyncio.CancelledError):
+            raise failure  # a runner bug, not a case failure: cases never raise
+        return "interrupted" if self._stopping.is_set() else "completed"
+
+    async def _worker(self, run_id: str, queue: Iterator[Case], records: list[CaseRecord]) -> None:
+        for case in queue:
+            if self._stopping.is_set():
+                return
+            record = await self.execute(case, run_id)
+            records.append(record)
+            if self.store is not None:
+                self._write(run_id, record)
+            if self.progress is not None:
+                self.progress.case_done(record, self._spend)
+
+    def _write(self, run_id: str, record: CaseRecord) -> None:
+        assert self.store is not None and self._io is not None
+        future = asyncio.get_running_loop().run_in_executor(self._io, self.store.record_case, run_id, record)
+        self._pending.add(future)
+        future.add_done_callback(self._written)
+
+    def _written(self, future: asyncio.Future[Any]) -> None:
+        self._pending.discard(future)
+        if not future.cancelled() and future.exception() is not None:
+            exc = future.exception()
+            self._store_errors.append(f"{type(exc).__name__}: {exc}")
+
+    async def _drain(self) -> None:
+        if self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
+
+    async def _io_call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        assert self._io is not None
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._io, lambda: fn(*args, **kwargs))
+
+    async def _close(self) -> None:
+        if self._own_target and self._target is not None:
+            with contextlib.suppress(Exception):
+                await self._target.aclose()
+        await asyncio.to_thread(self._databases.dispose)
+        if self._io is not None:
+            self._io.shutdown(wait=True)
+
+    # -- one case ----------------------------------------------------------------------------------
+
+    async def execute(self, case: Case, run_id: str) -> CaseRecord:
+        """Run and judge one case; never raises for agent or judge failures (ERROR record instead)."""
+        spend = start_case_spend()
+        try:
+            return await self._execute(case, run_id, spend)
+        finally:
+            self._spend.merge(spend)
+
+    async def _execute(self, case: Case, run_id: str, spend: Spend) -> CaseRecord:
+        started_at = datetime.now(UTC)
+        clock = time.perf_counter()
+        timeout = self.options.timeout or case.timeout
+        retries = self.options.retries if self.options.retries is not None else case.retries
+        reasons: list[str] = []
+        partial: Sequence[RoundOutcome] = ()
+        outcomes: list[RoundOutcome] | None = None
+        session_id = ""
+        for attempt in range(retries + 1):
+            session_id = f"{run_id[:12]}-{case.name}-{uuid.uuid4().hex[:8]}"
+            try:
+                async with asyncio.timeout(timeout):
+                    outcomes = await run_conversation(
+                        self._require_target(),
+                        [RoundSpec(r.prompt, r.follow_ups) for r in case.rounds],
+                        session_id=session_id,
+                        revive_between_rounds=case.revive_between_rounds,
+                        max_follow_ups=case.max_follow_ups,
+                        is_clarification=self._detector,
+                        follow_up=self._writer,
+                        timeout=timeout,
+                    )
+                break
+            except AgentError as exc:
+                reasons.append(f"attempt {attempt + 1}: {exc.reason}")
+                partial = exc.outcomes
+            except TimeoutError:
+                reasons.append(f"attempt {attempt + 1}: the case did not finish within {timeout:g}s")
+            except Exception as exc:  # a follow-up writer or adapter bug: not worth retrying
+                reasons.append(f"attempt {attempt + 1}: {type(exc).__name__}: {exc}")
+                break
+            finally:
+                await self._end_session(session_id)
+        base = {"session_id": session_id, "attempts": len(reasons) + (outcomes is not None)}
+        if outcomes is None:
+            return self._error_record(case, reasons, partial, started_at, clock, spend, base)
+        try:
+            return await self._judge(case, outcomes, session_id, started_at, clock, spend, base)
+        except Exception as exc:  # judges turn their own failures into ERROR; this is a runner bug guard
+            return self._error_record(
+                case, [f"judging failed: {type(exc).__name__}: {exc}"], outcomes, started_at, clock, spend, base
+            )
+
+    async def _end_session(self, session_id: str) -> None:
+        """Release what the adapter holds for a finished conversation (a Python agent's object and thread).
+
+        What the agent stored stays: SQL checks run after this and read the database.
+        """
+        target = self._require_target()
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(SESSION_CLOSE_TIMEOUT):
+                await target.close_session(session_id)
+
+    def _require_target(self) -> Target:
+        if self._target is None:
+            self._target = make_target(_agent_spec(self.suite), base_dir=self.suite.base_dir)
+        return self._target
+
+    async def _judge(
+        self,
+        case: Case,
+        outcomes: Sequence[RoundOutcome],
+        session_id: str,
+        started_at: datetime,
+        clock: float,
+        spend: Spend,
+        base: dict[str, Any],
+    ) -> CaseRecord:
+        contexts = [self._round_context(case, outcome) for outcome in outcomes]
+        final = contexts[0] if len(contexts) == 1 else _conversation_context(case, contexts)
+        extra = [
+            (TIER_DETERMINISTIC, key, SqlCheckJudge(check, self._databases.engine(url), session_id, key))
+            for key, check, url in self._sql_checks(case)
+        ]
+        cascade, skipped = case_verdict_judge(case, contexts, final, llm_enabled=self.suite.llm_enabled, extra=extra)
+        judgment = not_judged(case, skipped) if cascade is None else mark_llm_skipped(await cascade(final), skipped)
+        rounds: tuple[RoundRecord, ...]
+        if len(outcomes) == 1:
+            rounds = (RoundRecord(0, outcomes[0].prompt, contexts[0], judgment, outcomes[0].follow_ups),)
+        else:
+            rounds = tuple(
+                RoundRecord(o.index, o.prompt, contexts[i], round_judgment(judgment, i, skipped), o.follow_ups)
+                for i, o in enumerate(outcomes)
+            )
+        metadata = dict(base)
+        metadata["agent_usage"] = _agent_usage(outcomes)
+        if skipped:
+            metadata.update(llm_tier=LLM_SKIPPED, skipped_judges=list(skipped))
+            metadata[SKIPPED_TIERS_KEY] = {TIER_LLM: LLM_SKIP_REASON}
+        return CaseRecord(
+            case=case.name,
+            judgment=judgment,
+            rounds=rounds,
+            context=final,
+            duration=time.perf_counter() - clock,
+            tokens=spend.tokens if spend.calls else None,
+            cost=None if spend.unpriced_calls else spend.cost,
+            judge_calls=spend.calls,
+            tags=case.tags,
+            error=judgment.reasoning if judgment.status is Status.ERROR else None,
+            started_at=started_at,
+            metadata=metadata,
+        )
+
+    def _round_context(self, case: Case, outcome: RoundOutcome) -> Context:
+        plan = case.rounds[outcome.index]
+        reference = (
+            plan.reference if plan.reference is not None else (case.reference if len(case.rounds) == 1 else None)
+        )
+        context = outcome.context
+        changes: dict[str, Any] = {}
+        if reference is not None:
+            changes["expected"] = reference
+        if case.sources:
+            changes["sources"] = _unique([*case.sources, *context.sources])
+        if case.metadata:
+            changes["metadata"] = {**case.metadata, **context.metadata}
+        return context.replace(**changes) if changes else context
+
+    def _sql_checks(self, case: Case) -> Iterable[tuple[str, Any, str]]:
+        for index, check in enumerate(case.sql_checks):
+            url = check.database or self.suite.database
+            if url is None:
+                raise ValueError(f"sql_checks[{index}] of case {case.name!r} has no database URL")
+            yield check.name or f"sql_checks[{index}]", check, url
+
+    def _error_record(
+        self,
+        case: Case,
+        reasons: Sequence[str],
+        partial: Sequence[RoundOutcome],
+        started_at: datetime,
+        clock: float,
+        spend: Spend,
+        base: dict[str, Any],
+    ) -> CaseRecord:
+        reason = reasons[-1].split(": ", 1)[-1] if reasons else "unknown error"
+        detail = "; ".join(reasons)
+        judgment = Judgment.errored(detail, judge=case.name, metadata={**base, "stage": "agent"})
+        rounds = tuple(
+            RoundRecord(
+                o.index,
+                o.prompt,
+                o.context,
+                Judgment.abstained("not judged: the case errored", judge=f"round{o.index + 1}"),
+                o.follow_ups,
+            )
+            for o in partial
+        )
+        return CaseRecord(
+            case=case.name,
+            judgment=judgment,
+            rounds=rounds,
+            context=rounds[-1].context if rounds else Context(input=case.rounds[0].prompt, status="error"),
+            duration=time.perf_counter() - clock,
+            tokens=spend.tokens if spend.calls else None,
+            cost=None if spend.unpriced_calls else spend.cost,
+            judge_calls=spend.calls,
+            tags=case.tags,
+            error=reason,
+            started_at=started_at,
+            metadata={**base, "reasons": list(reasons)},
+        )
+
+
+def _agent_spec(suite: Suite) -> Mapping[str, Any]:
+    """The agent mapping, with the suite's seed records given to a Python agent factory as ``seeds``."""
+    spec = dict(suite.agent)
+    if not suite.seeds:
+        return spec
+    if "python" not in spec:
+        raise TargetConfigError(
+            "seeds: seed records are handed to a Python agent factory as its 'seeds' keyword argument; "
+            "for an openai/http/mcp agent load them into the agent yourself (jurybox.suites.load_seeds)"
+        )
+    options = dict(spec.get("options") or {})
+    options.setdefault("seeds", [seed.to_dict() for seed in suite.seeds])
+    spec["options"] = options
+    return spec
+
+
+def _conversation_context(case: Case, contexts: Sequence[Context]) -> Context:
+    """The whole conversation as one context: last reply, every tool call, all sources."""
+    last = contexts[-1]
+    return last.replace(
+        expected=case.reference,
+        tool_calls=tuple(call for c in contexts for call in c.tool_calls),
+        sources=_unique(s for c in contexts for s in c.sources),
+        duration=sum(c.duration or 0.0 for c in contexts),
+        started_at=contexts[0].started_at,
+        metadata={**case.metadata, **last.metadata, "rounds": len(contexts)},
+    )
+
+
+def _agent_usage(outcomes: Sequence[RoundOutcome]) -> dict[str, Any]:
+    from jurybox.agents import sum_usage
+
+    return sum_usage(o.reply.usage for o in outcomes)
+
+
+def _unique(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(values))
+
+
+def _order(cases: Sequence[Case]) -> Callable[[CaseRecord], int]:
+    positions = {case.name: index for index, case in enumerate(cases)}
+    return lambda record: positions.get(record.case, len(positions))
+
+
+def _on_sigint(stop: Callable[[], None]) -> Callable[[], None]:
+    """Make Ctrl-C stop the run cleanly (a second Ctrl-C interrupts at once); returns the undo."""
+    loop = asyncio.get_running_loop()
+    fired = False
+
+    def handler() -> None:
+        nonlocal fired
+        if fired:
+            loop.remove_signal_handler(signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
+            return
+        fired = True
+        stop()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, handler)
+    except (NotImplementedError, RuntimeError, ValueError):
+        return lambda: None  # not the main thread, or no signal support: KeyboardInterrupt still cancels the run
+
+    def restore() -> None:
+        with contextlib.suppress(Exception):
+            loop.remove_signal_handler(signal.SIGINT)
+
+    return restore

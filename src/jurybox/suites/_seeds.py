@@ -1,0 +1,181 @@
+"""Seed data: Markdown files with YAML front matter, loaded as fixtures for the agent under test.
+
+A seed file looks like::
+
+    ---
+    id: review-beach-house-1
+    type: review
+    source: airbnb
+    tags: [beach-house, cleanliness]
+    valence: positive
+    listing: Beach House          # any extra field is kept in ``extra``
+    ---
+    Spotless place, the host left fresh towels.
+
+``load_seeds(directory)`` loads every ``*.md`` below it in one call; ids must be
+unique across the directory. Errors name the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from jurybox.suites._errors import Problem, SuiteError
+from jurybox.suites._yaml import Located, format_path, load_yaml
+
+FENCE = "---"
+VALENCE_WORDS = ("positive", "negative", "neutral", "mixed")
+
+
+class _FrontMatter(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    id: str = Field(min_length=1)
+    type: str = Field(min_length=1)
+    source: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    valence: float | str | None = None
+
+    @field_validator("valence")
+    @classmethod
+    def _valence(cls, value: float | str | None) -> float | str | None:
+        if isinstance(value, str) and value not in VALENCE_WORDS:
+            raise ValueError(f"valence must be a number in -1..1 or one of {', '.join(VALENCE_WORDS)}")
+        if isinstance(value, float | int) and not -1.0 <= value <= 1.0:
+            raise ValueError("valence must be in -1..1")
+        return value
+
+
+@dataclass(frozen=True)
+class Seed:
+    """One seed record: its front matter fields and the Markdown body.
+
+    Attributes:
+        id: Unique id of the record.
+        type: What it is (``memory``, ``review``, ``listing``...).
+        source: Where it came from.
+        tags: Labels for filtering.
+        valence: A number in -1..1 or ``positive``/``negative``/``neutral``/``mixed``.
+        body: The Markdown text after the front matter.
+        extra: Every other front-matter field.
+        file: The file it was read from.
+        line: Line of the first front-matter line.
+    """
+
+    id: str
+    type: str
+    body: str
+    source: str | None = None
+    tags: tuple[str, ...] = ()
+    valence: float | str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    file: Path | None = None
+    line: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as plain data (what a Python agent's ``seeds`` argument receives)."""
+        return {
+            "id": self.id,
+            "type": self.type,
+            "source": self.source,
+            "tags": list(self.tags),
+            "valence": self.valence,
+            "body": self.body,
+            **dict(self.extra),
+        }
+
+
+def parse_seed(text: str, file: str | Path) -> Seed:
+    """Parse one seed document.
+
+    Raises:
+        SuiteError: when the front matter is missing, unterminated, not YAML,
+            or lacks ``id``/``type``, naming the file, line and field.
+    """
+    name = str(file)
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != FENCE:
+        raise SuiteError.at(name, 1, "", f"a seed file starts with a '{FENCE}' line and YAML front matter")
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == FENCE), None)
+    if end is None:
+        raise SuiteError.at(name, 1, "", f"front matter is not closed: add a '{FENCE}' line after it")
+    located = load_yaml("".join(lines[1:end]), name, line_offset=1)
+    if not isinstance(located.data, dict):
+        raise SuiteError.at(name, 2, "", "front matter must be a YAML mapping (id: ..., type: ...)")
+    try:
+        front = _FrontMatter.model_validate(located.data)
+    except ValidationError as exc:
+        raise _validation_error(exc, located) from None
+    extra = dict(front.model_extra or {})
+    return Seed(
+        id=front.id,
+        type=front.type,
+        source=front.source,
+        tags=tuple(front.tags),
+        valence=front.valence,
+        body="".join(lines[end + 1 :]).strip("\n"),
+        extra=extra,
+        file=Path(file),
+        line=1,
+    )
+
+
+def load_seed(path: str | Path) -> Seed:
+    """Read and parse one seed file."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SuiteError.at(file, None, "", f"cannot read seed file: {exc}") from exc
+    return parse_seed(text, file)
+
+
+def load_seeds(*paths: str | Path, pattern: str = "*.md") -> list[Seed]:
+    """Load seed files and directories (recursively, ``pattern`` files, sorted by path) in one call.
+
+    Every file is parsed before anything is returned, and every problem is
+    reported together; duplicate ids are an error.
+
+    Raises:
+        SuiteError: listing every bad file with its line and field.
+    """
+    files: list[Path] = []
+    problems: list[Problem] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob(pattern) if p.is_file()))
+        elif path.is_file():
+            files.append(path)
+        else:
+            problems.append(Problem(str(path), None, "", "no such seed file or directory"))
+    seeds: list[Seed] = []
+    first_seen: dict[str, Seed] = {}
+    for file in files:
+        try:
+            seed = load_seed(file)
+        except SuiteError as exc:
+            problems.extend(exc.problems)
+            continue
+        if seed.id in first_seen:
+            other = first_seen[seed.id]
+            problems.append(Problem(str(file), 2, "id", f"duplicate seed id {seed.id!r} (also in {other.file})"))
+            continue
+        first_seen[seed.id] = seed
+        seeds.append(seed)
+    if problems:
+        raise SuiteError(problems)
+    return seeds
+
+
+def _validation_error(exc: ValidationError, located: Located) -> SuiteError:
+    problems = []
+    for error in exc.errors():
+        path = tuple(error["loc"])
+        problems.append(Problem(located.file, located.line_of(path), format_path(path), error["msg"]))
+    return SuiteError(problems)

@@ -1,0 +1,149 @@
+"""A case's verdict: its judges, each looking at its own round, run as one cascade of tiers.
+
+The cascade's tiers are named ``deterministic``, ``similarity`` and
+``llm_judge`` (the names the store tracks regressions by): a failure in a
+cheaper tier ends the case before any judge-model token is spent. With no
+judge model the LLM tier is left out, and the verdict says so in its
+reasoning and in ``metadata["llm_tier"] = "skipped"``; it is never counted
+as a pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from jurybox.core import Cascade, Context, Judgment, NumericScore, Status, Tier, aevaluate
+from jurybox.core._voting import vote_value
+from jurybox.suites._case import Case
+from jurybox.suites._judge_model import HOW_TO_ENABLE
+from jurybox.suites._registry import TIER_LLM, TIERS
+
+LLM_SKIPPED = "skipped"
+LLM_SKIP_REASON = "no judge model configured; " + HOW_TO_ENABLE
+
+
+class OnContext:
+    """A judge bound to the context it must look at (its round's, or the whole conversation's).
+
+    A cascade hands every judge the same context; a round's judge needs its own round.
+    """
+
+    def __init__(self, judge: Any, context: Context, name: str) -> None:
+        self.judge = judge
+        self.context = context
+        self.name = name
+
+    async def __call__(self, _context: Context) -> Judgment:
+        return await aevaluate(self.judge, self.context)
+
+
+def case_verdict_judge(
+    case: Case,
+    rounds: Sequence[Context],
+    final: Context,
+    *,
+    llm_enabled: bool,
+    extra: Sequence[tuple[str, str, Any]] = (),
+) -> tuple[Cascade | None, list[str]]:
+    """The cascade that judges one execution of ``case``, and the keys of the LLM judges left out.
+
+    Args:
+        case: The case.
+        rounds: Each round's context, in order.
+        final: The whole conversation's context (case-level judges see it).
+        llm_enabled: False when no judge model is configured.
+        extra: (tier, key, judge) added at run time, e.g. SQL checks bound to the session.
+
+    Returns:
+        (cascade, skipped LLM judge keys); the cascade is None when nothing is left to run.
+    """
+    groups: dict[str, list[OnContext]] = {tier: [] for tier in TIERS}
+    skipped: list[str] = []
+    for item in case.judges:
+        if item.tier == TIER_LLM and not llm_enabled:
+            skipped.append(item.key)
+            continue
+        context = rounds[item.round] if item.round is not None else final
+        groups[item.tier].append(OnContext(item.judge, context, item.key))
+    for tier, key, judge in extra:
+        groups[tier].append(OnContext(judge, final, key))
+    present = [tier for tier in TIERS if groups[tier]]
+    if not present:
+        return None, skipped
+    if case.voting is not None:
+        members = [judge for tier in present for judge in groups[tier]]
+        return Cascade(Tier.final(*members, voting=case.voting, name=present[-1]), name=case.name), skipped
+    tiers = [
+        Tier.final(*groups[tier], name=tier)
+        if index == len(present) - 1
+        else Tier.reject_on_any_fail(*groups[tier], name=tier)
+        for index, tier in enumerate(present)
+    ]
+    return Cascade(*tiers, name=case.name), skipped
+
+
+def not_judged(case: Case, skipped: Sequence[str]) -> Judgment:
+    """The verdict of a case whose only judges are LLM judges, run without a judge model."""
+    return Judgment.abstained(
+        f"not judged: the case has only LLM judges ({', '.join(skipped)}) and the llm tier was skipped; "
+        + HOW_TO_ENABLE,
+        judge=case.name,
+        metadata={"llm_tier": LLM_SKIPPED, "skipped_judges": list(skipped), "skipped": [TIER_LLM]},
+    )
+
+
+def mark_llm_skipped(judgment: Judgment, skipped: Sequence[str]) -> Judgment:
+    """Say in the verdict that the LLM tier did not run, and how to make it run."""
+    if not skipped:
+        return judgment
+    note = (
+        f" [llm tier skipped: {len(skipped)} LLM judge(s) not run ({', '.join(skipped)}); decided by the other tiers]"
+    )
+    metadata = dict(judgment.metadata)
+    metadata.update(
+        llm_tier=LLM_SKIPPED,
+        skipped_judges=list(skipped),
+        how_to_enable=HOW_TO_ENABLE,
+        skipped=[*metadata.get("skipped", ()), TIER_LLM]
+        if TIER_LLM not in metadata.get("skipped", ())
+        else metadata["skipped"],
+    )
+    return judgment.with_changes(reasoning=judgment.reasoning + note, metadata=metadata)
+
+
+def round_judgment(case_judgment: Judgment, index: int, skipped: Sequence[str]) -> Judgment:
+    """One round's verdict, gathered from the judges of that round inside the case's cascade."""
+    prefix = f"round{index + 1}."
+    found: dict[str, Judgment] = {}
+    for tier in case_judgment.children.values():
+        for key, judgment in tier.children.items():
+            if key.startswith(prefix):
+                found[key.removeprefix(prefix)] = judgment
+    round_skipped = [key.removeprefix(prefix) for key in skipped if key.startswith(prefix)]
+    metadata: dict[str, Any] = {"skipped_judges": round_skipped} if round_skipped else {}
+    if not found:
+        why = "its LLM judges were skipped (no judge model)" if round_skipped else "no judge of this round ran"
+        return Judgment.abstained(f"round {index + 1} not judged: {why}", judge=f"round{index + 1}", metadata=metadata)
+    statuses = [j.status for j in found.values()]
+    decided = [j for j in found.values() if j.status.decided]
+    score = NumericScore(sum(vote_value(j) for j in decided) / len(decided)) if decided else None
+    for status in (Status.ERROR, Status.FAIL, Status.ABSTAIN):
+        if status in statuses:
+            names = [k for k, j in found.items() if j.status is status]
+            return Judgment(
+                status,
+                score=score,
+                reasoning=f"{status.value}: {', '.join(names)}",
+                judge=f"round{index + 1}",
+                children=found,
+                metadata=metadata,
+            )
+    return Judgment(
+        Status.PASS,
+        score=score,
+        reasoning=f"all {len(found)} judge(s) passed",
+        judge=f"round{index + 1}",
+        children=found,
+        metadata=metadata,
+    )

@@ -1,0 +1,323 @@
+"""``expect(...)``: fluent assertions about what an LLM app produced.
+
+Each step runs one judge at once and returns the chain. A hard step that does
+not pass raises ``JuryboxAssertionError`` with the judge's verdict, confidence
+and reasoning; a soft ``warn_*`` step records a warning (shown in the pytest
+terminal summary) and lets the test go on, unless strict mode is on. A verdict
+under the confidence threshold is ``uncertain``, never a pass, and a judge that
+could not decide (ERROR/ABSTAIN, no model configured) never passes either.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from jurybox.core import Context, evaluate, judge_name
+from jurybox.testing._errors import JudgeNotConfiguredError, JuryboxAssertionError, JuryboxWarning
+from jurybox.testing._scope import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_SIMILARITY,
+    HOW_TO_CONFIGURE,
+    TestScope,
+    current_scope,
+    fallback_strict,
+)
+from jurybox.testing._verdict import Verdict
+
+if TYPE_CHECKING:
+    from jurybox.judges._tool_calls import ArgumentMode, MatchMode
+
+#: How much of the judged output a failure message quotes.
+QUOTE_LIMIT = 300
+
+
+def _quote(text: str) -> str:
+    text = " ".join(text.split())
+    return repr(text if len(text) <= QUOTE_LIMIT else text[: QUOTE_LIMIT - 1] + "…")
+
+
+def _as_context(output: Any, fields: Mapping[str, Any]) -> Context:
+    """A Context from a string, a Context, or a reply object with ``text`` (and maybe ``tool_calls``/``sources``)."""
+    if isinstance(output, Context):
+        return output.replace(**fields) if fields else output
+    if isinstance(output, str):
+        return Context(output=output, **fields)
+    text = getattr(output, "text", None)
+    if isinstance(text, str):
+        extra = {
+            name: getattr(output, name)
+            for name in ("tool_calls", "sources")
+            if getattr(output, name, None) and name not in fields
+        }
+        return Context(output=text, **extra, **fields)
+    raise TypeError(
+        f"expect() takes the output as a string, a Context or a reply with a .text; got {type(output).__name__}"
+    )
+
+
+class Expectation:
+    """A chain of checks on one output. Build it with ``expect(...)`` or ``expect.results(...)``.
+
+    Attributes:
+        context: What the judges see.
+        verdicts: Every step's verdict so far, in order.
+    """
+
+    def __init__(self, context: Context, *, judge_model: Any = None, confidence: float | None = None) -> None:
+        if confidence is not None and not 0.0 <= confidence <= 1.0:
+            raise ValueError(f"confidence threshold must be in 0..1, got {confidence!r}")
+        self.context = context
+        self.verdicts: list[Verdict] = []
+        self._judge_model = judge_model
+        self._confidence = confidence
+
+    # -- settings ----------------------------------------------------------------
+    @property
+    def _scope(self) -> TestScope | None:
+        return current_scope()
+
+    @property
+    def confidence_threshold(self) -> float:
+        if self._confidence is not None:
+            return self._confidence
+        scope = self._scope
+        return scope.confidence if scope is not None else DEFAULT_CONFIDENCE
+
+    @property
+    def strict(self) -> bool:
+        scope = self._scope
+        return scope.strict if scope is not None else fallback_strict()
+
+    def _model(self) -> Any:
+        """The judge model for semantic steps, or None when none is configured anywhere."""
+        if self._judge_model is not None:
+            return self._judge_model
+        scope = self._scope
+        if scope is not None:
+            return scope.configured_model()
+        # Outside pytest: the environment, as jurybox.llm resolves it.
+        return os.environ.get("JURYBOX_JUDGE_MODEL") or None
+
+    # -- the engine ---------------------------------------------------------------
+    def _check(self, step: str, judge: Any, *, soft: bool) -> Expectation:
+        judgment = evaluate(judge, self.context)
+        verdict = Verdict.from_judgment(step, judgment, confidence_threshold=self.confidence_threshold, soft=soft)
+        return self._settle(verdict)
+
+    def _semantic(self, step: str, factory_name: str, *args: Any, soft: bool, **options: Any) -> Expectation:
+        model = self._model()
+        if model is None:
+            verdict = Verdict(
+                step=step,
+                judge=factory_name,
+                outcome="error",
+                confidence=None,
+                confidence_threshold=self.confidence_threshold,
+                reasoning=f"no judge model configured: {HOW_TO_CONFIGURE}",
+                soft=soft,
+            )
+            return self._settle(verdict, error=JudgeNotConfiguredError)
+        from jurybox import llm
+
+        judge = getattr(llm, factory_name)(*args, model=model, **options)
+        return self._check(step, judge, soft=soft)
+
+    def _settle(self, verdict: Verdict, error: type[JuryboxAssertionError] = JuryboxAssertionError) -> Expectation:
+        self.verdicts.append(verdict)
+        scope = self._scope
+        if scope is not None:
+            scope.record_verdict(verdict)
+        if verdict.ok:
+            return self
+        if verdict.soft and not self.strict:
+            if scope is None:
+                warnings.warn(f"jurybox soft check: {verdict.describe()}", JuryboxWarning, stacklevel=4)
+            return self
+        kind = "soft check (strict mode)" if verdict.soft else "check"
+        raise error(f"jurybox {kind} did not pass: {verdict.describe()}\n  output: {_quote(self.context.output)}")
+
+    # -- semantic steps (LLM judges) -----------------------------------------------
+    def _relevance(self, step: str, criteria: str, soft: bool, options: dict[str, Any]) -> Expectation:
+        if self.context.input.strip():
+            return self._semantic(step, "relevance", criteria, soft=soft, **options)
+        # No query on the chain: the output is judged against the criteria as the query.
+        return self._semantic(step, "relevance", soft=soft, query=criteria, **options)
+
+    def is_relevant_to(self, criteria: str, **options: Any) -> Expectation:
+        """Hard: the output (or the results) is relevant to ``criteria`` (``jurybox.llm.relevance``)."""
+        return self._relevance("is_relevant_to", criteria, False, options)
+
+    def warn_if_irrelevant(self, criteria: str, **options: Any) -> Expectation:
+        """Soft ``is_relevant_to``: warn in the summary instead of failing."""
+        return self._relevance("warn_if_irrelevant", criteria, True, options)
+
+    def has_good_ranking(self, criteria: str | None = None, **options: Any) -> Expectation:
+        """Hard: the most relevant results come first (``jurybox.llm.ranking``)."""
+        return self._semantic("has_good_ranking", "ranking", criteria, soft=False, **options)
+
+    def warn_if_poorly_ranked(self, criteria: str | None = None, **options: Any) -> Expectation:
+        """Soft ``has_good_ranking``."""
+        return self._semantic("warn_if_poorly_ranked", "ranking", criteria, soft=True, **options)
+
+    def covers_topics(self, *topics: str, **options: Any) -> Expectation:
+        """Hard: the output covers every topic (``jurybox.llm.coverage``; ``threshold=`` for a fraction)."""
+        return self._semantic("covers_topics", "coverage", list(topics), soft=False, **options)
+
+    def warn_if_missing_topics(self, *topics: str, **options: Any) -> Expectation:
+        """Soft ``covers_topics``."""
+        return self._semantic("warn_if_missing_topics", "coverage", list(topics), soft=True, **options)
+
+    def is_correct(self, reference: str | None = None, **options: Any) -> Expectation:
+        """Hard: the output is correct against ``reference`` (``jurybox.llm.correctness``)."""
+        return self._semantic("is_correct", "correctness", reference, soft=False, **options)
+
+    def warn_if_incorrect(self, reference: str | None = None, **options: Any) -> Expectation:
+        """Soft ``is_correct``."""
+        return self._semantic("warn_if_incorrect", "correctness", reference, soft=True, **options)
+
+    def meets(self, rubric: str | Sequence[str] | Mapping[str, float], **options: Any) -> Expectation:
+        """Hard: the output meets a rubric -- one criterion, a list, or criterion -> weight (``jurybox.llm.rubric``)."""
+        criteria = [rubric] if isinstance(rubric, str) else rubric
+        return self._semantic("meets", "rubric", criteria, soft=False, **options)
+
+    def warn_if_fails_rubric(self, rubric: str | Sequence[str] | Mapping[str, float], **options: Any) -> Expectation:
+        """Soft ``meets``."""
+        criteria = [rubric] if isinstance(rubric, str) else rubric
+        return self._semantic("warn_if_fails_rubric", "rubric", criteria, soft=True, **options)
+
+    def is_faithful_to(self, sources: Sequence[str] | None = None, **options: Any) -> Expectation:
+        """Hard: every claim is supported by ``sources`` (default: the context's; ``jurybox.llm.faithfulness``)."""
+        return self._semantic("is_faithful_to", "faithfulness", _texts(sources), soft=False, **options)
+
+    def warn_if_unfaithful(self, sources: Sequence[str] | None = None, **options: Any) -> Expectation:
+        """Soft ``is_faithful_to``."""
+        return self._semantic("warn_if_unfaithful", "faithfulness", _texts(sources), soft=True, **options)
+
+    # -- structural steps (deterministic judges) ----------------------------------
+    def _similarity_default(self) -> float:
+        scope = self._scope
+        return scope.similarity_threshold if scope is not None else DEFAULT_SIMILARITY
+
+    def is_similar_to(self, recorded: str, threshold: float | None = None) -> Expectation:
+        """Hard: text similarity (difflib ratio) to ``recorded`` is at least ``threshold``.
+
+        The default threshold is 0.85, ``[tool.jurybox] similarity_threshold``, or the
+        test's ``@pytest.mark.similarity_threshold(x)``.
+        """
+        from jurybox.judges import similar
+
+        limit = self._similarity_default() if threshold is None else threshold
+        return self._check("is_similar_to", similar(recorded, threshold=limit), soft=False)
+
+    def warn_if_dissimilar(self, recorded: str, threshold: float | None = None) -> Expectation:
+        """Soft ``is_similar_to``."""
+        from jurybox.judges import similar
+
+        limit = self._similarity_default() if threshold is None else threshold
+        return self._check("warn_if_dissimilar", similar(recorded, threshold=limit), soft=True)
+
+    def called_tools(
+        self,
+        expected: Sequence[Any],
+        *,
+        mode: MatchMode = "strict",
+        args: ArgumentMode = "exact",
+        per_tool: Mapping[str, ArgumentMode] | None = None,
+    ) -> Expectation:
+        """Hard, always: the tool calls match ``expected`` (names, or dicts with ``name``/``arguments``).
+
+        Exact by default (same calls, same order, same arguments): tool calls are
+        actions, so they are never compared softly. ``mode`` and ``args`` are
+        those of ``jurybox.judges.tool_calls``.
+        """
+        from jurybox.judges import tool_calls
+
+        judge = tool_calls(list(expected), mode=mode, args=args, per_tool=per_tool)
+        return self._check("called_tools", judge, soft=False)
+
+    def matches_schema(self, schema: Mapping[str, Any]) -> Expectation:
+        """Hard: the output is JSON valid against the JSON Schema ``schema``."""
+        from jurybox.judges import json_schema
+
+        return self._check("matches_schema", json_schema(schema), soft=False)
+
+    # -- any judge ----------------------------------------------------------------
+    def satisfies(self, judge: Any) -> Expectation:
+        """Hard: any judge (from ``jurybox.judges``, ``jurybox.llm``, a ``@judge`` function, a Jury...) passes."""
+        return self._check(f"satisfies({judge_name(judge)})", judge, soft=False)
+
+    def warn_unless(self, judge: Any) -> Expectation:
+        """Soft ``satisfies``."""
+        return self._check(f"warn_unless({judge_name(judge)})", judge, soft=True)
+
+    def __repr__(self) -> str:
+        return f"<expect {_quote(self.context.output)}: {len(self.verdicts)} step(s)>"
+
+
+def _texts(values: Sequence[str] | None) -> list[str] | None:
+    if values is None:
+        return None
+    if isinstance(values, str):
+        return [values]
+    return list(values)
+
+
+class Expect:
+    """The ``expect`` entry point: ``expect(output)`` and ``expect.results(query, results)``."""
+
+    def __call__(
+        self,
+        output: Any,
+        *,
+        judge_model: Any = None,
+        query: str | None = None,
+        expected: str | None = None,
+        sources: Sequence[str] | None = None,
+        tool_calls: Sequence[Any] | None = None,
+        confidence: float | None = None,
+    ) -> Expectation:
+        """Start a chain on an output.
+
+        Args:
+            output: The text, a ``Context``, or a reply object with ``.text`` (and
+                ``.tool_calls``/``.sources``, e.g. an ``AgentReply``).
+            judge_model: A JudgeModel or spec string for the semantic steps; default:
+                the configured judge model (``--jurybox-model``, ``JURYBOX_JUDGE_MODEL``,
+                ``[tool.jurybox] model``, or the ``fake_model`` fixture's model).
+            query: The question the output answers (relevance judges use it).
+            expected: A reference answer (``is_correct()`` without argument uses it).
+            sources: Retrieved documents (``is_faithful_to()`` without argument uses them).
+            tool_calls: The calls the app made (``called_tools`` checks them).
+            confidence: Confidence threshold for this chain (default 0.6 or the configured one).
+        """
+        fields: dict[str, Any] = {}
+        if query is not None:
+            fields["input"] = query
+        if expected is not None:
+            fields["expected"] = expected
+        if sources is not None:
+            fields["sources"] = _texts(sources)
+        if tool_calls is not None:
+            fields["tool_calls"] = list(tool_calls)
+        return Expectation(_as_context(output, fields), judge_model=judge_model, confidence=confidence)
+
+    def results(
+        self,
+        query: str,
+        results: Sequence[str],
+        *,
+        judge_model: Any = None,
+        confidence: float | None = None,
+    ) -> Expectation:
+        """Start a chain on retrieval or search results for ``query`` (ranked, best first)."""
+        if isinstance(results, str):
+            raise TypeError("expect.results() takes a list of result texts, not one string")
+        texts = [str(result) for result in results]
+        context = Context(input=query, output="\n\n".join(texts), sources=tuple(texts))
+        return Expectation(context, judge_model=judge_model, confidence=confidence)
+
+
+expect = Expect()

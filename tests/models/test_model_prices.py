@@ -1,0 +1,113 @@
+"""Prices, costs and the per-run UsageTracker: unknown prices stay unknown, never 0."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from jurybox.models import (
+    DEFAULT_PRICES,
+    FakeModel,
+    ModelResponse,
+    Price,
+    Usage,
+    UsageTracker,
+    _prices,
+    cost_of,
+    get_model,
+    get_price,
+    load_prices,
+    set_price,
+)
+from jurybox.stubs import StubReply, StubServer
+
+
+@pytest.fixture(autouse=True)
+def _fresh_prices(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(_prices, "_user_prices", {})
+    monkeypatch.setattr(_prices, "_project_prices", {})
+    monkeypatch.setattr(_prices, "_loaded_pyproject", set())
+    monkeypatch.chdir(tmp_path)  # no project pyproject.toml in sight unless a test writes one
+
+
+def test_known_models_and_their_dated_snapshots() -> None:
+    usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000)
+    assert cost_of("openai", "gpt-4o-mini", usage) == pytest.approx(0.15 + 0.60)
+    assert cost_of("openai", "gpt-4o-mini-2024-07-18", usage) == pytest.approx(0.75)
+    assert cost_of("anthropic", "claude-sonnet-4-5-20250929", usage) == pytest.approx(18.0)
+    assert get_price("openai", "gpt-4o") == Price(2.5, 10.0)
+    # A different model that merely starts like a known one is not priced like it.
+    assert get_price("openai", "gpt-4o-audio-preview") is None
+    assert all(spec.split(":")[0] in {"openai", "anthropic"} for spec in DEFAULT_PRICES)
+
+
+def test_unknown_price_or_missing_tokens_is_none_not_zero() -> None:
+    assert cost_of("openai", "my-finetune", Usage(10, 10)) is None
+    assert cost_of("ollama", "llama3.1", Usage(10, 10)) is None
+    assert cost_of("openai", "gpt-4o-mini", Usage(None, 10)) is None
+
+
+def test_users_extend_and_override_prices() -> None:
+    set_price("ollama:*", input=0, output=0)
+    set_price("openai:gpt-4o-mini", input=1, output=2)
+    assert cost_of("ollama", "llama3.1:8b", Usage(500, 500)) == 0.0
+    assert cost_of("openai", "gpt-4o-mini", Usage(1_000_000, 1_000_000)) == pytest.approx(3.0)
+    with pytest.raises(ValueError, match="provider:model"):
+        set_price("gpt-4o", input=1, output=1)
+    with pytest.raises(ValueError, match=">= 0"):
+        set_price("openai:x", input=-1, output=1)
+
+
+def test_prices_from_pyproject(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.jurybox.prices]\n"openai:house-model" = { input = 2.0, output = 4.0 }\n'
+        '"ollama:*" = { input = 0, output = 0 }\n',
+        encoding="utf-8",
+    )
+    set_price("ollama:qwen3", input=1, output=1)  # set in code before the file is read: code wins
+    assert get_price("openai", "house-model") == Price(2.0, 4.0)  # found in the working folder
+    assert cost_of("ollama", "llama3.1", Usage(1, 1)) == 0.0
+    assert get_price("ollama", "qwen3") == Price(1.0, 1.0)
+
+
+def test_bad_pyproject_price_names_file_and_key(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text('[tool.jurybox.prices]\n"openai:x" = { input = "cheap", output = 1 }\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"bad.toml: \[tool.jurybox.prices\] 'openai:x': input and output"):
+        load_prices(path)
+    path.write_text('[tool.jurybox.prices]\n"openai:x" = { in = 1 }\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="'openai:x': expected"):
+        load_prices(path)
+
+
+async def test_tracker_sums_calls_hits_tokens_known_cost_and_unknown_calls(tmp_path: Path) -> None:
+    tracker = UsageTracker()
+    reply = StubReply("ok", input_tokens=1000, output_tokens=100)
+    with StubServer("openai", reply=reply) as stub:
+        priced = get_model("openai:gpt-4o-mini", base_url=stub.base_url, cache_path=tmp_path / "c.sqlite3")
+        unpriced = get_model("openai:house-model", base_url=stub.base_url, cache=False)
+        with tracker:
+            await priced.generate([{"role": "user", "content": "a"}])
+            await priced.generate([{"role": "user", "content": "a"}])  # cache hit
+            await asyncio.gather(*(unpriced.generate([{"role": "user", "content": "b"}]) for _ in range(2)))
+        await unpriced.generate([{"role": "user", "content": "outside"}])  # tracker not active
+    total = tracker.total
+    assert (total.calls, total.cache_hits) == (3, 1)
+    assert (total.input_tokens, total.output_tokens) == (3000, 300)
+    assert total.cost == pytest.approx((1000 * 0.15 + 100 * 0.60) / 1e6)
+    assert total.unknown_cost_calls == 2 and not total.cost_known
+    assert tracker.by_model["openai:house-model"].unknown_cost_calls == 2
+    assert tracker.to_dict()["total"]["cost_known"] is False
+
+
+async def test_nested_trackers_and_fake_models_are_counted() -> None:
+    outer, inner = UsageTracker(), UsageTracker()
+    fake = FakeModel([ModelResponse("x", model="fake:model", usage=Usage(3, 4), cost=0.5), "y"])
+    with outer:
+        await fake.generate([{"role": "user", "content": "one"}])
+        with inner.activate():
+            await fake.generate([{"role": "user", "content": "two"}])
+    assert (outer.total.calls, inner.total.calls) == (2, 1)
+    assert outer.total.cost == 0.5 and outer.total.unknown_cost_calls == 1

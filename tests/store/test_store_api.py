@@ -1,0 +1,228 @@
+"""The Store API the runner depends on, against SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+from store_testkit import make_multi_round_record, make_record, nodes_per_record
+
+from jurybox.core import CategoricalScore, Context, ErrorInfo, Judgment, NumericScore, Status
+from jurybox.store import CaseRecord, Store, StoreError, open_store
+from jurybox.store._schema import CaseRow, JudgmentRow, ResultRow, RunCaseRow
+
+
+def test_records_round_trip_with_trees_contexts_and_rounds(store: Store) -> None:
+    records = [
+        make_record("a"),
+        make_record("b", llm=False),
+        make_record("c", deterministic=False),
+        make_multi_round_record("d"),
+    ]
+    run_id = store.begin_run("suite", cases={r.case: {"prompt": r.case} for r in records}, judge_model="fake:1")
+    for record in records:
+        assert store.record_case(run_id, record) is True
+
+    rebuilt = store.run_records(run_id)
+
+    assert rebuilt == records
+    assert rebuilt[1].judgment.find("correctness") == records[1].judgment.find("correctness")
+    assert rebuilt[3].rounds[0].follow_ups == (("Which city?", "Paris"),)
+    assert rebuilt[0].context is not None and rebuilt[0].context.tool_calls[0].arguments == {"q": "a"}
+
+
+def test_exotic_scores_errors_and_values_survive(store: Store) -> None:
+    judgment = Judgment(
+        Status.ERROR,
+        score=CategoricalScore("B", {"A": 1.0, "B": 0.5}),
+        reasoning="provider said 500",
+        error=ErrorInfo("ModelError", "HTTP 500", "Traceback ..."),
+        children={"n": Judgment.failed(NumericScore(3, 1, 10), "3 of 10", confidence=0.4, degraded=True)},
+        metadata={"raw": "no verdict", "nan": math.nan, "when": Path("/tmp/x")},
+    )
+    record = CaseRecord(
+        "weird",
+        judgment,
+        context=Context(output="NUL\x00byte", metadata={"tuple": (1, 2)}),
+        error="agent crashed",
+    )
+    run_id = store.begin_run("suite", cases={"weird": {}})
+    store.record_case(run_id, record)
+
+    (back,) = store.run_records(run_id)
+
+    assert back.judgment.status is Status.ERROR
+    assert back.judgment.score == judgment.score
+    assert back.judgment.error == judgment.error
+    assert back.judgment.children["n"].score == NumericScore(3, 1, 10)
+    assert back.judgment.children["n"].degraded is True
+    assert back.judgment.metadata["nan"] == "nan"  # JSON has no NaN; kept visibly, never as a number
+    assert back.context is not None and back.context.output == "NUL\ufffdbyte"
+    assert back.error == "agent crashed"
+
+
+def test_second_write_of_a_case_changes_nothing(store: Store) -> None:
+    run_id = store.begin_run("suite", cases={"a": {}})
+    first = make_record("a")
+    assert store.record_case(run_id, first) is True
+    assert store.record_case(run_id, make_record("a", llm=False, cost=9.0)) is False
+
+    (back,) = store.run_records(run_id)
+    assert back == first
+    with store.engine.connect() as connection:
+        rows = connection.execute(select(func.count()).select_from(JudgmentRow)).scalar_one()
+    assert rows == nodes_per_record(first)
+
+
+def test_resume_helpers_and_plan_order(store: Store) -> None:
+    names = [f"case-{i}" for i in (3, 1, 2, 0)]
+    run_id = store.begin_run("suite", cases={n: {"i": n} for n in names})
+    store.record_case(run_id, make_record("case-2"))
+    store.record_case(run_id, make_record("case-3"))
+
+    assert store.recorded_cases(run_id) == {"case-2", "case-3"}
+    assert store.missing_cases(run_id) == ["case-1", "case-0"]
+    assert [r.case for r in store.run_records(run_id)] == ["case-3", "case-2"]  # plan order, not write order
+    assert store.latest_run("suite", unfinished=True) is not None
+
+    store.finish_run(run_id, "interrupted")
+    assert store.get_run(run_id).status == "interrupted"
+    assert store.latest_run("suite", unfinished=True) == store.get_run(run_id)
+    store.record_case(run_id, make_record("case-1"))  # a resumed write reopens the run
+    assert store.get_run(run_id).status == "running"
+    store.record_case(run_id, make_record("case-0"))
+    store.finish_run(run_id)
+
+    info = store.get_run(run_id)
+    assert (info.status, info.planned, info.recorded, info.passed) == ("completed", 4, 4, 4)
+    assert info.finished_at is not None and info.wall_time is not None
+    assert store.latest_run("suite", unfinished=True) is None
+    assert [r.case for r in store.run_records(run_id)] == names
+
+
+def test_totals_tokens_cost_and_status_counts(store: Store) -> None:
+    run_id = store.begin_run(
+        "suite", cases={c: {} for c in "abc"}, git_commit="abc123", agent_version="2.1", config={"k": 1}
+    )
+    store.record_case(run_id, make_record("a", cost=0.25, duration=1.0))
+    store.record_case(run_id, make_record("b", llm=False, cost=None, duration=2.0))
+    store.record_case(run_id, CaseRecord("c", Judgment.errored("agent timed out"), error="AgentTimeout: 30 s"))
+    store.finish_run(run_id)
+
+    info = store.get_run(run_id)
+
+    assert (info.recorded, info.passed, info.failed, info.errored) == (3, 1, 1, 1)
+    assert info.cost == pytest.approx(0.25)
+    assert info.tokens == 300
+    assert info.duration == pytest.approx(3.0)
+    assert (info.git_commit, info.agent_version, info.config) == ("abc123", "2.1", {"k": 1})
+    assert info.pass_rate == pytest.approx(1 / 3)
+
+
+def test_judgment_rows_carry_path_tier_and_tokens(store: Store) -> None:
+    run_id = store.begin_run("suite", cases={"a": {}})
+    store.record_case(run_id, make_record("a"))
+    with store.engine.connect() as connection:
+        rows = connection.execute(
+            select(
+                JudgmentRow.path, JudgmentRow.depth, JudgmentRow.tier, JudgmentRow.status, JudgmentRow.tokens
+            ).order_by(JudgmentRow.id)
+        ).all()
+    assert [tuple(r) for r in rows] == [
+        ("", 0, None, "pass", None),
+        ("deterministic", 1, "deterministic", "pass", None),
+        ("deterministic/contains", 2, "deterministic", "pass", None),
+        ("llm_judge", 1, "llm_judge", "pass", None),
+        ("llm_judge/correctness", 2, "llm_judge", "pass", 150),
+    ]
+    assert store.run_metrics(run_id)["llm_judge"].value == 1.0
+
+
+def test_errors_for_unknown_and_completed_runs(store: Store) -> None:
+    with pytest.raises(StoreError, match="unknown run 'nope'"):
+        store.record_case("nope", make_record("a"))
+    with pytest.raises(StoreError, match="no run 'nope'"):
+        store.get_run("nope")
+    run_id = store.begin_run("suite", cases={"a": {}})
+    store.finish_run(run_id)
+    with pytest.raises(StoreError, match="is completed"):
+        store.record_case(run_id, make_record("a"))
+    with pytest.raises(ValueError, match="finishes as one of"):
+        store.finish_run(run_id, "done")  # type: ignore[arg-type]
+
+
+def test_resolve_run_by_prefix_and_last(store: Store) -> None:
+    first = store.begin_run("s1", cases={})
+    second = store.begin_run("s2", cases={})
+    assert store.resolve_run("last").id == second
+    assert store.resolve_run("last", suite="s1").id == first
+    assert store.resolve_run(first[:-2]).id == first
+    with pytest.raises(StoreError, match="several runs"):
+        store.resolve_run(first[:4])
+    assert store.suites() == ["s1", "s2"]
+
+
+def test_edited_case_gets_a_version_and_old_runs_keep_theirs(store: Store) -> None:
+    old_run = store.begin_run("suite", cases={"a": {"prompt": "v1"}, "b": {"prompt": "same"}})
+    new_run = store.begin_run("suite", cases={"b": {"prompt": "same"}, "a": {"prompt": "v2"}})
+    with store.engine.connect() as connection:
+        versions = connection.execute(select(CaseRow.name, CaseRow.definition).order_by(CaseRow.id)).all()
+        planned: dict[str, object] = dict(
+            connection.execute(
+                select(RunCaseRow.run_id, CaseRow.definition)
+                .join(CaseRow, CaseRow.id == RunCaseRow.case_id)
+                .where(RunCaseRow.case_name == "a")
+            ).all()
+        )
+    assert [tuple(v) for v in versions] == [("a", {"prompt": "v1"}), ("b", {"prompt": "same"}), ("a", {"prompt": "v2"})]
+    assert planned == {old_run: {"prompt": "v1"}, new_run: {"prompt": "v2"}}
+    assert store.export_suite("suite")["cases"] == [{"name": "b", "prompt": "same"}, {"name": "a", "prompt": "v2"}]
+
+
+def test_result_rows_reference_the_case_version_they_ran(store: Store) -> None:
+    run_id = store.begin_run("suite", cases={"a": {"prompt": "v1"}})
+    store.record_case(run_id, make_record("a"))
+    with store.engine.connect() as connection:
+        definition = connection.execute(
+            select(CaseRow.definition).join(ResultRow, ResultRow.case_id == CaseRow.id)
+        ).scalar_one()
+    assert definition == {"prompt": "v1"}
+
+
+def test_default_url_is_a_sqlite_file_under_dot_jurybox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("JURYBOX_STORE", raising=False)
+    with open_store() as store:
+        store.begin_run("suite", cases={})
+    assert (tmp_path / ".jurybox" / "jurybox.db").is_file()
+
+    monkeypatch.setenv("JURYBOX_STORE", f"sqlite:///{tmp_path / 'env.db'}")
+    with open_store() as store:
+        assert store.url.endswith("env.db")
+        with store.engine.connect() as connection:
+            assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+
+
+def test_bad_urls_are_refused_clearly() -> None:
+    with pytest.raises(StoreError, match="invalid store URL"):
+        open_store("not a url")
+    with pytest.raises(StoreError, match="unsupported store URL"):
+        open_store("mysql://u@h/db")
+
+
+def test_iter_records_streams_batches_with_their_rounds(store: Store) -> None:
+    records = [make_multi_round_record(f"m{i}") if i % 2 else make_record(f"m{i}") for i in range(7)]
+    run_id = store.begin_run("suite", cases={r.case: {} for r in records})
+    for record in records:
+        store.record_case(run_id, record)
+
+    assert list(store.iter_records(run_id, batch=3)) == records
+
+
+def test_in_memory_sqlite_store_works_for_quick_experiments() -> None:
+    with open_store("sqlite://") as store:
+        run_id = store.begin_run("suite", cases={"a": {}})
+        store.record_case(run_id, make_multi_round_record("a"))
+        assert [r.case for r in store.run_records(run_id)] == ["a"]

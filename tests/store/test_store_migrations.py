@@ -1,0 +1,89 @@
+"""Schema versions: an older store is migrated on open, a newer one is refused untouched."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import inspect, text
+
+from jurybox.store import StoreError, StoreVersionError, open_store, schema_head
+from jurybox.store._engine import SCHEMA_HEAD, create_store_engine, known_revisions, stored_revisions
+
+
+def _config(connection: object) -> Config:
+    config = Config()
+    config.set_main_option("script_location", "jurybox.store:migrations")
+    config.attributes["connection"] = connection
+    return config
+
+
+def test_migrations_know_a_linear_history() -> None:
+    assert schema_head() == SCHEMA_HEAD == "0002_lessons"
+    assert known_revisions() == {"0001_initial", "0002_lessons"}
+
+
+def test_store_at_an_older_revision_is_migrated_on_open_and_keeps_its_data(store_url: str) -> None:
+    engine = create_store_engine(store_url)
+    with engine.begin() as connection:
+        command.upgrade(_config(connection), "0001_initial")
+    stamp = datetime(2026, 1, 1, tzinfo=UTC)
+    with engine.begin() as connection:
+        assert not inspect(connection).has_table("lessons")
+        connection.execute(
+            text("INSERT INTO suites (id, name, created_at, updated_at) VALUES (1, 'old', :t, :t)"), {"t": stamp}
+        )
+        connection.execute(
+            text(
+                "INSERT INTO runs (id, suite_id, status, planned, started_at,"
+                " total, passed, failed, errored, abstained)"
+                " VALUES ('old-run', 1, 'completed', 0, :t, 0, 0, 0, 0, 0)"
+            ),
+            {"t": stamp},
+        )
+    engine.dispose()
+
+    with open_store(store_url) as store:
+        assert store.get_run("old-run").suite == "old"
+        assert store.lessons() == []
+        with store.engine.connect() as connection:
+            assert stored_revisions(connection) == ("0002_lessons",)
+            assert inspect(connection).has_table("lessons")
+
+
+def test_store_from_a_newer_jurybox_is_refused_and_not_touched(store_url: str) -> None:
+    with open_store(store_url) as store:
+        store.begin_run("suite", cases={"a": {}})
+        engine = store.engine
+        with engine.begin() as connection:
+            connection.execute(text("UPDATE alembic_version SET version_num = '0099_future'"))
+            connection.execute(text("DROP TABLE lessons"))  # as if the future schema had reshaped it
+
+    with pytest.raises(StoreVersionError) as raised:
+        open_store(store_url)
+
+    message = str(raised.value)
+    assert "newer jurybox" in message and "0099_future" in message and "0002_lessons" in message
+    engine = create_store_engine(store_url)
+    with engine.connect() as connection:
+        assert stored_revisions(connection) == ("0099_future",)
+        assert not inspect(connection).has_table("lessons")  # nothing was "repaired" or created
+    engine.dispose()
+
+
+def test_a_database_that_is_not_a_store_is_refused(store_url: str) -> None:
+    engine = create_store_engine(store_url)
+    with engine.begin() as connection:
+        connection.execute(text("CREATE TABLE runs (id INTEGER PRIMARY KEY)"))
+    engine.dispose()
+    with pytest.raises(StoreError, match="not a jurybox store"):
+        open_store(store_url)
+
+
+def test_opening_twice_is_a_no_op(store_url: str) -> None:
+    with open_store(store_url) as store:
+        run_id = store.begin_run("suite", cases={})
+    with open_store(store_url) as store:
+        assert store.get_run(run_id).suite == "suite"

@@ -1,0 +1,218 @@
+"""``jurybox run``: the example suite offline and with a judge model, dry runs, filters, exit codes, resume."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from suite_helpers import REPO, TOY_HEADER, stub_reply
+from typer.testing import CliRunner
+
+from jurybox._cli.run import EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE, RunRequest, execute
+from jurybox.cli import app
+from jurybox.store import open_store
+from jurybox.stubs import StubServer
+
+EXAMPLE = REPO / "examples" / "property_agent" / "suite.yaml"
+
+
+def run(request: RunRequest) -> tuple[int, str, str]:
+    """Execute a run in-process; returns (exit code, report text, status text)."""
+    out, err = io.StringIO(), io.StringIO()
+    code = execute(request, console=Console(file=out, width=200), status=Console(file=err, width=200))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run from an empty folder (the example agent's database and the store are created there)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("JURYBOX_JUDGE_MODEL", raising=False)
+    monkeypatch.setenv("JURYBOX_CACHE", "off")
+    monkeypatch.syspath_prepend(str(REPO))
+    return tmp_path
+
+
+@pytest.mark.embed
+def test_the_example_suite_passes_offline_with_the_llm_tier_skipped(in_tmp: Path) -> None:
+    code, report, status = run(RunRequest(suites=(EXAMPLE,), formats=("console", "json"), output=str(in_tmp)))
+
+    assert code == EXIT_OK, report + status
+    data = json.loads((in_tmp / "property-agent.json").read_text())
+    assert data["totals"]["cases"] >= 15
+    assert data["totals"]["by_status"]["pass"] == data["totals"]["cases"]
+    assert data["totals"]["judge_calls"] == 0
+    assert "LLM tier SKIPPED" in status and "--judge-model ollama:llama3.1" in status
+    assert "SKIPPED" in report
+    tiers = {tier for case in data["cases"] for tier in case["judgment"]["children"]}
+    assert tiers == {"deterministic", "similarity"}
+    assert (in_tmp / ".jurybox" / "jurybox.db").exists()  # streamed to the default store
+
+
+@pytest.mark.embed
+def test_the_example_suite_runs_its_llm_tier_with_a_judge_model(in_tmp: Path) -> None:
+    with StubServer("openai", stub_reply) as stub:
+        code, report, status = run(
+            RunRequest(
+                suites=(EXAMPLE,),
+                judge_model=f"openai:gpt-4o-mini@{stub.base_url}",
+                formats=("json",),
+                output=str(in_tmp / "report.json"),
+                no_store=True,
+            )
+        )
+        requests = len(stub.requests)
+
+    assert code == EXIT_OK, report + status
+    data = json.loads((in_tmp / "report.json").read_text())
+    assert data["totals"]["judge_calls"] == requests > 0
+    assert "SKIPPED" not in status
+    decided = {case["case"]: case["judgment"]["decided_by"] for case in data["cases"]}
+    assert decided["lists-properties"] == "llm_judge"
+    assert decided["occupancy-of-first"] == "llm_judge"  # the rounds' criteria ran
+    assert decided["counts-listings"] == "deterministic"  # no LLM judge in that case
+
+
+def test_dry_run_lists_cases_tiers_and_judge_calls_without_running(in_tmp: Path) -> None:
+    code, report, _ = run(RunRequest(suites=(EXAMPLE,), dry_run=True, judge_model="openai:gpt-4o-mini@http://x/v1"))
+
+    assert code == EXIT_OK
+    assert "occupancy-of-first" in report and "round1.criteria" in report
+    assert "deterministic" in report and "similarity" in report and "llm_judge" in report
+    assert "judge calls:" in report and "estimated cost" in report
+    assert not (in_tmp / ".jurybox").exists()  # nothing ran, nothing was stored
+
+    code, report, _ = run(RunRequest(suites=(EXAMPLE,), dry_run=True))
+    assert "(SKIPPED)" in report and "judge calls: 0" in report
+
+
+def test_filter_by_tag_and_a_filter_that_matches_nothing(in_tmp: Path) -> None:
+    code, report, _ = run(RunRequest(suites=(EXAMPLE,), selectors=("revival",), no_store=True))
+
+    assert code == EXIT_OK
+    assert "occupancy-of-first" in report and "second-listing-then-its-revenue" in report
+    assert "lists-properties" not in report
+
+    code, _, status = run(RunRequest(suites=(EXAMPLE,), selectors=("no-such-case",), no_store=True))
+    assert code == EXIT_USAGE and "matches --filter no-such-case" in status
+
+
+def test_exit_codes(toy_suite: Callable[[str], Path], in_tmp: Path) -> None:
+    passing = toy_suite(TOY_HEADER + "cases:\n  - name: a\n    prompt: listings\n    judges: [{contains: Beach}]\n")
+    failing = toy_suite(
+        TOY_HEADER + "cases:\n  - name: a\n    prompt: listings\n    judges: [{contains: Lighthouse}]\n", "f.yaml"
+    )
+    erroring = toy_suite(TOY_HEADER + "cases:\n  - name: a\n    prompt: crash\n    judges: [{contains: x}]\n", "e.yaml")
+    broken = toy_suite(TOY_HEADER + "cases:\n  - name: a\n    prompt: hi\n    judges: [{contians: x}]\n", "b.yaml")
+
+    assert run(RunRequest(suites=(passing,), no_store=True))[0] == EXIT_OK
+    assert run(RunRequest(suites=(failing,), no_store=True))[0] == EXIT_NOT_PASSED
+    assert run(RunRequest(suites=(erroring,), no_store=True))[0] == EXIT_NOT_PASSED
+    code, _, status = run(RunRequest(suites=(broken,), no_store=True))
+    assert code == EXIT_USAGE and "b.yaml:8" in status and "valid judges" in status
+    assert run(RunRequest(suites=(passing,), formats=("json",), no_store=True))[0] == EXIT_USAGE  # no --output
+
+
+def test_the_typer_command_is_registered(toy_suite: Callable[[str], Path], in_tmp: Path) -> None:
+    suite = toy_suite(TOY_HEADER + "cases:\n  - name: a\n    prompt: listings\n    judges: [{contains: Beach}]\n")
+
+    result = CliRunner().invoke(app, ["run", str(suite), "--no-store", "--format", "junit", "--output", "-"])
+
+    assert result.exit_code == EXIT_OK, result.output
+    assert "<testsuite" in result.output
+
+
+KILLABLE = (
+    TOY_HEADER.replace("timeout: 5", "timeout: 20")
+    + "cases:\n"
+    + "".join(
+        f"  - name: case-{i:02d}\n    prompt: 'slow listings {i}'\n    judges: [{{contains: Beach}}]\n"
+        for i in range(40)
+    )
+)
+
+
+@pytest.mark.parametrize(("stop_with", "after"), [(signal.SIGKILL, 2), (signal.SIGKILL, 17), (signal.SIGINT, 5)])
+def test_a_stopped_run_resumed_with_resume_last_judges_every_case_exactly_once(
+    toy_suite: Callable[[str], Path], in_tmp: Path, stop_with: signal.Signals, after: int
+) -> None:
+    suite = toy_suite(KILLABLE)
+    store_url = f"sqlite:///{in_tmp / 'runs.db'}"
+    jurybox = str(Path(sys.executable).parent / "jurybox")
+    command = [jurybox, "run", str(suite), "--store", store_url, "--no-progress", "-j", "2"]
+    log = (in_tmp / "stopped.log").open("w")
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
+    try:
+        recorded: set[str] = set()
+        deadline = time.monotonic() + 60
+        while len(recorded) < after and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.02)
+            recorded = _recorded(store_url)
+    finally:
+        process.send_signal(stop_with)
+        code = process.wait(timeout=30)
+        log.close()
+    before = _recorded(store_url)
+    output = (in_tmp / "stopped.log").read_text()
+    assert after <= len(before) < 40, output
+    if stop_with is signal.SIGINT:
+        # Ctrl-C: the run stops cleanly, keeps what finished, says how to resume, and is marked interrupted.
+        assert code == EXIT_INTERRUPTED, output
+        assert "--resume" in output
+        assert _status(store_url) == "interrupted"
+
+    code, _, status = run(RunRequest(suites=(suite,), store=store_url, resume="last"))
+
+    assert code == EXIT_OK, status
+    assert "resuming run" in status
+    store = open_store(store_url)
+    try:
+        run_info = store.latest_run("toy")
+        assert run_info is not None and run_info.status == "completed"
+        records = store.run_records(run_info.id)
+        assert len(store.runs("toy")) == 1  # the same run, finished; no second run was started
+    finally:
+        store.close()
+    assert sorted(r.case for r in records) == [f"case-{i:02d}" for i in range(40)]
+    # Cases recorded before the stop were not sent to the agent again after the restart.
+    sessions = _sessions_per_case(in_tmp / "toy.db")
+    assert all(sessions[case] == 1 for case in before)
+
+
+def _status(store_url: str) -> str | None:
+    store = open_store(store_url)
+    try:
+        latest = store.latest_run("toy")
+        return None if latest is None else latest.status
+    finally:
+        store.close()
+
+
+def _recorded(store_url: str) -> set[str]:
+    store = open_store(store_url)
+    try:
+        latest = store.latest_run("toy")
+        return set() if latest is None else store.recorded_cases(latest.id)
+    finally:
+        store.close()
+
+
+def _sessions_per_case(db: Path) -> dict[str, int]:
+    with sqlite3.connect(db) as connection:
+        sessions = [row[0] for row in connection.execute("select distinct session_id from messages")]
+    counts: dict[str, int] = {}
+    for session in sessions:
+        case = next(part for part in session.split("-case-")[1:2])
+        name = "case-" + case.rsplit("-", 1)[0]
+        counts[name] = counts.get(name, 0) + 1
+    return counts

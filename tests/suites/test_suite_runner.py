@@ -1,0 +1,390 @@
+"""The runner: agent failures become ERROR cases, retries are bounded, conversations, tiers and the store."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from suite_helpers import TOY_HEADER, grading_model
+
+from jurybox.agents import TargetConfigError
+from jurybox.core import Status
+from jurybox.models import FakeModel
+from jurybox.store import CaseRecord, open_store
+from jurybox.suites import (
+    LLM_SKIPPED,
+    TIER_DETERMINISTIC,
+    TIER_LLM,
+    RichProgress,
+    RunOptions,
+    SuiteRunner,
+    load_suite,
+    plan_run,
+)
+
+FAILURES = (
+    TOY_HEADER
+    + """\
+cases:
+  - name: crashes
+    prompt: "please crash"
+    judges: [{contains: x}]
+  - name: hangs
+    prompt: "please hang"
+    timeout: 0.3
+    judges: [{contains: x}]
+  - name: garbage
+    prompt: "garbage please"
+    judges: [{contains: x}]
+  - name: fine
+    prompt: "What are my listings?"
+    judges: [{contains: "Beach House"}]
+"""
+)
+
+
+async def test_crash_hang_and_garbage_are_errors_with_reasons_and_the_run_goes_on(
+    toy_suite: Callable[[str], Path],
+) -> None:
+    suite = load_suite(toy_suite(FAILURES))
+
+    result = await SuiteRunner(suite, RunOptions(concurrency=4)).run()
+
+    by_name = {r.case: r for r in result.records}
+    assert [r.case for r in result.records] == ["crashes", "hangs", "garbage", "fine"]  # suite order
+    assert by_name["fine"].status is Status.PASS
+    for name, reason in [
+        ("crashes", "RuntimeError: the toy agent crashed on purpose"),
+        ("hangs", "within 0.3s"),
+        ("garbage", "returned int"),
+    ]:
+        record = by_name[name]
+        assert record.status is Status.ERROR
+        assert reason in (record.error or "")
+        assert reason in record.judgment.reasoning
+    assert result.status == "completed" and not result.ok
+
+
+async def test_retries_are_bounded_and_a_flaky_agent_passes_on_retry(toy_suite: Callable[[str], Path]) -> None:
+    text = (
+        TOY_HEADER
+        + """\
+cases:
+  - name: flaky
+    prompt: "flaky: What are my listings?"
+    retries: 1
+    judges: [{contains: "Beach House"}]
+  - name: always-crashes
+    prompt: "crash"
+    retries: 2
+    judges: [{contains: x}]
+"""
+    )
+    suite = load_suite(toy_suite(text))
+
+    result = await SuiteRunner(suite).run()
+
+    flaky, crashes = result.records
+    assert flaky.status is Status.PASS and flaky.metadata["attempts"] == 2
+    assert crashes.status is Status.ERROR
+    assert crashes.metadata["attempts"] == 3  # one try and two retries, no more
+    assert [r.split(":")[0] for r in crashes.metadata["reasons"]] == ["attempt 1", "attempt 2", "attempt 3"]
+
+
+CONVERSATION = (
+    TOY_HEADER
+    + """\
+cases:
+  - name: occupancy-of-first
+    revive_between_rounds: true
+    rounds:
+      - prompt: "What are my listings?"
+        expect_tools: [get_listings]
+        criteria: "Lists all properties"
+      - prompt: "What's the occupancy for the first one?"
+        judges: [{contains: "82%"}]
+        criteria: "Gives the first listing's occupancy"
+    sql_checks:
+      - name: stored
+        query: "select count(*) from messages where session_id = :session_id"
+        expect: {min: 4}
+      - name: too-many
+        query: "select count(*) from messages where session_id = :session_id"
+        expect: {max: 3}
+  - name: revenue
+    prompt: "What was my revenue?"
+    max_follow_ups: 1
+    follow_ups: ["last month"]
+    expect_tools: [get_revenue]
+    judges: [{contains: "$4,200"}]
+"""
+)
+
+
+async def test_multi_round_revival_follow_ups_and_sql_checks(toy_suite: Callable[[str], Path]) -> None:
+    suite = load_suite(toy_suite(CONVERSATION), judge_model=grading_model())
+
+    result = await SuiteRunner(suite).run()
+
+    occupancy, revenue = result.records
+    # Revival: the second round still knew the listings, because the agent stored them.
+    assert [r.context.output for r in occupancy.rounds][1] == "Beach House occupancy is 82% this month."
+    assert occupancy.rounds[1].context.metadata["revived"] is True
+    # The SQL checks ran against the agent's database for this case's session: one passes, one fails.
+    deterministic = occupancy.judgment.children[TIER_DETERMINISTIC]
+    assert deterministic.children["stored"].status is Status.PASS
+    assert deterministic.children["too-many"].status is Status.FAIL
+    assert "expected at most 3" in deterministic.children["too-many"].reasoning
+    # ...so the case fails in the deterministic tier and its LLM judges are never called.
+    assert occupancy.status is Status.FAIL
+    assert occupancy.judgment.decided_by == TIER_DETERMINISTIC
+    assert TIER_LLM in occupancy.judgment.metadata["skipped"]
+    assert occupancy.judge_calls == 0
+    # Each round has its own verdict, from its own judges.
+    assert occupancy.rounds[0].judgment.status is Status.PASS
+    assert set(occupancy.rounds[1].judgment.children) == {"contains('82%')"}
+    # Follow-up: the agent asked which period, the case's scripted reply answered it.
+    assert revenue.status is Status.PASS
+    assert revenue.rounds[0].follow_ups == (("Which period do you mean: this month or last month?", "last month"),)
+    assert revenue.context.output == "Revenue for that period: $4,200."
+    # The model-backed clarification detector ran (a judge model is configured): counted as judge calls.
+    assert revenue.judge_calls >= 1
+
+
+async def test_llm_tier_runs_after_cheap_tiers_pass_and_is_skipped_without_a_model(
+    toy_suite: Callable[[str], Path],
+) -> None:
+    text = (
+        TOY_HEADER
+        + """\
+cases:
+  - name: lists
+    prompt: "What are my listings?"
+    judges:
+      - contains: "Beach House"
+      - correctness: {reference: "Beach House, Mountain Cabin, City Apartment"}
+  - name: cheap-fail
+    prompt: "What are my listings?"
+    judges:
+      - contains: "Lighthouse"
+      - correctness: {reference: "Beach House, Mountain Cabin, City Apartment"}
+  - name: only-llm
+    prompt: "What are my listings?"
+    criteria: "Lists the properties"
+"""
+    )
+    path = toy_suite(text)
+    model = grading_model()
+
+    judged = await SuiteRunner(load_suite(path, judge_model=model)).run()
+
+    lists, cheap_fail, only_llm = judged.records
+    assert lists.status is Status.PASS and lists.judgment.decided_by == TIER_LLM
+    assert list(lists.judgment.children) == [TIER_DETERMINISTIC, TIER_LLM]  # cheap tier first
+    assert lists.judge_calls == 1
+    assert cheap_fail.status is Status.FAIL and cheap_fail.judge_calls == 0  # no tokens spent after a cheap fail
+    assert only_llm.status is Status.PASS
+    assert model.calls == 2
+
+    offline = await SuiteRunner(load_suite(path)).run()
+
+    lists, cheap_fail, only_llm = offline.records
+    assert offline.llm_skipped
+    assert lists.status is Status.PASS and lists.metadata["llm_tier"] == LLM_SKIPPED
+    assert lists.metadata["skipped_judges"] == ["correctness"]
+    assert "llm tier skipped" in lists.judgment.reasoning
+    assert lists.metadata["skipped_tiers"][TIER_LLM].startswith("no judge model configured")
+    # A case with only LLM judges is not judged at all, and says so: never a silent pass.
+    assert only_llm.status is Status.ABSTAIN
+    assert "--judge-model" in only_llm.judgment.reasoning
+
+
+async def test_case_voting_overrides_all_must_pass(toy_suite: Callable[[str], Path]) -> None:
+    text = (
+        TOY_HEADER
+        + """\
+cases:
+  - name: two-of-three
+    prompt: "What are my listings?"
+    voting: {at_least: 2}
+    judges: [{contains: "Beach House"}, {contains: "Mountain Cabin"}, {contains: "Lighthouse"}]
+"""
+    )
+
+    result = await SuiteRunner(load_suite(toy_suite(text))).run()
+
+    assert result.records[0].status is Status.PASS
+
+
+async def test_seeds_reach_a_python_agent_factory(toy_suite: Callable[[str], Path], tmp_path: Path) -> None:
+    (tmp_path / "seeds").mkdir()
+    for seed_id in ("b-note", "a-note"):
+        (tmp_path / "seeds" / f"{seed_id}.md").write_text(f"---\nid: {seed_id}\ntype: note\n---\ntext\n")
+    text = TOY_HEADER + "seeds: seeds\ncases:\n  - name: s\n    prompt: list seeds\n    judges: [{contains: a-note}]\n"
+
+    result = await SuiteRunner(load_suite(toy_suite(text))).run()
+
+    assert result.records[0].context.output == "Seeds: a-note, b-note"
+
+
+class MemoryStore:
+    """The runner's store contract, in memory, counting writes."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, dict[str, CaseRecord]] = {}
+        self.writes = 0
+        self.status: dict[str, str] = {}
+
+    def begin_run(self, suite: str, *, cases: object, **_: object) -> str:
+        run_id = f"run-{len(self.records) + 1}"
+        self.records[run_id] = {}
+        return run_id
+
+    def record_case(self, run_id: str, record: CaseRecord) -> bool:
+        self.writes += 1
+        if record.case in self.records[run_id]:
+            return False
+        self.records[run_id][record.case] = record
+        return True
+
+    def recorded_cases(self, run_id: str) -> set[str]:
+        return set(self.records[run_id])
+
+    def run_records(self, run_id: str) -> list[CaseRecord]:
+        return list(self.records[run_id].values())
+
+    def finish_run(self, run_id: str, status: str = "completed") -> None:
+        self.status[run_id] = status
+
+
+MANY = (
+    TOY_HEADER
+    + "cases:\n"
+    + "".join(
+        f"  - name: case-{i}\n    prompt: 'What are my listings?'\n    judges: [{{contains: Beach House}}]\n"
+        for i in range(12)
+    )
+)
+
+
+async def test_stop_then_resume_judges_every_case_exactly_once(toy_suite: Callable[[str], Path]) -> None:
+    suite = load_suite(toy_suite(MANY))
+    store = MemoryStore()
+
+    class StopAfter:
+        def __init__(self, runner_ref: list[SuiteRunner], after: int) -> None:
+            self.runner_ref, self.after, self.done = runner_ref, after, 0
+
+        def start(self, suite: str, total: int, done: int) -> None:
+            return None
+
+        def case_done(self, record: CaseRecord, spend: object) -> None:
+            self.done += 1
+            if self.done == self.after:
+                self.runner_ref[0].stop()  # what Ctrl-C does
+
+        def stop(self) -> None:
+            return None
+
+    holder: list[SuiteRunner] = []
+    runner = SuiteRunner(suite, RunOptions(concurrency=2), store=store, progress=StopAfter(holder, 5))  # type: ignore[arg-type]
+    holder.append(runner)
+    first = await runner.run()
+
+    assert first.status == "interrupted"
+    assert store.status[first.run_id] == "interrupted"
+    finished = store.recorded_cases(first.run_id)
+    assert 5 <= len(finished) < 12  # what finished was written; the rest was abandoned
+
+    second = await SuiteRunner(suite, RunOptions(concurrency=3), store=store).run(resume=first.run_id)
+
+    assert second.status == "completed" and second.resumed == len(finished)
+    assert [r.case for r in second.records] == [f"case-{i}" for i in range(12)]  # the whole run, in order
+    assert store.writes == 12  # every case judged and written exactly once
+    assert second.ok
+
+
+async def test_results_stream_to_a_real_store(toy_suite: Callable[[str], Path], tmp_path: Path) -> None:
+    suite = load_suite(toy_suite(FAILURES))
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    try:
+        result = await SuiteRunner(suite, store=store).run()
+        stored = {r.case: r for r in store.run_records(result.run_id)}
+        info = store.get_run(result.run_id)
+    finally:
+        store.close()
+
+    assert set(stored) == {"crashes", "hangs", "garbage", "fine"}
+    assert stored["crashes"].status is Status.ERROR and "crashed on purpose" in (stored["crashes"].error or "")
+    assert info.status == "completed" and info.recorded == 4
+
+
+async def test_judge_spend_is_counted_per_case(toy_suite: Callable[[str], Path]) -> None:
+    text = TOY_HEADER + "cases:\n  - name: a\n    prompt: hi\n    criteria: polite\n"
+    model = FakeModel('{"scores": {"polite": 80}, "reasoning": "fine"}')
+
+    result = await SuiteRunner(load_suite(toy_suite(text), judge_model=model)).run()
+
+    record = result.records[0]
+    assert record.status is Status.PASS
+    assert record.judge_calls == 1 == result.spend.calls
+
+
+def test_bad_options_are_rejected() -> None:
+    with pytest.raises(ValueError, match="concurrency"):
+        RunOptions(concurrency=0)
+
+
+async def test_the_progress_bar_counts_cases_and_spend(toy_suite: Callable[[str], Path]) -> None:
+    text = TOY_HEADER + "cases:\n  - name: a\n    prompt: listings\n    criteria: polite\n"
+    text += "  - name: b\n    prompt: crash\n    judges: [{contains: x}]\n"
+    output = io.StringIO()
+    progress = RichProgress(Console(file=output, force_terminal=True, width=160))
+    model = FakeModel('{"scores": {"polite": 80}, "reasoning": "fine"}')
+
+    await SuiteRunner(load_suite(toy_suite(text), judge_model=model), progress=progress).run()
+
+    shown = output.getvalue()
+    assert "2/2" in shown and "1 pass" in shown and "1 err" in shown and "judge 1 calls" in shown
+
+
+def test_the_plan_counts_judge_calls_per_tier(toy_suite: Callable[[str], Path]) -> None:
+    text = (
+        TOY_HEADER
+        + """\
+cases:
+  - name: cheap-first
+    prompt: hi
+    judges: [{contains: x}, {correctness: {reference: y}}]
+  - name: llm-only
+    rounds: [{prompt: a, criteria: c}, {prompt: b, criteria: d}]
+  - name: asks
+    prompt: revenue
+    max_follow_ups: 1
+    judges: [{contains: x}]
+"""
+    )
+    path = toy_suite(text)
+
+    with_model = plan_run(load_suite(path, judge_model=grading_model()), load_suite(path).cases)
+    offline = plan_run(load_suite(path), load_suite(path).cases)
+
+    calls = {p.case.name: (p.min_calls, p.max_calls) for p in with_model.cases}
+    assert calls == {"cheap-first": (0, 1), "llm-only": (2, 2), "asks": (1, 3)}
+    assert with_model.cases[0].tiers == {"deterministic": ["contains('x')"], "llm_judge": ["correctness"]}
+    assert offline.max_calls == 0 and offline.skipped_judges == 3
+    assert offline.cases[1].skipped == ["round1.criteria", "round2.criteria"]
+
+
+def test_seeds_need_a_python_agent(toy_suite: Callable[[str], Path], tmp_path: Path) -> None:
+    (tmp_path / "seeds").mkdir()
+    (tmp_path / "seeds" / "a.md").write_text("---\nid: a\ntype: note\n---\ntext\n")
+    text = "name: t\nagent: {http: {url: 'http://127.0.0.1:9/chat'}}\nseeds: seeds\n"
+    text += "cases:\n  - name: a\n    prompt: hi\n    judges: [{contains: x}]\n"
+
+    with pytest.raises(TargetConfigError, match="seeds"):
+        asyncio.run(SuiteRunner(load_suite(toy_suite(text))).run())
