@@ -28,6 +28,12 @@ def test_page_examples_run(page: Path, tmp_path: Path) -> None:
         script = tmp_path / f"example_{index}.py"
         script.write_text(code, encoding="utf-8")
         done = subprocess.run(
-            [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180, check=False
+            [sys.executable, str(script)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
         )
         assert done.returncode == 0, f"{page.name} example {index} failed:\n{code}\n{done.stdout}\n{done.stderr}"
