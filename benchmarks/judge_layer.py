@@ -12,7 +12,7 @@ client and never the server. It prints:
   instantly, i.e. template rendering, verdict parsing and bookkeeping only.
 
 Usage:
-    .venv/bin/python benchmarks/judge_layer.py [--cases 500] [--concurrency 16]
+    .venv/bin/python benchmarks/judge_layer.py [--cases 500] [--concurrency 16] [--http-transport httpx]
 
 Targets: 100% cache hits with 0 model calls on the repeated run; under 1 ms of
 judge-layer CPU per judged call.
@@ -102,6 +102,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=500)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument(
+        "--http-transport",
+        choices=("auto", "aiohttp", "httpx"),
+        default="auto",
+        help="the openai SDK's HTTP transport (auto: aiohttp when installed, else httpx)",
+    )
     args = parser.parse_args()
     os.environ.pop("JURYBOX_NO_CACHE", None)
     cases = _cases(args.cases)
@@ -115,6 +121,7 @@ def main() -> None:
                 api_key="benchmark",
                 cache_path=Path(folder) / "responses.sqlite3",
                 concurrency=args.concurrency,
+                http_transport=args.http_transport,
             )
             judge = correctness(model=model)
             # Warm up imports and the connection pool outside the timed runs (a case not in the set).
@@ -135,7 +142,8 @@ def main() -> None:
     cold_calls = sum(1 for j in cold if not j.metadata.get("cached"))
     hits = sum(1 for j in warm if j.metadata.get("cached"))
     repeat_calls = stats["requests"] - 1 - cold_calls  # minus the warm-up and the cold run's requests
-    print(f"cases: {n}, concurrency: {args.concurrency}, stub: {url} (separate process)")
+    transport = getattr(model, "http_transport", args.http_transport)
+    print(f"cases: {n}, concurrency: {args.concurrency}, stub: {url} (separate process), transport: {transport}")
     print(f"cold run   : {n} judged calls, {cold_calls} HTTP requests to the stub")
     print(f"             CPU {cold_cpu * 1000 / n:.3f} ms/call (judge + model client + HTTP), wall {cold_wall:.2f} s")
     print(f"repeat run : cache hit rate {hits / n:.1%}, model calls {repeat_calls}")

@@ -10,8 +10,9 @@ with a fixed latency, started in a separate process
 * CPU ms per judge call (this process's user+system CPU over the run / calls);
 * peak RSS of this process;
 * TCP connections the stub accepted, and judge calls per case;
-* the floor: bare httpx2 posts (the OpenAI SDK's HTTP client) against a second stub with the same latency and
-  concurrency (no runner, no judge, no SDK), i.e. what this machine allows at best.
+* the floor: bare httpx2 posts (the OpenAI SDK's default HTTP client) against a second stub with the same
+  latency and concurrency (no runner, no judge, no SDK); with aiohttp installed the SDK sends through
+  aiohttp instead, which costs less CPU than this floor (``--http-transport httpx`` compares like for like).
 
 ``--in-process-model`` swaps the OpenAI client and stub for a model that only
 sleeps, which isolates the runner's and judges' own cost from the HTTP stack.
@@ -182,6 +183,12 @@ def main() -> None:
     )
     parser.add_argument("--cache", action="store_true", help="keep the judge response cache on (default: off)")
     parser.add_argument("--profile", help="write a pyinstrument profile of the run to this file (.html, else text)")
+    parser.add_argument(
+        "--http-transport",
+        choices=("auto", "httpx"),
+        default="auto",
+        help="the openai SDK's HTTP transport: auto (aiohttp when installed) or httpx (as without aiohttp)",
+    )
     args = parser.parse_args()
 
     # The pieces ``jurybox run`` (jurybox._cli.run.execute) calls, in the same order and with the same
@@ -197,6 +204,11 @@ def main() -> None:
 
     if not args.cache:
         os.environ["JURYBOX_CACHE"] = "off"
+    from jurybox.models import _openai
+
+    if args.http_transport == "httpx":
+        _openai.aiohttp_installed = lambda: False  # type: ignore[assignment]  # as if aiohttp were not installed
+    transport = "aiohttp" if _openai.aiohttp_installed() else "httpx"
     skip_floor = args.no_floor or args.in_process_model
     floor = None if skip_floor else measure_floor(args.cases, args.concurrency, args.latency)
     phases: dict[str, tuple[float, float]] = {}
@@ -254,7 +266,7 @@ def main() -> None:
         "phases_wall_cpu_s": {name: [round(w, 3), round(c, 3)] for name, (w, c) in phases.items()},
         "peak_rss_mb": round(peak_mb, 1),
         "peak_rss_mb_after_phase": {name: round(mb, 1) for name, mb in peaks.items()},
-        "judge_model": "in-process (sleep)" if args.in_process_model else "openai SDK -> stub server",
+        "judge_model": "in-process (sleep)" if args.in_process_model else f"openai SDK ({transport}) -> stub server",
         "floor_bare_http_same_stub": floor,
         "tcp_connections": stats.get("connections"),
         "stub_requests": stats.get("requests"),

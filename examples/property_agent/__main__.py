@@ -14,11 +14,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", help="SQLite file (default: $JURYBOX_PROPERTY_DB or .jurybox/property_agent.db)")
     parser.add_argument("--session", default=None, help="session id to continue (default: a new one)")
     parser.add_argument("--offline", action="store_true", help="use the built-in policy even if a model is set")
+    parser.add_argument("--seeds", help="folder of seed Markdown files (house rules, notes, reviews)")
     parser.add_argument("--forget", action="store_true", help="delete the session's stored messages first")
     parser.add_argument("message", nargs="*", help="send one message and exit (default: interactive)")
     args = parser.parse_args(argv)
 
-    agent = PropertyAgent(args.db, offline=args.offline)
+    agent = PropertyAgent(args.db, offline=args.offline, seeds=args.seeds)
     session = args.session or f"cli-{uuid.uuid4().hex[:8]}"
     if args.forget:
         agent.store.forget(session)

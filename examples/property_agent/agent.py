@@ -6,16 +6,19 @@ closed and reopened with the same session id carries on where it left off.
 
 Backed by an OpenAI-compatible model when ``JURYBOX_AGENT_MODEL`` is set
 (see ``llm.py``), otherwise by the deterministic built-in policy, so it runs
-offline.
+offline. Seed records (a suite's ``seeds:``) are the host's knowledge base:
+house rules, check-in instructions, notes and guest reviews (``knowledge.py``).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from examples.property_agent.knowledge import KnowledgeBase
 from examples.property_agent.llm import ModelPolicy, ModelSettings
 from examples.property_agent.policy import BuiltInPolicy, Memory, Turn
 from examples.property_agent.store import PropertyStore, StoredMessage, default_db_path
@@ -32,6 +35,13 @@ class PropertyAgent:
         base_url: The model server's URL (``JURYBOX_AGENT_BASE_URL``).
         api_key: The model server's key (``JURYBOX_AGENT_API_KEY`` or ``OPENAI_API_KEY``).
         offline: Use the built-in policy even when a model is configured.
+        seeds: The host's documents: seed records (the mappings a jurybox
+            suite's ``seeds:`` passes, see ``Seed.to_dict()``) or a folder of
+            seed Markdown files. Questions about rules, check-in, pets, parking
+            or reviews are answered from them, and they are the reply's ``sources``.
+
+    Raises:
+        KnowledgeError: a seed record lacks ``id``/``type``/``body`` or names an unknown listing.
     """
 
     def __init__(
@@ -42,11 +52,17 @@ class PropertyAgent:
         base_url: str | None = None,
         api_key: str | None = None,
         offline: bool = False,
+        seeds: Iterable[Mapping[str, Any]] | str | Path | None = None,
     ) -> None:
         self.store = PropertyStore(db_path)
+        listings = self.store.listings()
+        if isinstance(seeds, str | Path):
+            self.knowledge = KnowledgeBase.load(seeds, listings)
+        else:
+            self.knowledge = KnowledgeBase.from_seeds(seeds or (), listings)
         settings = ModelSettings(model, base_url, api_key) if model else ModelSettings.from_env()
-        self.model = None if offline or settings is None else ModelPolicy(self.store, settings)
-        self.policy = BuiltInPolicy(self.store)
+        self.model = None if offline or settings is None else ModelPolicy(self.store, settings, self.knowledge)
+        self.policy = BuiltInPolicy(self.store, self.knowledge)
 
     @property
     def backend(self) -> str:
@@ -56,7 +72,8 @@ class PropertyAgent:
         """Answer one message in a session and persist the exchange.
 
         Returns:
-            ``{"reply": text, "tool_calls": [{"name", "arguments", "result"}], "usage": {...}}``.
+            ``{"reply": text, "tool_calls": [{"name", "arguments", "result"}], "sources": [...], "usage": {...}}``;
+            ``sources`` (the documents the answer is based on) and ``usage`` only when there are any.
         """
         if not isinstance(message, str) or not message.strip():
             raise ValueError("message must be a non-empty string")
@@ -76,6 +93,8 @@ class PropertyAgent:
             "reply": turn.text,
             "tool_calls": [{"name": u.name, "arguments": u.arguments, "result": u.result} for u in turn.tool_uses],
         }
+        if turn.sources:
+            reply["sources"] = list(turn.sources)
         if usage:
             reply["usage"] = usage
         return reply

@@ -221,6 +221,20 @@ _OFF_TOPIC = re.compile(
 )
 
 
+_KNOWLEDGE = re.compile(
+    r"\b(what time|check[- ]?in time|check[- ]?outs?|rules?|polic(y|ies)|allowed|permitted|pets?|dogs?|cats?|"
+    r"smok(e|ing)|part(y|ies)|quiet hours|noise|noisy|loud|parking|park|wi-?fi password|keys?|lockbox|door code|"
+    r"lock code|instructions?|reviews?|feedback|complain(ed|ts?)?|snow chains|firewood|"
+    r"(guests?|people|they) (say|said|think|thought|like|liked))\b",
+    re.I,
+)
+
+
+def asks_knowledge(text: str) -> bool:
+    """Whether the message asks what the host's documents say (rules, check-in, pets, parking, reviews...)."""
+    return bool(_KNOWLEDGE.search(text))
+
+
 def off_topic(text: str) -> bool:
     """Whether the message is about something the assistant does not handle (weather, news...)."""
     return bool(_OFF_TOPIC.search(text))
@@ -269,7 +283,8 @@ def listing_aliases(listings: Sequence[Mapping[str, Any]]) -> dict[int, list[str
 
 def named_listings(text: str, listings: Sequence[Mapping[str, Any]]) -> list[int]:
     """Ids of the listings the text names, in the order they are mentioned."""
-    lowered = text.lower()
+    # "house rules" names no house.
+    lowered = re.sub(r"\bhouse[- ]rules\b", "rules", text.lower())
     positions: dict[int, int] = {}
     for listing_id, words in listing_aliases(listings).items():
         for word in words:

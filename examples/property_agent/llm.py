@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from examples.property_agent.knowledge import KnowledgeBase
+from examples.property_agent.language import named_listings
 from examples.property_agent.policy import ToolUse, Turn
 from examples.property_agent.store import PropertyStore, StoredMessage
 from examples.property_agent.tools import TOOL_SCHEMAS, call_tool
@@ -28,6 +30,13 @@ Today is {today}. Revenue is realized for whole months before today; bookings af
 When the host refers to "the first one" or "it", use the earlier conversation to know which listing they mean.
 If a request is ambiguous (for example revenue with no period and no property), ask one short clarifying question
 instead of guessing. Amounts are in US dollars. Be concise."""
+
+DOCUMENTS_PROMPT = """
+The host's documents that match this message (house rules, check-in instructions, notes, guest reviews) follow.
+Answer questions about rules, check-in, pets, parking or reviews only from them and cite the [id] you used;
+if they do not say, tell the host you don't know rather than guessing.
+
+{documents}"""
 
 
 @dataclass(frozen=True)
@@ -71,17 +80,22 @@ def to_openai(message: StoredMessage) -> dict[str, Any]:
 class ModelPolicy:
     """Runs the tool-calling loop against an OpenAI-compatible chat model."""
 
-    def __init__(self, store: PropertyStore, settings: ModelSettings) -> None:
+    def __init__(self, store: PropertyStore, settings: ModelSettings, knowledge: KnowledgeBase | None = None) -> None:
         from openai import OpenAI
 
         self.store = store
         self.settings = settings
+        self.knowledge = knowledge if knowledge is not None else KnowledgeBase(())
         # Self-hosted servers need no key, but the SDK insists on one.
         self.client = OpenAI(api_key=settings.api_key or "unused", base_url=settings.base_url)
 
     def reply(self, message: str, history: Sequence[StoredMessage]) -> tuple[Turn, list[StoredMessage], dict[str, int]]:
         """Answer ``message``; returns the turn, the intermediate messages to store, and token usage."""
-        system = {"role": "system", "content": SYSTEM_PROMPT.format(today=self.store.as_of().isoformat())}
+        prompt = SYSTEM_PROMPT.format(today=self.store.as_of().isoformat())
+        documents = self.documents(message, history)
+        if documents:
+            prompt += DOCUMENTS_PROMPT.format(documents="\n\n".join(documents))
+        system = {"role": "system", "content": prompt}
         messages: list[dict[str, Any]] = [system, *(to_openai(m) for m in history if m.role != "system")]
         messages.append({"role": "user", "content": message})
         steps: list[StoredMessage] = []
@@ -100,7 +114,7 @@ class ModelPolicy:
             reply = response.choices[0].message
             calls = [call for call in reply.tool_calls or () if getattr(call, "function", None) is not None]
             if not calls:
-                return Turn(reply.content or "", uses, {"intent": "model"}), steps, usage
+                return Turn(reply.content or "", uses, {"intent": "model"}, sources=documents), steps, usage
             requested = []
             for call in calls:
                 try:
@@ -122,3 +136,14 @@ class ModelPolicy:
                 steps.append(tool_message)
                 messages.append(to_openai(tool_message))
         raise RuntimeError(f"the model was still calling tools after {MAX_STEPS} steps")
+
+    def documents(self, message: str, history: Sequence[StoredMessage]) -> list[str]:
+        """The documents matching the message, as sources; "is it pet friendly?" uses the listing talked about last."""
+        listings = self.store.listings()
+        focus: list[int] = []
+        for earlier in reversed(history):
+            if earlier.role in ("user", "assistant") and earlier.content:
+                focus = named_listings(earlier.content, listings)
+                if focus:
+                    break
+        return [hit.document.as_source() for hit in self.knowledge.search(message, focus)]

@@ -3,7 +3,10 @@
 It routes each message to an intent (listings, details, occupancy, bookings,
 revenue), works out which property and period it is about -- from the
 message or from the persisted conversation ("the first one", "it") -- calls
-the same tools a model would, and writes the answer. When a request is
+the same tools a model would, and writes the answer. Questions about the
+host's documents (house rules, check-in instructions, notes, guest reviews,
+given as seeds) are answered from the matching documents, quoted and returned
+as the reply's sources. When a request is
 ambiguous it asks a clarifying question and remembers (in the stored
 message's ``meta``) what it asked, so the host's answer completes the request.
 """
@@ -18,10 +21,12 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
+from examples.property_agent.knowledge import Hit, KnowledgeBase, average_rating, review_line
 from examples.property_agent.language import (
     INTENTS,
     Period,
     asks_for_help,
+    asks_knowledge,
     booking_status,
     detect_intents,
     is_greeting,
@@ -53,11 +58,12 @@ class ToolUse:
 
 @dataclass
 class Turn:
-    """The policy's answer: text, the tools it used, and what to remember about this turn."""
+    """The policy's answer: text, the tools it used, the documents it is based on, and what to remember."""
 
     text: str
     tool_uses: list[ToolUse] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,7 @@ class Memory:
     enumerated: tuple[int, ...] = ()
     last_intent: str | None = None
     last_period: Period | None = None
+    last_topic: str | None = None  # the question a knowledge answer was about, for "and at the cabin?"
 
     @classmethod
     def from_messages(cls, messages: Sequence[StoredMessage], listings: Sequence[Mapping[str, Any]]) -> Memory:
@@ -81,6 +88,7 @@ class Memory:
             enumerated=_enumerated(messages, listings),
             last_intent=last.get("intent"),
             last_period=Period.from_dict(period) if isinstance(period, Mapping) else None,
+            last_topic=last.get("topic") if isinstance(last.get("topic"), str) else None,
         )
 
 
@@ -153,8 +161,9 @@ def stay_dates(check_in: str, check_out: str) -> str:
 class BuiltInPolicy:
     """Answers from the property database by rules; see the module docstring."""
 
-    def __init__(self, store: PropertyStore) -> None:
+    def __init__(self, store: PropertyStore, knowledge: KnowledgeBase | None = None) -> None:
         self.store = store
+        self.knowledge = knowledge if knowledge is not None else KnowledgeBase(())
 
     # Entry point ---------------------------------------------------------
 
@@ -180,6 +189,9 @@ class BuiltInPolicy:
             if not target.given and not target.unresolved and pending.get("listing_ids"):
                 target = Target(ids=tuple(pending["listing_ids"]))
             return self._answer(intent, message, target, period, names, as_of, asked_before=True)
+        knowledge = self._knowledge(message, intents, target, memory, names)
+        if knowledge is not None:
+            return knowledge
         if intents:
             return self._answer(intents[0], message, target, period, names, as_of)
         if off_topic(message):
@@ -201,6 +213,72 @@ class BuiltInPolicy:
                 meta={"intent": "help"},
             )
         return self._decline()
+
+    # Knowledge: the host's documents -------------------------------------
+
+    def _knowledge(
+        self, message: str, intents: Sequence[str], target: Target, memory: Memory, names: Mapping[int, str]
+    ) -> Turn | None:
+        """An answer from the documents, or None when the message is for the database or small talk."""
+        if not self.knowledge.documents or target.unresolved:
+            return None
+        ids = list(target.ids) if target.given and not target.all else []
+        cue = asks_knowledge(message)
+        if cue:
+            hits = self.knowledge.search(message, ids)
+            if hits:
+                return self.from_documents(message, hits, ids, names)
+            if not intents and not off_topic(message):
+                return self._not_in_documents(ids, names)
+            return None  # "check-in" may still be a bookings question the database answers
+        follow_on = not intents and not self.knowledge.topic(message)
+        if follow_on and memory.last_intent == "knowledge" and memory.last_topic and target.given:
+            # "And at the Mountain Cabin?" after a knowledge answer asks the same about another listing.
+            hits = self.knowledge.search(memory.last_topic, ids)
+            if hits:
+                return self.from_documents(memory.last_topic, hits, ids, names)
+            return self._not_in_documents(ids, names)
+        return None
+
+    def from_documents(self, question: str, hits: Sequence[Hit], ids: Sequence[int], names: Mapping[int, str]) -> Turn:
+        """Answer with the matching sentences of each document (reviews whole), citing each one."""
+        documents = [hit.document for hit in hits]
+        if all(d.type == "review" for d in documents):
+            where = " and ".join(f"the {names[i]}" for i in ids) or "your listings"
+            rating = average_rating(documents)
+            head = f"{len(documents)} guest review{'s' if len(documents) != 1 else ''} of {where}"
+            head += f" (average rating {rating:.1f}/5):" if rating is not None else ":"
+            lines = [review_line(d) + (f" [{d.id}]" if not ids else "") for d in documents]
+            text = head + "\n" + "\n".join(lines)
+        else:
+            lines = []
+            for hit in hits:
+                doc = hit.document
+                if doc.type == "review":
+                    lines.append(f"A guest review of the {' and '.join(doc.listings)}: {review_line(doc)[2:]}")
+                    continue
+                about = f"{' and '.join(doc.listings)} " if doc.listings else ""
+                lines.append(f"From the {about}{doc.label}: {' '.join(hit.sentences)}")
+            text = "\n".join(lines)
+        focus = ids or sorted({i for i, name in names.items() if any(name in d.listings for d in documents)})
+        return Turn(
+            text,
+            meta={
+                "intent": "knowledge",
+                "topic": " ".join(self.knowledge.topic(question)),
+                "focus": list(focus) if len(focus) == 1 else [],
+                "documents": [d.id for d in documents],
+            },
+            sources=[d.as_source() for d in documents],
+        )
+
+    def _not_in_documents(self, ids: Sequence[int], names: Mapping[int, str]) -> Turn:
+        where = " for " + " and ".join(f"the {names[i]}" for i in ids) if ids else ""
+        return Turn(
+            f"I couldn't find anything about that in the house rules, check-in instructions, notes or guest reviews"
+            f"{where}, so I won't guess.",
+            meta={"intent": "knowledge", "focus": list(ids)},
+        )
 
     def _decline(self) -> Turn:
         return Turn(

@@ -270,3 +270,14 @@ def test_a_package_module_imports_from_the_suites_folder_wherever_jurybox_starts
     )
     assert agent.name == "python:examples.property_agent.agent:respond"
     assert str(repo) in sys.path
+
+
+async def test_a_context_reporting_a_failed_execution_is_an_agent_error_not_a_reply() -> None:
+    # An agent (or bridge) that hands back a Context saying its execution ended in error or a
+    # timeout has not answered; judging its partial output as a normal reply could pass it.
+    from jurybox.agents import coerce_reply
+
+    for status in ("error", "timeout"):
+        with pytest.raises(AgentError, match=f"status {status!r}"):
+            coerce_reply(Context(output="partial: Beach House", status=status), agent="bridge")
+    assert coerce_reply(Context(output="done"), agent="bridge").text == "done"

@@ -70,6 +70,24 @@ def test_abstaining_reject_tier_escalates_but_cannot_pass_alone(counting, ctx: C
     assert result.status is Status.FAIL and final.calls == 1
 
 
+def test_earlier_abstentions_are_named_in_the_verdict(counting, ctx: Context) -> None:  # type: ignore[no-untyped-def]
+    unsure, final = counting("max_cost", "abstain"), counting("llm")
+    result = evaluate(Cascade(Tier.reject_on_any_fail(unsure, name="deterministic"), Tier.final(final)), ctx)
+    assert result.status is Status.PASS
+    assert result.metadata["abstained"] == ["deterministic/max_cost"]
+    assert "undecided in earlier tiers: deterministic/max_cost" in result.reasoning
+
+
+def test_a_degraded_member_marks_the_cascade_degraded(ctx: Context) -> None:
+    from jurybox import Judgment
+
+    def fallback(c: Context) -> Judgment:
+        return Judgment.passed(0.5, "neutral score after a parse failure", degraded=True)
+
+    result = evaluate(Cascade(Tier.reject_on_any_fail(fallback), Tier.final(fallback)), ctx)
+    assert result.degraded
+
+
 def test_invalid_cascades_raise(counting) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ValueError, match="last tier of a cascade must be final"):
         Cascade(Tier.reject_on_any_fail(counting("a")))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from pydantic import BaseModel
 
 from jurybox.core import Status
 from jurybox.llm import FACTUALITY_LABELS, Choice, JsonVerdict, Rating, RelevanceVerdict, strip_think
 from jurybox.llm._text import json_objects
+from jurybox.models._cache import plain
 
 GARBAGE = ["", "   \n", "I cannot help with that.", "{not json", "<think>Rating: [[9]]</think>", "[[]]", "\x00\x01"]
 
@@ -260,6 +263,22 @@ def test_json_verdict_exposes_a_json_schema_for_structured_output() -> None:
     schema = JsonVerdict(RelevanceVerdict, score="relevant").json_schema
     assert schema is not None
     assert set(schema["required"]) == {"relevant", "confidence", "reasoning"}
+
+
+def test_json_verdict_schema_is_built_once_per_class_and_read_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    first = JsonVerdict(RelevanceVerdict, score="relevant")
+    calls: list[str] = []
+    original = RelevanceVerdict.model_json_schema
+    monkeypatch.setattr(
+        RelevanceVerdict, "model_json_schema", classmethod(lambda cls, *a, **k: calls.append("x") or original(*a, **k))
+    )
+    second = JsonVerdict(RelevanceVerdict, score="relevant", threshold=0.9)
+    assert calls == []  # the second judge reuses the first one's schema and format hint
+    assert second.json_schema is first.json_schema and second.format_hint == first.format_hint
+    assert first.json_schema is not None
+    with pytest.raises(TypeError):
+        first.json_schema["title"] = "changed"  # type: ignore[index]  # shared, so it cannot be changed
+    assert json.loads(json.dumps(plain(first.json_schema))) == original()
 
 
 def test_json_verdict_rejects_unknown_score_field() -> None:

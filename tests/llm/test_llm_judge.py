@@ -171,6 +171,9 @@ async def test_self_consistency_votes_and_reports_agreement() -> None:
     assert judgment.metadata["attempts"] == 5  # usage is summed over the samples
     assert judgment.metadata["tokens"]["total"] > 0
     assert sorted(r.seed for r in fake.requests if r.seed is not None) == [10, 11, 12, 13, 14]
+    # The sample without a verdict stays visible instead of vanishing into the agreement figure.
+    assert judgment.metadata["undecided_samples"] == {"sample_5": "abstain"}
+    assert "1 gave no verdict (sample_5: abstain)" in judgment.reasoning
 
 
 async def test_self_consistency_split_vote_abstains() -> None:

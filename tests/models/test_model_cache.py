@@ -117,9 +117,28 @@ async def test_temperature_above_zero_is_not_cached_unless_asked(tmp_path: Path)
         await auto.generate(PROMPT, temperature=0.7)
         await auto.generate(PROMPT, temperature=0.7)
         forced = get_model("openai:m", base_url=stub.base_url, cache=True, cache_path=tmp_path / "b.sqlite3")
+        await forced.generate(PROMPT, temperature=0.7, seed=3)
+        await forced.generate(PROMPT, temperature=0.7, seed=3)
+        # Unseeded samples are never cached, even when asked: every sample would get one reply.
         await forced.generate(PROMPT, temperature=0.7)
         await forced.generate(PROMPT, temperature=0.7)
-    assert len(stub.requests) == 3
+    assert len(stub.requests) == 5
+
+
+async def test_a_damaged_cache_row_is_a_miss_and_is_replaced(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "c.sqlite3"
+    with StubServer("openai", reply="fresh") as stub:
+        model = get_model("openai:m", base_url=stub.base_url, cache_path=path)
+        await model.generate(PROMPT)
+        with sqlite3.connect(path) as db:
+            db.execute("UPDATE responses SET response = '{not json'")
+        again = await model.generate(PROMPT)
+        third = await model.generate(PROMPT)
+    assert (again.cached, again.text) == (False, "fresh")
+    assert third.cached
+    assert len(stub.requests) == 2
 
 
 async def test_off_switches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -26,9 +26,7 @@ from jurybox.stubs import StubReply, StubServer
 
 @pytest.fixture(autouse=True)
 def _fresh_prices(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(_prices, "_user_prices", {})
-    monkeypatch.setattr(_prices, "_project_prices", {})
-    monkeypatch.setattr(_prices, "_loaded_pyproject", set())
+    monkeypatch.setattr(_prices, "_state", _prices._PriceState())
     monkeypatch.chdir(tmp_path)  # no project pyproject.toml in sight unless a test writes one
 
 
@@ -70,6 +68,41 @@ def test_prices_from_pyproject(tmp_path: Path) -> None:
     assert get_price("openai", "house-model") == Price(2.0, 4.0)  # found in the working folder
     assert cost_of("ollama", "llama3.1", Usage(1, 1)) == 0.0
     assert get_price("ollama", "qwen3") == Price(1.0, 1.0)
+
+
+def test_project_prices_are_read_once_per_folder_and_code_still_wins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.jurybox.prices]\n"openai:house-model" = { input = 2.0, output = 4.0 }\n', encoding="utf-8"
+    )
+    reads: list[Path] = []
+    real_read = _prices._read_prices
+    monkeypatch.setattr(_prices, "_read_prices", lambda path: reads.append(path) or real_read(path))
+    sub = tmp_path / "sub" / "deeper"
+    sub.mkdir(parents=True)
+    for _ in range(3):
+        assert get_price("openai", "house-model") == Price(2.0, 4.0)
+    monkeypatch.chdir(sub)  # another working folder, same nearest pyproject.toml: not read again
+    assert get_price("openai", "house-model") == Price(2.0, 4.0)
+    assert reads == [tmp_path / "pyproject.toml"]
+    # A price set in code after the lookups is seen at once (remembered answers are dropped).
+    set_price("openai:house-model", input=1.0, output=1.0)
+    assert get_price("openai", "house-model") == Price(1.0, 1.0)
+    assert get_price("openai", "house-model-2024-07-18") == Price(1.0, 1.0)
+
+
+def test_project_prices_follow_the_working_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[tool.jurybox.prices]\n"openai:house-model" = { input = 2.0, output = 4.0 }\n', encoding="utf-8"
+    )
+    monkeypatch.chdir(project)
+    assert get_price("openai", "house-model") == Price(2.0, 4.0)
+    monkeypatch.chdir(elsewhere)  # no pyproject.toml up the tree from here (tmp_path has none)
+    assert get_price("openai", "house-model") is None
 
 
 def test_bad_pyproject_price_names_file_and_key(tmp_path: Path) -> None:

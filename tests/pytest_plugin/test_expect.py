@@ -203,3 +203,25 @@ def test_satisfies_any_judge_and_takes_reply_objects() -> None:
 def test_verdict_round_trips_through_json() -> None:
     verdict = Verdict("is_correct", "correctness", "uncertain", 0.4, 0.6, "unsure", soft=False, score=0.7)
     assert Verdict.from_json(verdict.to_json()) == verdict
+
+
+def test_a_degraded_verdict_is_marked_degraded_wherever_it_is_shown(request: pytest.FixtureRequest) -> None:
+    # A neutral fallback score is an explicit policy, but every report must show it as degraded:
+    # the step's verdict, its line and the JUnit property must not read as an ordinary pass.
+    from jurybox.core import Judgment, NumericScore, Status
+
+    @judge
+    def neutral(context: Context) -> Judgment:
+        return Judgment(
+            Status.PASS,
+            score=NumericScore(0.5),
+            reasoning="degraded: neutral score 0.5 used because the judge could not decide",
+            degraded=True,
+        )
+
+    chain = expect("some answer").satisfies(neutral)
+    (verdict,) = chain.verdicts
+    assert verdict.degraded
+    assert "degraded" in verdict.describe().split(":")[0]
+    assert properties(request, VERDICT_PROPERTY)[-1]["degraded"] is True
+    assert Verdict.from_json(verdict.to_json()) == verdict

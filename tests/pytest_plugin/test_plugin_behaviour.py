@@ -381,3 +381,28 @@ def test_docs_page_exists() -> None:
 def test_source_file_is_dedented() -> None:
     # Guards the fixtures above: pytester dedents, so indented triple-quoted tests stay valid.
     assert textwrap.dedent(CASSETTE_TEST).startswith("\nimport os")
+
+
+def test_a_degraded_pass_is_listed_in_the_terminal_summary(pytester: pytest.Pytester) -> None:
+    # A verdict from a neutral fallback score passes only by explicit policy; the run's output says so.
+    pytester.makepyfile(
+        test_degraded="""
+        from jurybox.core import Judgment, NumericScore, Status, judge
+        from jurybox.testing import expect
+
+        @judge
+        def neutral(context):
+            return Judgment(Status.PASS, score=NumericScore(0.5), reasoning="neutral score 0.5", degraded=True)
+
+        def test_answer():
+            expect("some answer").satisfies(neutral)
+        """
+    )
+    result = pytester.runpytest_inprocess()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*= jurybox degraded verdicts (1) =*",
+            "test_degraded.py::test_answer: satisfies(neutral) judge=neutral verdict=pass (degraded)*",
+        ]
+    )

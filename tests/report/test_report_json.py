@@ -108,3 +108,11 @@ def test_reader_names_the_bad_field(report: RunReport) -> None:
         from_json("{nope", source="run.json")
     with pytest.raises(ValueError, match="not a jurybox report"):
         from_json("{}", source="run.json")
+
+
+def test_a_report_without_a_run_status_is_refused_not_read_as_completed(report: RunReport) -> None:
+    # An interrupted run's report that lost its status must not come back as a completed (green) run.
+    data = json.loads(to_json(report))
+    del data["status"]
+    with pytest.raises(ValueError, match=r"run\.json: status: expected a string"):
+        from_json(json.dumps(data), source="run.json")

@@ -160,3 +160,23 @@ def test_hostile_names_are_escaped() -> None:
     assert case.attrib["name"] == 'a"<b>&\\x07'
     failure = case.find("failure")
     assert failure is not None and failure.attrib["message"] == "</failure><script>x</script>"
+
+
+@pytest.mark.parametrize(
+    ("status", "planned"),
+    [("interrupted", 3), ("completed", 3)],  # killed mid-run; finished but a result was never written
+)
+def test_an_incomplete_run_is_an_error_in_junit_not_a_green_suite(status: str, planned: int) -> None:
+    # CI reads only the counts and testcases: finished cases that all passed must not make a run
+    # with planned cases missing look green.
+    record = CaseRecord("done", Judgment.passed(reasoning="ok"))
+    report = RunReport(suite="s", run_id="r", records=[record], status=status, planned=planned)  # type: ignore[arg-type]
+    text = to_junit(report)
+    strict_schema().validate(to_junit(report, testcase_properties=False))
+    root = parse(text)
+    for element in (root, root.find("testsuite")):
+        assert element is not None
+        assert (element.attrib["tests"], element.attrib["errors"]) == ("2", "1")
+    cases = cases_by_name(root)
+    error = cases["(run incomplete)"].find("error")
+    assert error is not None and "2 of 3 planned case(s) have no result" in error.attrib["message"]

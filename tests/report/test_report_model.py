@@ -178,3 +178,13 @@ def test_an_empty_run_is_not_ok() -> None:
     console = Console(record=True, width=120)
     render_console(empty, console)
     assert "NO CASES RAN 0/0 passed (n/a)" in console.export_text()
+
+
+def test_a_completed_run_with_planned_cases_missing_is_not_ok() -> None:
+    # A run the store marks completed whose result for one case was never written (a failed store
+    # write) must not read as a green run: the missing case was never shown to have passed.
+    record = CaseRecord("c", Judgment.passed(reasoning="ok"))
+    report = RunReport(suite="s", run_id="r", records=[record], status="completed", planned=2)
+    assert report.missing == 1
+    assert not report.ok
+    assert any("1 of 2 planned case(s) have no result" in notice for notice in report.notices())

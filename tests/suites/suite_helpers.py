@@ -26,6 +26,8 @@ def grade(prompt: str) -> str:
         return json.dumps({"asks_question": asks, "confidence": 0.9, "reasoning": "read the reply"})
     if "You play the user" in prompt:
         return "June 2026, all properties"
+    if "faithful to the SOURCES" in prompt:
+        return json.dumps({"claims": [{"claim": "the reply", "supported": True, "source": 1}], "reasoning": "quoted"})
     return json.dumps({"score": 0.95, "reasoning": "matches the reference", "issues": [], "strengths": ["right"]})
 
 

@@ -144,8 +144,9 @@ async def test_multi_round_revival_follow_ups_and_sql_checks(toy_suite: Callable
     assert occupancy.judgment.decided_by == TIER_DETERMINISTIC
     assert TIER_LLM in occupancy.judgment.metadata["skipped"]
     assert occupancy.judge_calls == 0
-    # Each round has its own verdict, from its own judges.
-    assert occupancy.rounds[0].judgment.status is Status.PASS
+    # Each round has its own verdict, from its own judges; its LLM judge never ran, so no round passes.
+    assert occupancy.rounds[0].judgment.status is Status.ABSTAIN
+    assert occupancy.rounds[0].judgment.metadata["not_run"] == ["criteria"]
     assert set(occupancy.rounds[1].judgment.children) == {"contains('82%')"}
     # Follow-up: the agent asked which period, the case's scripted reply answered it.
     assert revenue.status is Status.PASS
@@ -388,3 +389,74 @@ def test_seeds_need_a_python_agent(toy_suite: Callable[[str], Path], tmp_path: P
 
     with pytest.raises(TargetConfigError, match="seeds"):
         asyncio.run(SuiteRunner(load_suite(toy_suite(text))).run())
+
+
+async def test_a_round_whose_judges_never_ran_is_not_shown_as_passed(toy_suite: Callable[[str], Path]) -> None:
+    # Round 2's cheap judge fails, so the cascade stops before the LLM tier; round 1's
+    # criteria judge never ran, so round 1 was not shown to pass, whatever its cheap judge said.
+    text = (
+        TOY_HEADER
+        + """\
+cases:
+  - name: two-rounds
+    rounds:
+      - prompt: "What are my listings?"
+        judges: [{contains: "Beach House"}]
+        criteria: "Lists all properties"
+      - prompt: "What are my listings again?"
+        judges: [{contains: "Lighthouse"}]
+"""
+    )
+    model = grading_model()
+
+    result = await SuiteRunner(load_suite(toy_suite(text), judge_model=model)).run()
+
+    (record,) = result.records
+    assert record.status is Status.FAIL and record.judgment.decided_by == TIER_DETERMINISTIC
+    assert model.calls == 0
+    first, second = record.rounds
+    assert second.judgment.status is Status.FAIL
+    assert first.judgment.status is Status.ABSTAIN
+    assert "criteria" in first.judgment.reasoning and "did not run" in first.judgment.reasoning
+    assert first.judgment.metadata["not_run"] == ["criteria"]
+
+
+async def test_an_agent_that_fails_to_close_its_session_is_an_error_not_a_pass(
+    toy_suite: Callable[[str], Path],
+) -> None:
+    # Closing the session is where an agent flushes what it stored; its failure must not be
+    # swallowed while the case passes on the reply alone.
+    path = toy_suite(
+        """\
+name: closing
+agent: {python: "closing_agent:answer", close_session: "closing_agent:close"}
+cases:
+  - name: answers
+    prompt: hi
+    judges: [{contains: "hello"}]
+"""
+    )
+    (path.parent / "closing_agent.py").write_text(
+        "def answer(message, session_id):\n"
+        "    return 'hello'\n\n"
+        "def close(session_id):\n"
+        "    raise OSError('could not save the conversation')\n",
+        encoding="utf-8",
+    )
+
+    result = await SuiteRunner(load_suite(path)).run()
+
+    (record,) = result.records
+    assert record.status is Status.ERROR
+    assert record.error is not None and "could not save the conversation" in record.error
+    assert [r.context.output for r in record.rounds] == ["hello"]
+
+
+async def test_a_run_that_judged_no_case_is_not_ok(toy_suite: Callable[[str], Path]) -> None:
+    # A selector matching nothing runs nothing; a gate on RunResult.ok must not pass on that.
+    suite = load_suite(toy_suite(FAILURES))
+
+    result = await SuiteRunner(suite, RunOptions(selectors=("no-such-case",))).run()
+
+    assert result.records == [] and result.status == "completed"
+    assert not result.ok

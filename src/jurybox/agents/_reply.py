@@ -50,8 +50,8 @@ def coerce_reply(value: Any, *, agent: str) -> AgentReply:
 
     Accepted: a string; a dict with ``reply`` (string) and optional
     ``tool_calls`` (names, ``{"name", "arguments"}`` dicts or ToolCalls),
-    ``sources`` (list of strings) and ``usage`` (mapping); a Context (what the
-    framework bridges build); or an AgentReply.
+    ``sources`` (list of strings) and ``usage`` (mapping); a Context with status
+    ``completed`` (what the framework bridges build); or an AgentReply.
 
     Raises:
         AgentError: for anything else, naming the agent and what came back.
@@ -61,6 +61,12 @@ def coerce_reply(value: Any, *, agent: str) -> AgentReply:
     if isinstance(value, str):
         return AgentReply(text=value, raw=value)
     if isinstance(value, Context):
+        if value.status != "completed":
+            # The agent says its run did not finish: its output is not an answer to judge.
+            raise AgentError(
+                f"agent {agent} returned a Context with status {value.status!r} "
+                f"(output {_describe(value.output)}); only a completed execution is a reply"
+            )
         usage = value.metadata.get("usage")
         return AgentReply(
             text=value.output,

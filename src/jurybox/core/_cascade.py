@@ -98,24 +98,30 @@ class Cascade:
 
     async def __call__(self, context: Context) -> Judgment:
         children: dict[str, Judgment] = {}
+        # Judges of earlier tiers that could not decide: the verdict names them, so an
+        # escalation past an abstention is visible, not only buried in a tier's reasoning.
+        abstained: list[str] = []
         for index, (tier, tier_name) in enumerate(zip(self.tiers, self.tier_names, strict=True)):
             names = unique_names(tier.judges)
             results = await run_judges(tier.judges, names, context)
             tier_judgment, decided = self._decide_tier(tier, tier_name, list(zip(names, results, strict=True)))
             children[tier_name] = tier_judgment
             if decided:
-                skipped = self.tier_names[index + 1 :]
+                reasoning = f"{tier_name} decided: {tier_judgment.reasoning}"
+                if abstained:
+                    reasoning += f" (undecided in earlier tiers: {', '.join(abstained)})"
                 return Judgment(
                     tier_judgment.status,
                     score=tier_judgment.score,
-                    reasoning=f"{tier_name} decided: {tier_judgment.reasoning}",
+                    reasoning=reasoning,
                     judge=self.name,
                     confidence=tier_judgment.confidence,
-                    degraded=any(j.degraded for j in children.values()),
+                    degraded=any(j.degraded for judgment in children.values() for _, j in judgment.walk()),
                     children=children,
                     decided_by=tier_name,
-                    metadata={"skipped": skipped},
+                    metadata={"skipped": self.tier_names[index + 1 :], "abstained": abstained},
                 )
+            abstained += [f"{tier_name}/{n}" for n, j in zip(names, results, strict=True) if j.status is Status.ABSTAIN]
         raise AssertionError("unreachable: the last tier is final and always decides")
 
     def _decide_tier(self, tier: Tier, tier_name: str, named: Sequence[tuple[str, Judgment]]) -> tuple[Judgment, bool]:

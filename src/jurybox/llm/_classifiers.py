@@ -18,10 +18,12 @@ pass and never a 0.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
@@ -352,7 +354,8 @@ class JsonVerdict(Generic[M]):
         self.threshold = float(threshold)
         self.validate = validate
         self.checks = checks
-        self.json_schema: Mapping[str, Any] | None = schema.model_json_schema()
+        # Shared by every judge built on this schema class: generating it costs far more than a judge.
+        self.json_schema: Mapping[str, Any] | None = _json_schema(schema)
         self.format_hint = "a single JSON object matching this schema, and nothing else: " + _compact_schema(schema)
 
     def classify(self, text: str) -> Judgment:
@@ -429,5 +432,21 @@ def _short_errors(exc: ValidationError) -> str:
     return ", ".join(parts)
 
 
+@functools.cache
+def _json_schema(schema: type[BaseModel]) -> Mapping[str, Any]:
+    """The JSON schema of a verdict model, made once per class and read-only (judges share it)."""
+    frozen: Mapping[str, Any] = _frozen(schema.model_json_schema())
+    return frozen
+
+
+@functools.cache
 def _compact_schema(schema: type[BaseModel]) -> str:
     return json.dumps(schema.model_json_schema(), separators=(",", ":"))
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return MappingProxyType({key: _frozen(item) for key, item in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(item) for item in value)
+    return value

@@ -258,9 +258,12 @@ def _vote(runs: Sequence[Judgment], threshold: float) -> Judgment:
     children = {f"sample_{i}": run for i, run in enumerate(runs, start=1)}
     decided = [run for run in runs if run.status.decided]
     total = len(runs)
+    # Samples that gave no verdict stay named in the result, not only folded into the agreement.
+    undecided = {name: run.status.value for name, run in children.items() if not run.status.decided}
     common: dict[str, Any] = {
         "samples": total,
         "decided": len(decided),
+        "undecided_samples": undecided,
         "votes": [_vote_key(r) for r in runs],
         **combined_usage(runs),
     }
@@ -297,10 +300,16 @@ def _vote(runs: Sequence[Judgment], threshold: float) -> Judgment:
     return Judgment(
         status,
         score=score,
-        reasoning=f"{agreeing} of {total} samples agree ({_vote_key_text(extra)})",
+        reasoning=f"{agreeing} of {total} samples agree ({_vote_key_text(extra)})"
+        + (
+            f"; {len(undecided)} gave no verdict ({', '.join(f'{n}: {s}' for n, s in undecided.items())})"
+            if undecided
+            else ""
+        ),
         confidence=statistics.fmean(confidences) if confidences else agreement,
+        degraded=any(run.degraded for run in decided),
         children=children,
-        metadata={**common, **extra, "agreement": agreement, **combined_usage(runs)},
+        metadata={**common, **extra, "agreement": agreement},
     )
 
 

@@ -7,7 +7,7 @@ import dataclasses
 import time
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -57,6 +57,7 @@ class _LoopState:
     lanes: list[_Lane]
     limiter: AdaptiveLimiter
     inflight: dict[str, asyncio.Future[ModelResponse]] = field(default_factory=dict)
+    closer: AsyncGenerator[None, None] | None = None
 
     def take_lane(self) -> _Lane:
         # The limiter keeps calls <= the sum of lane sizes, so some lane always has room.
@@ -156,7 +157,11 @@ class ProviderModel(ABC):
         """Whether this request's reply is read from and written to the cache."""
         if cache_disabled_by_env() or self.cache_setting is False:
             return False
-        return self.cache_setting != "auto" or request.temperature == 0
+        if request.temperature == 0:
+            return True
+        # A sampled reply without a seed is meant to differ each time: caching it would hand every
+        # self-consistency sample the same answer and fake perfect agreement.
+        return self.cache_setting is True and request.seed is not None
 
     def cache_key_material(self, request: GenerateRequest) -> dict[str, Any]:
         """What this request's cache key is made of (``jurybox cache explain`` prints it)."""
@@ -192,6 +197,11 @@ class ProviderModel(ABC):
             seed=seed,
         )
         state = self._state()
+        if state.closer is None:
+            # An async generator the loop knows about: asyncio.run() (and pytest-asyncio) close
+            # it at loop shutdown, which closes this loop's HTTP clients instead of leaking them.
+            state.closer = self._close_at_loop_end(state)
+            await anext(state.closer)
         if not self.cache_enabled_for(request):
             response = await self._call_with_retries(state, request)
         else:
@@ -200,11 +210,32 @@ class ProviderModel(ABC):
         return response
 
     async def aclose(self) -> None:
-        """Close the HTTP client of the running event loop."""
+        """Close the HTTP clients of the running event loop.
+
+        Optional: they are also closed when the loop shuts down (``asyncio.run`` closes the
+        loop's async generators, one of which is this model's closer).
+        """
         state = self._states.pop(asyncio.get_running_loop(), None)
-        if state is not None:
-            for lane in state.lanes:
+        if state is None:
+            return
+        if state.closer is not None:
+            await state.closer.aclose()
+        else:
+            await self._close_lanes(state)
+
+    async def _close_at_loop_end(self, state: _LoopState) -> AsyncGenerator[None, None]:
+        try:
+            yield
+        finally:
+            await self._close_lanes(state)
+
+    async def _close_lanes(self, state: _LoopState) -> None:
+        lanes, state.lanes = state.lanes, []
+        for lane in lanes:
+            try:
                 await self._close_client(lane.client)
+            except Exception:  # closing is best effort: the calls already finished
+                continue
 
     def __repr__(self) -> str:
         where = f", base_url={self.base_url!r}" if self.base_url else ""

@@ -135,18 +135,25 @@ class ResponseCache:
             row = self._connect().execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        data = json.loads(row[0])
-        usage = data.get("usage") or {}
-        return ModelResponse(
-            text=data["text"],
-            model=data.get("model", ""),
-            usage=Usage(usage.get("input_tokens"), usage.get("output_tokens")),
-            latency=0.0,
-            finish_reason=data.get("finish_reason"),
-            cost=0.0,  # a cached reply costs nothing; the original call's cost was counted when it was made
-            cached=True,
-            raw=data.get("raw"),
-        )
+        try:
+            data = json.loads(row[0])
+            usage = data.get("usage") or {}
+            return ModelResponse(
+                text=data["text"],
+                model=data.get("model", ""),
+                usage=Usage(usage.get("input_tokens"), usage.get("output_tokens")),
+                latency=0.0,
+                finish_reason=data.get("finish_reason"),
+                cost=0.0,  # a cached reply costs nothing; the original call's cost was counted when it was made
+                cached=True,
+                raw=data.get("raw"),
+            )
+        except (ValueError, KeyError, TypeError, AttributeError):
+            # A damaged row (a crash mid-write by an old version, a hand edit) is a miss, not an
+            # error on every identical request until someone clears the cache; the new reply replaces it.
+            with self._lock:
+                self._connect().execute("DELETE FROM responses WHERE key = ?", (key,))
+            return None
 
     def put(self, key: str, material: Mapping[str, Any], response: ModelResponse) -> None:
         """Store ``response`` under ``key`` (a later write of the same key replaces it)."""

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import fnmatch
-import functools
+import os
 import re
 import threading
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,10 +64,19 @@ DEFAULT_PRICES: dict[str, Price] = {
 # A dated snapshot ("gpt-4o-mini-2024-07-18", "claude-sonnet-4-5-20250929") costs what its family costs.
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
 
+
+@dataclass
+class _PriceState:
+    """The process's price tables and what was already looked up (all guarded by ``_lock``)."""
+
+    user: dict[str, Price] = field(default_factory=dict)  # set_price / load_prices
+    project: dict[str, Path | None] = field(default_factory=dict)  # working folder -> its pyproject.toml
+    project_prices: dict[Path, dict[str, Price]] = field(default_factory=dict)  # pyproject.toml -> its table
+    resolved: dict[tuple[str, str, str], Price | None] = field(default_factory=dict)  # (cwd, provider, model)
+
+
 _lock = threading.Lock()
-_user_prices: dict[str, Price] = {}
-_project_prices: dict[str, Price] = {}
-_loaded_pyproject: set[Path] = set()
+_state = _PriceState()
 
 
 def set_price(spec: str, *, input: float, output: float) -> None:
@@ -78,23 +87,34 @@ def set_price(spec: str, *, input: float, output: float) -> None:
     """
     if ":" not in spec:
         raise ValueError(f"price spec must look like 'provider:model', got {spec!r}")
+    price = Price(float(input), float(output))
     with _lock:
-        _user_prices[spec] = Price(float(input), float(output))
+        _state.user[spec] = price
+        _state.resolved.clear()  # code beats every table: earlier lookups may be stale now
 
 
-def load_prices(pyproject: str | Path, *, _into: dict[str, Price] | None = None) -> int:
+def load_prices(pyproject: str | Path) -> int:
     """Read ``[tool.jurybox.prices]`` from a pyproject.toml; returns how many prices were set.
 
     The table maps ``"provider:model"`` (globs allowed) to ``{input = ..., output = ...}``.
+    Prices loaded this way count as set in code (they beat the project's own table).
 
     Raises:
         ValueError: an entry is malformed (the message names the file and the key).
     """
-    path = Path(pyproject)
+    table = _read_prices(Path(pyproject))
+    with _lock:
+        _state.user.update(table)
+        _state.resolved.clear()
+    return len(table)
+
+
+def _read_prices(path: Path) -> dict[str, Price]:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     table: Any = data.get("tool", {}).get("jurybox", {}).get("prices", {})
     if not isinstance(table, dict):
         raise ValueError(f"{path}: [tool.jurybox.prices] must be a table")
+    prices: dict[str, Price] = {}
     for spec, entry in table.items():
         where = f"{path}: [tool.jurybox.prices] {spec!r}"
         if not isinstance(entry, dict) or set(entry) != {"input", "output"}:
@@ -104,15 +124,12 @@ def load_prices(pyproject: str | Path, *, _into: dict[str, Price] | None = None)
         if ":" not in spec:
             raise ValueError(f"{where}: the key must look like 'provider:model'")
         try:
-            price = Price(float(entry["input"]), float(entry["output"]))
+            prices[spec] = Price(float(entry["input"]), float(entry["output"]))
         except ValueError as error:
             raise ValueError(f"{where}: {error}") from error
-        with _lock:
-            (_user_prices if _into is None else _into)[spec] = price
-    return len(table)
+    return prices
 
 
-@functools.lru_cache(maxsize=16)
 def _project_file(folder: Path) -> Path | None:
     for candidate in (folder / "pyproject.toml", *(parent / "pyproject.toml" for parent in folder.parents)):
         if candidate.is_file():
@@ -120,25 +137,49 @@ def _project_file(folder: Path) -> Path | None:
     return None
 
 
-def _load_project_prices() -> None:
-    """Load the nearest pyproject.toml's prices once per file (set_price calls made later still win)."""
-    candidate = _project_file(Path.cwd())
-    if candidate is None:
-        return
+def _project_prices(cwd: str) -> dict[str, Price]:
+    """The prices of the pyproject.toml nearest to ``cwd``; each file is read once per process."""
     with _lock:
-        if candidate in _loaded_pyproject:
-            return
-        _loaded_pyproject.add(candidate)
-    load_prices(candidate, _into=_project_prices)
+        known = cwd in _state.project
+        path = _state.project.get(cwd)
+    if not known:
+        # Walk up the tree once per working folder, not once per call (cost_of runs on every model call).
+        path = _project_file(Path(cwd))
+        with _lock:
+            loaded = path is None or path in _state.project_prices
+        table = {} if loaded or path is None else _read_prices(path)
+        with _lock:
+            _state.project.setdefault(cwd, path)
+            if path is not None:
+                _state.project_prices.setdefault(path, table)
+    if path is None:
+        return {}
+    with _lock:
+        return _state.project_prices[path]
 
 
 def get_price(provider: str, model: str) -> Price | None:
-    """The price of ``provider:model``: user prices first (exact, then globs), then the built-in table."""
-    _load_project_prices()
+    """The price of ``provider:model``: user prices first (exact, then globs), then the built-in table.
+
+    The nearest ``pyproject.toml``'s ``[tool.jurybox.prices]`` (searched from the working
+    folder upwards) sits between the two: ``set_price``/``load_prices`` beat it, it beats the
+    built-in table. Each answer is remembered until prices are set again.
+    """
+    cwd = os.getcwd()
+    key = (cwd, provider, model)
+    with _lock:
+        if key in _state.resolved:
+            return _state.resolved[key]
+    project = _project_prices(cwd)
     spec = f"{provider}:{model}"
     family = f"{provider}:{_SNAPSHOT.sub('', model)}"
     with _lock:
-        tables = (dict(_user_prices), dict(_project_prices))
+        price = _lookup((_state.user, project), spec, family)
+        _state.resolved[key] = price
+    return price
+
+
+def _lookup(tables: tuple[dict[str, Price], ...], spec: str, family: str) -> Price | None:
     # Code (set_price, load_prices) beats the project's pyproject.toml, which beats the built-in table.
     for table in tables:
         for name in (spec, family):

@@ -1,4 +1,4 @@
-"""The terminal summary sections: soft warnings and trials, read back from the tests' reports.
+"""The terminal summary sections: soft warnings, degraded verdicts and trials, read back from the tests' reports.
 
 They are read from ``report.user_properties`` rather than kept in memory, so
 the sections are complete under pytest-xdist too (reports travel from the
@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from jurybox.testing._scope import TRIALS_PROPERTY, WARNING_PROPERTY
+from jurybox.testing._scope import TRIALS_PROPERTY, VERDICT_PROPERTY, WARNING_PROPERTY
 from jurybox.testing._verdict import Verdict
 
 #: Reasoning is cut to this many characters in the summary (the JUnit property keeps more).
@@ -51,6 +51,20 @@ def write_summary(terminalreporter: Any) -> None:
             confidence = "n/a" if verdict.confidence is None else f"{verdict.confidence:.2f}"
             terminalreporter.write_line(
                 f"{nodeid}: {verdict.step} judge={verdict.judge} verdict={verdict.outcome} confidence={confidence}"
+            )
+            if verdict.reasoning:
+                terminalreporter.write_line(f"    {_short(verdict.reasoning)}")
+    # A verdict from a fallback policy (neutral score) may pass, but never unnoticed.
+    degraded = [
+        (nodeid, verdict)
+        for nodeid, payload in collect(terminalreporter, VERDICT_PROPERTY)
+        if (verdict := Verdict.from_json(payload)).degraded
+    ]
+    if degraded:
+        terminalreporter.write_sep("=", f"jurybox degraded verdicts ({len(degraded)})", yellow=True)
+        for nodeid, verdict in degraded:
+            terminalreporter.write_line(
+                f"{nodeid}: {verdict.step} judge={verdict.judge} verdict={verdict.outcome} (degraded)"
             )
             if verdict.reasoning:
                 terminalreporter.write_line(f"    {_short(verdict.reasoning)}")

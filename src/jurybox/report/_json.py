@@ -103,6 +103,8 @@ def from_json(text: str, *, source: str = "<json>") -> RunReport:
             f"{source}: schema_version {schema} is newer than this jurybox reads ({SCHEMA_VERSION}); upgrade jurybox"
         )
     cases = reader.list(root.get("cases"), "cases")
+    # Required: a report that lost its status must not read as a completed run (RunReport checks the value).
+    status: Any = reader.string(root.get("status"), "status")
     try:
         return RunReport(
             suite=reader.string(root.get("suite"), "suite"),
@@ -111,7 +113,7 @@ def from_json(text: str, *, source: str = "<json>") -> RunReport:
             started_at=reader.moment(root.get("started_at"), "started_at"),
             finished_at=reader.moment(root.get("finished_at"), "finished_at"),
             judge_model=reader.optional_string(root.get("judge_model"), "judge_model"),
-            status=root.get("status", "completed"),
+            status=status,
             notes=[reader.string(n, f"notes[{i}]") for i, n in enumerate(reader.list(root.get("notes", []), "notes"))],
             skipped_tiers={
                 str(k): str(v) for k, v in reader.mapping(root.get("skipped_tiers", {}), "skipped_tiers").items()

@@ -3,7 +3,9 @@
 Follows the common JUnit XML format that CI systems read (Jenkins, GitLab,
 GitHub test-report actions, Azure DevOps): ``<testsuites>`` holding one
 ``<testsuite>``. FAIL becomes ``<failure>``, ERROR ``<error>``, ABSTAIN a
-``<failure message="judge abstained">`` (an undecided case is never a pass).
+``<failure message="judge abstained">`` (an undecided case is never a pass), and a
+run with planned cases missing (interrupted, or a result never written) one
+extra ``(run incomplete)`` test case with an ``<error>``.
 Judge verdicts, skipped tiers, tokens and cost are ``<property>`` elements of
 the test case, the convention pytest and most CI readers use. Readers that
 only accept suite-level properties (the strict Jenkins xUnit schema) get them
@@ -19,6 +21,9 @@ from collections.abc import Iterator
 from jurybox.core import Judgment, Status
 from jurybox.report import _format as fmt
 from jurybox.report._model import CaseSummary, RunReport, own_verdict
+
+INCOMPLETE_CASE = "(run incomplete)"
+"""The testcase an interrupted run, or one with planned cases missing, gets as an ``<error>``."""
 
 
 def xml_text(text: str) -> str:
@@ -38,21 +43,23 @@ def to_junit(report: RunReport, *, testcase_properties: bool = True) -> str:
     """
     totals = report.totals
     failures = totals.failed + totals.abstained
+    incomplete = _incompleteness(report)
+    # CI reads only the counts and testcases: planned cases with no result count as one error.
+    tests = totals.cases + (incomplete is not None)
+    errors = totals.errored + (incomplete is not None)
     time = _seconds(totals.duration or 0.0)
     root = ET.Element(
         "testsuites",
-        _attrs(
-            name=f"jurybox: {report.suite}", tests=totals.cases, failures=failures, errors=totals.errored, time=time
-        ),
+        _attrs(name=f"jurybox: {report.suite}", tests=tests, failures=failures, errors=errors, time=time),
     )
     suite = ET.SubElement(
         root,
         "testsuite",
         _attrs(
             name=report.suite,
-            tests=totals.cases,
+            tests=tests,
             failures=failures,
-            errors=totals.errored,
+            errors=errors,
             skipped=0,
             time=time,
             timestamp=report.started_at.isoformat(timespec="seconds") if report.started_at else None,
@@ -62,11 +69,21 @@ def to_junit(report: RunReport, *, testcase_properties: bool = True) -> str:
     _properties(suite, _suite_properties(report))
     for case in report.cases:
         _testcase(suite, report.suite, case, testcase_properties)
+    if incomplete is not None:
+        element = ET.SubElement(suite, "testcase", _attrs(name=INCOMPLETE_CASE, classname=report.suite, time="0.000"))
+        _result(element, "error", incomplete, "incomplete", incomplete)
     notices = report.notices()
     if notices:
         ET.SubElement(suite, "system-err").text = xml_text("\n".join(notices))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _incompleteness(report: RunReport) -> str | None:
+    """Why the run is incomplete (interrupted, or planned cases without a record), or None."""
+    if report.status == "completed" and not report.missing:
+        return None
+    return report.notices()[0]  # the run-status notice always comes first
 
 
 def case_properties(case: CaseSummary) -> list[tuple[str, str]]:

@@ -227,12 +227,18 @@ class RunReport:
 
     @property
     def ok(self) -> bool:
-        """True when the run completed, judged at least one case, and every case passed.
+        """True when the run completed, judged at least one case, every case passed and none is missing.
 
         A run that judged nothing (a filter that matched no case) is not ok: a CI
-        gate must not pass on an empty run.
+        gate must not pass on an empty run. Nor is a completed run with planned
+        cases that have no record (a result the store failed to write).
         """
-        return self.status == "completed" and bool(self.records) and all(case.ok for case in self.cases)
+        return (
+            self.status == "completed"
+            and bool(self.records)
+            and not self.missing
+            and all(case.ok for case in self.cases)
+        )
 
     @property
     def missing(self) -> int | None:
@@ -250,6 +256,8 @@ class RunReport:
             if self.missing:
                 text += f"; {self.missing} of {self.planned} planned case(s) have no result"
             notices.append(text)
+        elif self.missing:
+            notices.append(f"results lost: {self.missing} of {self.planned} planned case(s) have no result")
         for skipped in self.totals.skipped_tiers.values():
             if not any(skipped.reason in note for note in self.notes):
                 count = f" for {skipped.cases} case(s)" if skipped.cases else ""

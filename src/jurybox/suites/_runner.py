@@ -146,10 +146,14 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
-        """True when every selected case passed, the run finished and every record was stored."""
+        """True when every selected case passed, the run finished and every record was stored.
+
+        A run that judged no case (a selector that matched nothing) is not ok: a gate must not pass on it.
+        """
         return (
             self.status == "completed"
             and not self.store_errors
+            and bool(self.records)
             and len(self.records) >= self.total_cases
             and all(r.status is Status.PASS for r in self.records)
         )
@@ -421,8 +425,9 @@ class SuiteRunner:
         if len(outcomes) == 1:
             rounds = (RoundRecord(0, outcomes[0].prompt, contexts[0], judgment, outcomes[0].follow_ups),)
         else:
+            planned = [item.key for item in case.judges]
             rounds = tuple(
-                RoundRecord(o.index, o.prompt, contexts[i], round_judgment(judgment, i, skipped), o.follow_ups)
+                RoundRecord(o.index, o.prompt, contexts[i], round_judgment(judgment, i, skipped, planned), o.follow_ups)
                 for i, o in enumerate(outcomes)
             )
         metadata = dict(base)

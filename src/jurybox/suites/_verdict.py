@@ -112,8 +112,18 @@ def mark_llm_skipped(judgment: Judgment, skipped: Sequence[str]) -> Judgment:
     return judgment.with_changes(reasoning=judgment.reasoning + note, metadata=metadata)
 
 
-def round_judgment(case_judgment: Judgment, index: int, skipped: Sequence[str]) -> Judgment:
-    """One round's verdict, gathered from the judges of that round inside the case's cascade."""
+def round_judgment(
+    case_judgment: Judgment, index: int, skipped: Sequence[str], planned: Sequence[str] = ()
+) -> Judgment:
+    """One round's verdict, gathered from the judges of that round inside the case's cascade.
+
+    Args:
+        case_judgment: The case's cascade verdict.
+        index: The round (0-based).
+        skipped: Keys of the LLM judges left out (no judge model).
+        planned: Keys of every judge the cascade held; a round judge among them that
+            never ran (the cascade was decided before its tier) keeps the round from passing.
+    """
     prefix = f"round{index + 1}."
     found: dict[str, Judgment] = {}
     for tier in case_judgment.children.values():
@@ -121,7 +131,14 @@ def round_judgment(case_judgment: Judgment, index: int, skipped: Sequence[str]) 
             if key.startswith(prefix):
                 found[key.removeprefix(prefix)] = judgment
     round_skipped = [key.removeprefix(prefix) for key in skipped if key.startswith(prefix)]
+    not_run = [
+        key.removeprefix(prefix)
+        for key in planned
+        if key.startswith(prefix) and key not in skipped and key.removeprefix(prefix) not in found
+    ]
     metadata: dict[str, Any] = {"skipped_judges": round_skipped} if round_skipped else {}
+    if not_run:
+        metadata["not_run"] = not_run
     if not found:
         why = "its LLM judges were skipped (no judge model)" if round_skipped else "no judge of this round ran"
         return Judgment.abstained(f"round {index + 1} not judged: {why}", judge=f"round{index + 1}", metadata=metadata)
@@ -139,6 +156,18 @@ def round_judgment(case_judgment: Judgment, index: int, skipped: Sequence[str]) 
                 children=found,
                 metadata=metadata,
             )
+    if not_run:
+        # The case was decided before these judges' tier: the round was never shown to pass.
+        decided_by = case_judgment.decided_by or "an earlier tier"
+        return Judgment(
+            Status.ABSTAIN,
+            score=score,
+            reasoning=f"round {index + 1} not fully judged: {', '.join(not_run)} did not run "
+            f"(the case was decided by {decided_by}); the {len(found)} judge(s) that ran passed",
+            judge=f"round{index + 1}",
+            children=found,
+            metadata=metadata,
+        )
     return Judgment(
         Status.PASS,
         score=score,

@@ -26,6 +26,8 @@ class Verdict:
         reasoning: The judge's reasoning.
         soft: True for ``warn_*`` steps (they warn instead of failing).
         score: The judgment's score in 0..1, when it has one.
+        degraded: True when the verdict came from a fallback policy (a neutral score used
+            because the judge could not decide); every report shows it.
     """
 
     step: str
@@ -36,6 +38,7 @@ class Verdict:
     reasoning: str
     soft: bool = False
     score: float | None = None
+    degraded: bool = False
 
     @property
     def ok(self) -> bool:
@@ -65,6 +68,7 @@ class Verdict:
             reasoning=reasoning,
             soft=soft,
             score=judgment.value,
+            degraded=judgment.degraded,
         )
 
     def describe(self) -> str:
@@ -76,10 +80,12 @@ class Verdict:
         elif self.outcome in ("error", "abstain"):
             note = " -- the judge could not decide, so not a pass"
         reasoning = f": {self.reasoning}" if self.reasoning else ""
-        return f"{self.step} [{self.judge}]: {self.outcome}{confidence}{note}{reasoning}"
+        degraded = " (degraded)" if self.degraded else ""
+        return f"{self.step} [{self.judge}]{degraded}: {self.outcome}{confidence}{note}{reasoning}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        # ``degraded`` is written only when set, so ordinary verdicts keep their shape.
+        data: dict[str, Any] = {
             "step": self.step,
             "judge": self.judge,
             "outcome": self.outcome,
@@ -89,6 +95,9 @@ class Verdict:
             "soft": self.soft,
             "reasoning": self.reasoning[:REASONING_LIMIT],
         }
+        if self.degraded:
+            data["degraded"] = True
+        return data
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
