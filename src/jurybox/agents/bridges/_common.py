@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from jurybox.core import Context, Message, ToolCall
+
 _MISSING = object()
 
 
@@ -80,3 +82,35 @@ def add_usage(total: dict[str, int], usage: Any) -> None:
             if isinstance(value, int) and not isinstance(value, bool):
                 total[key] = total.get(key, 0) + value
                 break
+
+
+def agent_run_context(
+    *,
+    prompt: str,
+    output: str,
+    expected: str | None,
+    messages: Iterable[Message],
+    calls: Iterable[Mapping[str, Any]],
+    results: Mapping[Any, Any],
+    sources: Iterable[str],
+    duration: float | None,
+    metadata: dict[str, Any],
+    usage: Mapping[str, int],
+) -> Context:
+    """The Context of one framework run: tool calls joined with their results by call id, usage summed."""
+    if usage:
+        metadata["usage"] = dict(usage)
+        metadata["tokens"] = sum(usage.values())
+    return Context(
+        input=prompt,
+        output=output,
+        expected=expected,
+        messages=tuple(messages),
+        tool_calls=tuple(
+            ToolCall(name=str(c["name"]), arguments=c["arguments"], result=results.get(c["id"]), id=c["id"])
+            for c in calls
+        ),
+        sources=tuple(sources),
+        duration=duration,
+        metadata=metadata,
+    )

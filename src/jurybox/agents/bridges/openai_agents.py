@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from jurybox.agents.bridges._common import add_usage, arguments_of, get, output_text, text_of
-from jurybox.core import Context, Message, ToolCall
+from jurybox.agents.bridges._common import add_usage, agent_run_context, arguments_of, get, output_text, text_of
+from jurybox.core import Context, Message
 
 
 def _input_text(value: Any) -> str:
@@ -71,19 +71,15 @@ def context_from_openai_agents(
     agent = get(get(result, "last_agent"), "name")
     if agent:
         metadata["agent"] = agent
-    if usage:
-        metadata["usage"] = usage
-        metadata["tokens"] = sum(usage.values())
-    return Context(
-        input=prompt,
+    return agent_run_context(
+        prompt=prompt,
         output=output,
         expected=expected,
-        messages=tuple(messages),
-        tool_calls=tuple(
-            ToolCall(name=str(c["name"]), arguments=c["arguments"], result=outputs.get(c["id"]), id=c["id"])
-            for c in calls
-        ),
-        sources=tuple(sources),
+        messages=messages,
+        calls=calls,
+        results=outputs,
+        sources=sources,
         duration=duration,
         metadata=metadata,
+        usage=usage,
     )

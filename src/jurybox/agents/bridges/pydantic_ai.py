@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from jurybox.agents.bridges._common import add_usage, arguments_of, get, output_text, text_of
-from jurybox.core import Context, Message, ToolCall
+from jurybox.agents.bridges._common import add_usage, agent_run_context, arguments_of, get, output_text, text_of
+from jurybox.core import Context, Message
 
 
 def _call(value: Any) -> Any:
@@ -65,19 +65,15 @@ def context_from_pydantic_ai(
     usage: dict[str, int] = {}
     add_usage(usage, _call(get(result, "usage")))
     metadata: dict[str, Any] = {"framework": "pydantic-ai"}
-    if usage:
-        metadata["usage"] = usage
-        metadata["tokens"] = sum(usage.values())
-    return Context(
-        input=prompt,
+    return agent_run_context(
+        prompt=prompt,
         output=output,
         expected=expected,
-        messages=tuple(messages),
-        tool_calls=tuple(
-            ToolCall(name=str(c["name"]), arguments=c["arguments"], result=returns.get(c["id"]), id=c["id"])
-            for c in calls
-        ),
-        sources=tuple(sources),
+        messages=messages,
+        calls=calls,
+        results=returns,
+        sources=sources,
         duration=duration,
         metadata=metadata,
+        usage=usage,
     )
