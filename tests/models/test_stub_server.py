@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
 
@@ -152,6 +153,16 @@ async def test_concurrent_requests_wait_together_and_connections_are_counted() -
         assert stub.connections == 10
         assert stub.max_in_flight == 10
         assert len(stub.requests) == 20
+
+
+def test_accepted_connections_send_without_nagle_delay() -> None:
+    # Without TCP_NODELAY a reply's header and body writes meet the client's delayed ACK
+    # and every reply arrives ~40 ms late, which skews every latency the stub is used to measure.
+    with StubServer("openai", reply="ok") as stub, httpx.Client() as client:
+        client.post(stub.base_url + "/chat/completions", json={"model": "m", "messages": MESSAGES})
+        (transport,) = stub.state.open_transports.values()
+        sock = transport.get_extra_info("socket")
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
 
 
 def test_unknown_route_and_provider() -> None:
