@@ -10,9 +10,11 @@ with a fixed latency, started in a separate process
 * CPU ms per judge call (this process's user+system CPU over the run / calls);
 * peak RSS of this process;
 * TCP connections the stub accepted, and judge calls per case;
-* the floor: bare httpx2 posts (the OpenAI SDK's default HTTP client) against a second stub with the same
-  latency and concurrency (no runner, no judge, no SDK); with aiohttp installed the SDK sends through
-  aiohttp instead, which costs less CPU than this floor (``--http-transport httpx`` compares like for like).
+* the floor: bare HTTP posts against a second stub with the same latency and concurrency (no runner,
+  no judge, no SDK), measured in a child process with httpx2 (the OpenAI SDK's default client) and with
+  aiohttp (the SDK's transport when aiohttp is installed, as here);
+* wall / achievable, where achievable = ceil(calls / concurrency) x latency: the busiest worker's calls
+  one after another (at 200 cases and concurrency 16 that is 13 calls, so even a free runner is 1.04x ideal).
 
 ``--in-process-model`` swaps the OpenAI client and stub for a model that only
 sleeps, which isolates the runner's and judges' own cost from the HTTP stack.
@@ -34,6 +36,7 @@ import argparse
 import contextlib
 import io
 import json
+import math
 import os
 import resource
 import signal
@@ -111,34 +114,67 @@ def start_stub(latency: float) -> tuple[subprocess.Popen[str], str]:
     return process, url
 
 
-def measure_floor(cases: int, concurrency: int, latency: float) -> dict[str, float]:
+def measure_floor(cases: int, concurrency: int, latency: float) -> dict[str, dict[str, float]]:
     """What this machine and the stub allow at best: bare HTTP posts, no judge, no runner, no SDK.
 
-    Uses the HTTP client the OpenAI SDK uses (httpx2) and ``concurrency`` workers, like the runner.
+    Measured in a child process (so its imports and buffers do not count towards this run's peak
+    RSS), once with httpx2 (the OpenAI SDK's default client) and once with aiohttp (the SDK's
+    transport here when it is installed), each with ``concurrency`` workers like the runner.
     """
-    import asyncio
+    floors = {}
+    for client in ("httpx2", "aiohttp"):
+        command = [sys.executable, __file__, "--floor-only", client, "--cases", str(cases)]
+        command += ["--concurrency", str(concurrency), "--latency", str(latency)]
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        floors[client] = json.loads(done.stdout)
+    return floors
 
-    import httpx2
+
+def floor_only(client_name: str, cases: int, concurrency: int, latency: float) -> dict[str, float]:
+    """One floor measurement (the child process of ``measure_floor``)."""
+    import asyncio
 
     stub, base_url = start_stub(latency)
     body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "x" * 2000}]}
+    url = f"{base_url}/chat/completions"
 
-    async def post_all() -> float:
+    async def with_httpx2() -> float:
+        import httpx2
+
         limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         async with httpx2.AsyncClient(limits=limits, timeout=60) as client:
-            remaining = iter(range(cases))
 
-            async def worker() -> None:
-                for _ in remaining:
-                    (await client.post(f"{base_url}/chat/completions", json=body)).raise_for_status()
+            async def post() -> None:
+                (await client.post(url, json=body)).raise_for_status()
 
-            start = time.perf_counter()
-            await asyncio.gather(*(worker() for _ in range(min(concurrency, cases))))
-            return time.perf_counter() - start
+            return await timed_workers(post)
+
+    async def with_aiohttp() -> float:
+        import aiohttp
+
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
+
+            async def post() -> None:
+                async with session.post(url, json=body) as response:
+                    response.raise_for_status()
+                    await response.read()
+
+            return await timed_workers(post)
+
+    async def timed_workers(post: Any) -> float:
+        remaining = iter(range(cases))
+
+        async def worker() -> None:
+            for _ in remaining:
+                await post()
+
+        start = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(min(concurrency, cases))))
+        return time.perf_counter() - start
 
     try:
         cpu = time.process_time()
-        wall = asyncio.run(post_all())
+        wall = asyncio.run(with_httpx2() if client_name == "httpx2" else with_aiohttp())
         cpu = time.process_time() - cpu
     finally:
         stop_stub(stub)
@@ -171,7 +207,12 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--store", choices=("none", "sqlite"), default="none", help="stream results to a store")
+    parser.add_argument(
+        "--store",
+        choices=("sqlite", "none"),
+        default="sqlite",
+        help="stream results to a SQLite store, as `jurybox run` does by default (none: --no-store)",
+    )
     parser.add_argument(
         "--in-process-model",
         action="store_true",
@@ -181,6 +222,7 @@ def main() -> None:
     parser.add_argument(
         "--no-floor", action="store_true", help="skip the bare-HTTP floor measurement against a second stub"
     )
+    parser.add_argument("--floor-only", choices=("httpx2", "aiohttp"), help=argparse.SUPPRESS)
     parser.add_argument("--cache", action="store_true", help="keep the judge response cache on (default: off)")
     parser.add_argument("--profile", help="write a pyinstrument profile of the run to this file (.html, else text)")
     parser.add_argument(
@@ -190,6 +232,9 @@ def main() -> None:
         help="the openai SDK's HTTP transport: auto (aiohttp when installed) or httpx (as without aiohttp)",
     )
     args = parser.parse_args()
+    if args.floor_only:
+        print(json.dumps(floor_only(args.floor_only, args.cases, args.concurrency, args.latency)))
+        return
 
     # The pieces ``jurybox run`` (jurybox._cli.run.execute) calls, in the same order and with the same
     # collector settings, timed one by one.
@@ -232,7 +277,7 @@ def main() -> None:
                 result = asyncio.run(runner.run())
             with _phase(phases, "report"), frozen_heap():
                 report = build_report(result, suite)
-                write_reports(report, ["json", "console"], folder, console=Console(file=io.StringIO()))
+                write_reports(report, ["json", "console"], folder, console=Console(file=io.StringIO()), console_rows=50)
             if profiler is not None:
                 profiler.stop()
                 html = args.profile.endswith(".html")
@@ -246,6 +291,8 @@ def main() -> None:
     calls = report.totals.judge_calls
     cases = report.totals.cases
     ideal = calls * args.latency / args.concurrency
+    # What the workers can do at best: the busiest makes ceil(calls / concurrency) calls one after another.
+    achievable = math.ceil(calls / args.concurrency) * args.latency if calls else 0.0
     wall = sum(w for w, _ in phases.values())
     cpu = sum(c for _, c in phases.values())
     run_wall, run_cpu = phases["run"]
@@ -259,9 +306,11 @@ def main() -> None:
         "ideal_s": round(ideal, 3),
         "run_wall_s": round(run_wall, 3),
         "run_wall_over_ideal": round(run_wall / ideal, 3) if ideal else None,
+        "run_wall_over_achievable": round(run_wall / achievable, 3) if achievable else None,
         "run_cpu_ms_per_call": round(run_cpu * 1000 / calls, 3) if calls else None,
         "total_wall_s (load+run+report)": round(wall, 3),
         "total_wall_over_ideal": round(wall / ideal, 3) if ideal else None,
+        "total_wall_over_achievable": round(wall / achievable, 3) if achievable else None,
         "total_cpu_ms_per_call": round(cpu * 1000 / calls, 3) if calls else None,
         "phases_wall_cpu_s": {name: [round(w, 3), round(c, 3)] for name, (w, c) in phases.items()},
         "peak_rss_mb": round(peak_mb, 1),

@@ -132,6 +132,25 @@ def test_the_typer_command_is_registered(toy_suite: Callable[[str], Path], in_tm
     assert "<testsuite" in result.output
 
 
+def test_the_console_table_of_a_big_run_shows_failures_first_and_counts_the_rest(
+    toy_suite: Callable[[str], Path], in_tmp: Path
+) -> None:
+    expected = ["Lighthouse" if i == 7 else "Beach" for i in range(12)]
+    cases = "".join(
+        f"  - name: case-{i:02d}\n    prompt: listings\n    judges: [{{contains: {text}}}]\n"
+        for i, text in enumerate(expected)
+    )
+    suite = toy_suite(TOY_HEADER + "cases:\n" + cases)
+
+    code, report, _ = run(RunRequest(suites=(suite,), rows=3))
+    _, everything, _ = run(RunRequest(suites=(suite,), rows=0))
+
+    assert code == EXIT_NOT_PASSED
+    assert "case-07" in report and "FAIL" in report  # the failure is shown though it is 8th in the suite
+    assert "… 9 more case(s) not shown (0 of them not passed)" in report
+    assert all(f"case-{i:02d}" in everything for i in range(12)) and "not shown" not in everything
+
+
 KILLABLE = (
     TOY_HEADER.replace("timeout: 5", "timeout: 20")
     + "cases:\n"

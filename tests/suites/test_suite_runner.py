@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import io
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from suite_helpers import TOY_HEADER, grading_model
 from jurybox.agents import TargetConfigError
 from jurybox.core import Status
 from jurybox.models import FakeModel
-from jurybox.store import CaseRecord, open_store
+from jurybox.store import CaseRecord, StoredRecords, open_store
 from jurybox.suites import (
     LLM_SKIPPED,
     TIER_DETERMINISTIC,
@@ -236,27 +238,27 @@ class MemoryStore:
     """The runner's store contract, in memory, counting writes."""
 
     def __init__(self) -> None:
-        self.records: dict[str, dict[str, CaseRecord]] = {}
+        self.stored: dict[str, dict[str, CaseRecord]] = {}
         self.writes = 0
         self.status: dict[str, str] = {}
 
     def begin_run(self, suite: str, *, cases: object, **_: object) -> str:
-        run_id = f"run-{len(self.records) + 1}"
-        self.records[run_id] = {}
+        run_id = f"run-{len(self.stored) + 1}"
+        self.stored[run_id] = {}
         return run_id
 
     def record_case(self, run_id: str, record: CaseRecord) -> bool:
         self.writes += 1
-        if record.case in self.records[run_id]:
+        if record.case in self.stored[run_id]:
             return False
-        self.records[run_id][record.case] = record
+        self.stored[run_id][record.case] = record
         return True
 
     def recorded_cases(self, run_id: str) -> set[str]:
-        return set(self.records[run_id])
+        return set(self.stored[run_id])
 
-    def run_records(self, run_id: str) -> list[CaseRecord]:
-        return list(self.records[run_id].values())
+    def records(self, run_id: str, *, cases: object = None) -> list[CaseRecord]:
+        return list(self.stored[run_id].values())
 
     def finish_run(self, run_id: str, status: str = "completed") -> None:
         self.status[run_id] = status
@@ -322,6 +324,82 @@ async def test_results_stream_to_a_real_store(toy_suite: Callable[[str], Path], 
     assert set(stored) == {"crashes", "hangs", "garbage", "fine"}
     assert stored["crashes"].status is Status.ERROR and "crashed on purpose" in (stored["crashes"].error or "")
     assert info.status == "completed" and info.recorded == 4
+
+
+async def test_with_a_store_the_runner_holds_no_finished_record(
+    toy_suite: Callable[[str], Path], tmp_path: Path
+) -> None:
+    # Memory must not grow with the run: each record is written and dropped, and the
+    # result reads them back from the store on demand.
+    cases = 40
+    text = (
+        TOY_HEADER
+        + "cases:\n"
+        + "".join(
+            f"  - name: case-{i}\n    prompt: 'What are my listings?'\n    judges: [{{contains: Beach House}}]\n"
+            for i in range(cases)
+        )
+    )
+    alive: list[int] = []
+
+    class CountRecords:
+        def start(self, suite: str, total: int, done: int) -> None:
+            return None
+
+        def case_done(self, record: CaseRecord, spend: object) -> None:
+            alive.append(sum(1 for o in gc.get_objects() if type(o) is CaseRecord))
+
+        def stop(self) -> None:
+            return None
+
+    gc.collect()
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        options = RunOptions(concurrency=2)
+        result = await SuiteRunner(load_suite(toy_suite(text)), options, store=store, progress=CountRecords()).run()
+        assert isinstance(result.records, StoredRecords)
+        assert len(result.records) == cases and result.ok and result.count(Status.PASS) == cases
+        assert [r.case for r in result.records] == [f"case-{i}" for i in range(cases)]
+    assert len(alive) == cases
+    # Those in flight and those queued for the store's writer thread, never the whole run.
+    assert max(alive) <= 8, alive
+
+
+async def test_a_slow_store_holds_back_the_workers_instead_of_queueing_the_run(
+    toy_suite: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("jurybox.suites._runner.MAX_PENDING_WRITES", 3)
+    text = (
+        TOY_HEADER
+        + "cases:\n"
+        + "".join(
+            f"  - name: case-{i}\n    prompt: 'What are my listings?'\n    judges: [{{contains: Beach House}}]\n"
+            for i in range(15)
+        )
+    )
+
+    class SlowStore(MemoryStore):
+        def record_case(self, run_id: str, record: CaseRecord) -> bool:
+            time.sleep(0.05)
+            return super().record_case(run_id, record)
+
+    queued: list[int] = []
+
+    class WatchQueue:
+        def start(self, suite: str, total: int, done: int) -> None:
+            return None
+
+        def case_done(self, record: CaseRecord, spend: object) -> None:
+            queued.append(len(runner._pending))
+
+        def stop(self) -> None:
+            return None
+
+    store = SlowStore()
+    runner = SuiteRunner(load_suite(toy_suite(text)), RunOptions(concurrency=1), store=store, progress=WatchQueue())  # type: ignore[arg-type]
+    result = await runner.run()
+
+    assert result.ok and store.writes == 15
+    assert max(queued) <= 3, queued
 
 
 async def test_judge_spend_is_counted_per_case(toy_suite: Callable[[str], Path]) -> None:

@@ -20,7 +20,6 @@ from jurybox.store import Store, StoreError, open_store
 from jurybox.suites import (
     HOW_TO_ENABLE,
     LLM_SKIP_REASON,
-    LLM_SKIPPED,
     TIER_LLM,
     TIERS,
     JudgeModelError,
@@ -41,6 +40,8 @@ EXIT_OK = 0
 EXIT_NOT_PASSED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+DEFAULT_CONSOLE_ROWS = 50
+"""The console table of a bigger run shows this many cases, failing first (the files have them all)."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ class RunRequest:
     timeout: float | None = None
     retries: int | None = None
     progress: bool = True
+    rows: int = DEFAULT_CONSOLE_ROWS
 
 
 class UsageProblemError(Exception):
@@ -115,6 +117,14 @@ def run(
         int | None, typer.Option("--retries", min=0, max=10, help="Extra attempts after an agent crash or hang.")
     ] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the live progress bar.")] = True,
+    rows: Annotated[
+        int,
+        typer.Option(
+            "--rows",
+            min=0,
+            help=f"Console table: at most this many cases, failing first (default {DEFAULT_CONSOLE_ROWS}; 0: all).",
+        ),
+    ] = DEFAULT_CONSOLE_ROWS,
 ) -> None:
     """Run agent suites: each case's conversation is judged by a cascade of tiers.
 
@@ -137,6 +147,7 @@ def run(
         timeout=timeout,
         retries=retries,
         progress=progress,
+        rows=rows,
     )
     raise typer.Exit(execute(request))
 
@@ -226,7 +237,7 @@ async def _run_all(
         result = await runner.run(resume=resume)
         report = build_report(result, suite)
         try:
-            write_reports(report, request.formats, request.output, console=console)
+            write_reports(report, request.formats, request.output, console=console, console_rows=request.rows or None)
         except (ValueError, OSError) as exc:
             status.print(f"[red]error:[/] cannot write the report: {escape(str(exc))}")
             codes.append(EXIT_USAGE)
@@ -264,11 +275,10 @@ def build_report(result: RunResult, suite: Suite) -> RunReport:
     notes = []
     skipped = {}
     if result.llm_skipped:
-        count = sum(1 for r in result.records if r.metadata.get("llm_tier") == LLM_SKIPPED)
         skipped[TIER_LLM] = LLM_SKIP_REASON
         notes.append(
-            f"LLM tier SKIPPED for {count} case(s): they were decided by the deterministic and similarity tiers; "
-            + LLM_SKIP_REASON
+            f"LLM tier SKIPPED for {result.llm_skipped_cases} case(s): "
+            "they were decided by the deterministic and similarity tiers; " + LLM_SKIP_REASON
         )
     if result.resumed:
         notes.append(f"resumed run: {result.resumed} case(s) were judged before the restart and are included")

@@ -6,10 +6,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import jsonschema
-from jsonschema.exceptions import SchemaError
-from jsonschema.validators import validator_for
-
 from jurybox.core import Check, Context, Judgment
 from jurybox.judges._base import DeterministicJudge
 
@@ -42,6 +38,11 @@ def valid_json(*, name: str | None = None) -> DeterministicJudge:
 
 class _JsonSchema(DeterministicJudge):
     def __init__(self, schema: Mapping[str, Any], name: str) -> None:
+        # Imported here: jsonschema and its referencing stack cost every run a few MB and most suites never use it.
+        import jsonschema
+        from jsonschema.exceptions import SchemaError
+        from jsonschema.validators import validator_for
+
         super().__init__(name)
         schema = dict(schema)
         validator_class = validator_for(schema)

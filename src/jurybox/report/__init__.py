@@ -6,9 +6,9 @@ same derived totals, so the formats never disagree.
 
 from jurybox.report._console import render_console
 from jurybox.report._from_store import report_from_store
-from jurybox.report._html import to_html
-from jurybox.report._json import SCHEMA_VERSION, from_json, record_to_dict, to_json
-from jurybox.report._junit import case_properties, to_junit
+from jurybox.report._html import iter_html, to_html
+from jurybox.report._json import SCHEMA_VERSION, from_json, iter_json, record_to_dict, to_json
+from jurybox.report._junit import case_properties, iter_junit, to_junit
 from jurybox.report._markdown import MAX_SUMMARY_BYTES, to_markdown
 from jurybox.report._model import (
     SKIPPED_TIERS_KEY,
@@ -40,6 +40,9 @@ __all__ = [
     "case_properties",
     "explain",
     "from_json",
+    "iter_html",
+    "iter_json",
+    "iter_junit",
     "record_to_dict",
     "render_console",
     "report_filename",

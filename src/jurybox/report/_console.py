@@ -57,13 +57,12 @@ def render_console(
     for case in shown:
         _case_rows(table, case, verbose, width)
     console.print(table)
-    if len(shown) < len(report.cases):
-        hidden = report.failing_first()[len(shown) :]
-        not_passed = sum(1 for case in hidden if not case.ok)
+    hidden = len(report.cases) - len(shown)
+    if hidden:
+        not_passed = report.totals.not_passed - sum(1 for case in shown if not case.ok)
         console.print(
             Text(
-                f"… {len(hidden)} more case(s) not shown ({not_passed} of them not passed); "
-                "see the JSON or HTML report",
+                f"… {hidden} more case(s) not shown ({not_passed} of them not passed); see the JSON or HTML report",
                 style="dim",
             )
         )

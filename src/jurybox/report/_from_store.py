@@ -26,7 +26,7 @@ def report_from_store(store: Store, run_id: str, *, notes: tuple[str, ...] = ())
     return RunReport(
         suite=info.suite,
         run_id=info.id,
-        records=store.run_records(run_id),
+        records=store.records(run_id),  # read on each pass: flat memory for any run size
         started_at=info.started_at,
         finished_at=info.finished_at,
         judge_model=info.judge_model,

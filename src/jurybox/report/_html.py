@@ -13,7 +13,7 @@ import base64
 import hashlib
 import html
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from jurybox.core import Context, Judgment, Status
@@ -125,7 +125,12 @@ def e(value: object) -> str:
 
 def to_html(report: RunReport) -> str:
     """The run as one self-contained HTML page (filter by status, search, expand a case)."""
-    parts = [
+    return "".join(iter_html(report))
+
+
+def iter_html(report: RunReport) -> Iterator[str]:
+    """``to_html`` in pieces, one per case, so a big run is written without holding its whole page."""
+    head = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -137,14 +142,18 @@ def to_html(report: RunReport) -> str:
         *_totals(report),
         *_filters(report),
         '<main id="cases">',
-        *(_case(case) for case in report.failing_first()),
+    ]
+    yield "\n".join(head) + "\n"
+    for case in report.failing_first():
+        yield _case(case) + "\n"
+    tail = [
         '<p id="no-match" class="empty" hidden>No case matches this filter.</p>',
         "</main>",
         f"<footer>jurybox report · run {e(report.run_id)}</footer>",
         f"<script>{_JS}</script>",
         "</body></html>",
     ]
-    return "\n".join(parts) + "\n"
+    yield "\n".join(tail) + "\n"
 
 
 def _header(report: RunReport) -> list[str]:

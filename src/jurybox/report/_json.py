@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import date, datetime
 from enum import Enum
 from importlib.metadata import PackageNotFoundError, version
@@ -56,6 +56,14 @@ def to_json(report: RunReport, *, indent: int | None = 2) -> str:
         indent: Pretty-printing indent; ``None`` writes compact JSON about three
             times faster (worth it past a few thousand cases).
     """
+    return "".join(iter_json(report, indent=indent))
+
+
+def iter_json(report: RunReport, *, indent: int | None = 2) -> Iterator[str]:
+    """``to_json`` in pieces, one per case, so a big run is written without holding its whole text.
+
+    Joined, the pieces are exactly ``json.dumps`` of the whole report.
+    """
     head = {
         "schema_version": SCHEMA_VERSION,
         "generator": f"jurybox {_jurybox_version()}",
@@ -71,15 +79,28 @@ def to_json(report: RunReport, *, indent: int | None = 2) -> str:
         "metadata": dict(report.metadata),
         "totals": _totals(report.totals),
     }
-    # Case dicts are JSON-ready already; converting them a second time would double the cost.
-    data = {
-        **to_jsonable(head),
-        "cases": [
-            _case(summary.record, summary.reason, summary.tier, summary.degraded, summary.skipped)
-            for summary in report.cases
-        ],
-    }
-    return json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
+    # The head without its closing brace, then "cases" written one case at a time.
+    opening = _dumps({**to_jsonable(head), "cases": []}, indent)
+    closing_at = opening.rindex("[]")
+    yield opening[: closing_at + 1]
+    # What json.dumps puts between items and around a non-empty list at the "cases" depth.
+    inner = "" if indent is None else "\n" + " " * (2 * indent)
+    separator = ", " if indent is None else ","
+    first = True
+    for summary in report.cases:
+        # Case dicts are JSON-ready already; converting them a second time would double the cost.
+        case = _case(summary.record, summary.reason, summary.tier, summary.degraded, summary.skipped)
+        text = _dumps(case, indent)
+        if inner:
+            text = text.replace("\n", inner)
+        yield ("" if first else separator) + inner + text
+        first = False
+    outer = "" if indent is None or first else "\n" + " " * indent
+    yield outer + opening[closing_at + 1 :]
+
+
+def _dumps(value: Any, indent: int | None) -> str:
+    return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
 
 
 def from_json(text: str, *, source: str = "<json>") -> RunReport:

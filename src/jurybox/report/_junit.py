@@ -41,6 +41,11 @@ def to_junit(report: RunReport, *, testcase_properties: bool = True) -> str:
             ``[[PROPERTY|name=value]]`` lines in the test case's ``<system-out>``
             instead, for readers that validate against the strict Jenkins xUnit schema.
     """
+    return "".join(iter_junit(report, testcase_properties=testcase_properties))
+
+
+def iter_junit(report: RunReport, *, testcase_properties: bool = True) -> Iterator[str]:
+    """``to_junit`` in pieces, one per test case, so a big run is written without holding its whole tree."""
     totals = report.totals
     failures = totals.failed + totals.abstained
     incomplete = _incompleteness(report)
@@ -67,8 +72,9 @@ def to_junit(report: RunReport, *, testcase_properties: bool = True) -> str:
         ),
     )
     _properties(suite, _suite_properties(report))
-    for case in report.cases:
-        _testcase(suite, report.suite, case, testcase_properties)
+    # The test cases are serialized one by one where this marker lands in the indented skeleton.
+    if report.cases:
+        suite.append(ET.Comment(_CASES_MARKER))
     if incomplete is not None:
         element = ET.SubElement(suite, "testcase", _attrs(name=INCOMPLETE_CASE, classname=report.suite, time="0.000"))
         _result(element, "error", incomplete, "incomplete", incomplete)
@@ -76,7 +82,26 @@ def to_junit(report: RunReport, *, testcase_properties: bool = True) -> str:
     if notices:
         ET.SubElement(suite, "system-err").text = xml_text("\n".join(notices))
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    skeleton = '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    before, marker, after = skeleton.partition(f"<!--{_CASES_MARKER}-->")
+    yield before
+    if not marker:
+        return
+    first = True
+    for case in report.cases:
+        holder = ET.Element("testsuite")
+        _testcase(holder, report.suite, case, testcase_properties)
+        (element,) = holder
+        # Level 2: inside <testsuites> and <testsuite>, as ET.indent would place it in the whole tree.
+        ET.indent(element, level=2)
+        element.tail = None
+        yield ("" if first else _CASE_INDENT) + ET.tostring(element, encoding="unicode")
+        first = False
+    yield after
+
+
+_CASES_MARKER = "jurybox-testcases"
+_CASE_INDENT = "\n    "
 
 
 def _incompleteness(report: RunReport) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable, Iterator
 
 from jurybox.core import Status
 from jurybox.report import _format as fmt
@@ -43,24 +44,32 @@ def to_markdown(report: RunReport, *, max_bytes: int = MAX_SUMMARY_BYTES) -> str
     head = "\n".join(_head(report)) + "\n"
     opening, closing = "<details><summary>All cases</summary>\n\n", "</details>\n"
     budget = max_bytes - _size(head) - _size(opening) - _size(closing)
-    rows = _attention_rows(report)
     attention = ""
-    if rows:
+    if report.totals.not_passed or report.totals.degraded_cases:
         budget -= _size(_ATTENTION_HEADER) + 1
-        body, budget = _fit(rows, budget, "case(s) that need attention")
+        body, budget = _fit(
+            _needing_attention(report), _attention_row, len(report.cases), budget, "case(s) that need attention"
+        )
         attention = _ATTENTION_HEADER + body + "\n"
-    blocks = ["\n".join(_case_details(case)) + "\n" for case in report.failing_first()]
-    details, _ = _fit(blocks, budget, "case(s)")
+    details, _ = _fit(iter(report.failing_first()), _details, len(report.cases), budget, "case(s)")
     return head + attention + opening + details + closing
 
 
-def _fit(parts: list[str], budget: int, what: str) -> tuple[str, int]:
-    """As many ``parts`` as fit in ``budget`` bytes, plus a note on how many were left out."""
+def _fit(
+    cases: Iterator[CaseSummary], render: Callable[[CaseSummary], str], most: int, budget: int, what: str
+) -> tuple[str, int]:
+    """As many rendered ``cases`` as fit in ``budget`` bytes, plus a note on how many were left out.
+
+    Cases past the cut are counted, never rendered, so a big run costs no more than a small one.
+    ``most`` bounds how many there can be; the note's room is reserved with it.
+    """
     kept: list[str] = []
-    for index, part in enumerate(parts):
-        note = _left_out(len(parts) - index, what)
+    for index, case in enumerate(cases):
+        part = render(case)
+        reserve = _left_out(most - index, what)
         # Reserve room for the note, so a cut section still fits.
-        if _size(part) + _size(note) > budget:
+        if _size(part) + _size(reserve) > budget:
+            note = _left_out(1 + sum(1 for _ in cases), what)
             kept.append(note)
             budget -= _size(note)
             break
@@ -120,14 +129,23 @@ def _head(report: RunReport) -> list[str]:
     return lines
 
 
-def _attention_rows(report: RunReport) -> list[str]:
-    """Rows of the attention table: FAIL, ERROR, ABSTAIN, then degraded PASS."""
-    bad = [c for c in report.failing_first() if not c.ok or c.degraded]
-    return [
+def _needing_attention(report: RunReport) -> Iterator[CaseSummary]:
+    """FAIL, ERROR, ABSTAIN, then degraded PASS cases, in that order."""
+    for case in report.failing_first():
+        if case.ok and not case.degraded:
+            return  # failing-first order: only clean passes remain
+        yield case
+
+
+def _attention_row(c: CaseSummary) -> str:
+    return (
         f"| {md(c.name)} | {_verdict(c)} | {fmt.score(c.score)} | {md(c.tier or '—')} "
         f"| {md(fmt.shorten(c.reason, 300))} |\n"
-        for c in bad
-    ]
+    )
+
+
+def _details(case: CaseSummary) -> str:
+    return "\n".join(_case_details(case)) + "\n"
 
 
 def _case_details(case: CaseSummary) -> list[str]:

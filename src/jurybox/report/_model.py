@@ -12,11 +12,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
+from itertools import islice
 from types import MappingProxyType
-from typing import Literal, get_args
+from typing import Literal, get_args, overload
 
 from jurybox.core import Judgment, Status
-from jurybox.store import CaseRecord, RoundRecord
+from jurybox.store import CaseRecord, RoundRecord, StoredRecords
 
 RunStatus = Literal["completed", "interrupted", "failed"]
 """How a run ended: every case finished, stopped early (Ctrl-C), or the runner itself failed."""
@@ -201,11 +202,18 @@ class RunReport:
     def __post_init__(self) -> None:
         if self.status not in RUN_STATUSES:
             raise ValueError(f"RunReport.status must be one of {', '.join(RUN_STATUSES)}; got {self.status!r}")
-        records = tuple(self.records)
-        for index, record in enumerate(records):
-            if not isinstance(record, CaseRecord):
-                raise TypeError(f"RunReport.records[{index}] is a {type(record).__name__}, not a CaseRecord")
-        duplicates = sorted(name for name, count in Counter(r.case for r in records).items() if count > 1)
+        records: Sequence[CaseRecord]
+        if isinstance(self.records, StoredRecords):
+            # Read from the store on each pass: a report of any size renders in flat memory.
+            records = self.records
+            names: Iterable[str] = records.names()
+        else:
+            records = tuple(self.records)
+            for index, record in enumerate(records):
+                if not isinstance(record, CaseRecord):
+                    raise TypeError(f"RunReport.records[{index}] is a {type(record).__name__}, not a CaseRecord")
+            names = (r.case for r in records)
+        duplicates = sorted(name for name, count in Counter(names).items() if count > 1)
         if duplicates:
             # A resumed run that wrote a case twice would otherwise be counted twice.
             raise ValueError(f"RunReport has more than one record for case(s): {', '.join(duplicates)}")
@@ -216,9 +224,16 @@ class RunReport:
         object.__setattr__(self, "skipped_tiers", MappingProxyType(dict(self.skipped_tiers)))
         object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
 
+    @property
+    def streamed(self) -> bool:
+        """True when the records are read from the store on each pass instead of held in memory."""
+        return isinstance(self.records, StoredRecords)
+
     @cached_property
-    def cases(self) -> tuple[CaseSummary, ...]:
-        """A summary per record, in record order."""
+    def cases(self) -> Sequence[CaseSummary]:
+        """A summary per record, in record order (computed on each pass for a streamed report)."""
+        if isinstance(self.records, StoredRecords):
+            return _Summaries(self.records)
         return tuple(summarize_case(record) for record in self.records)
 
     @cached_property
@@ -237,7 +252,7 @@ class RunReport:
             self.status == "completed"
             and bool(self.records)
             and not self.missing
-            and all(case.ok for case in self.cases)
+            and self.totals.passed == len(self.records)
         )
 
     @property
@@ -265,16 +280,81 @@ class RunReport:
         notices.extend(self.notes)
         return notices
 
-    def failing_first(self) -> list[CaseSummary]:
+    def failing_first(self) -> Sequence[CaseSummary]:
         """Cases ordered FAIL, ERROR, ABSTAIN, degraded PASS, PASS; suite order within each group."""
-        rank = {Status.FAIL: 0, Status.ERROR: 1, Status.ABSTAIN: 2}
+        if isinstance(self.records, StoredRecords):
+            return _Ranked(self.cases)
+        return sorted(self.cases, key=attention_rank)
 
-        def key(case: CaseSummary) -> int:
-            if case.status in rank:
-                return rank[case.status]
-            return 3 if case.degraded else 4
 
-        return sorted(self.cases, key=key)
+def attention_rank(case: CaseSummary) -> int:
+    """Where a case goes in a failing-first listing: FAIL 0, ERROR 1, ABSTAIN 2, degraded PASS 3, PASS 4."""
+    rank = _ATTENTION_RANK.get(case.status)
+    if rank is not None:
+        return rank
+    return 3 if case.degraded else 4
+
+
+_ATTENTION_RANK = {Status.FAIL: 0, Status.ERROR: 1, Status.ABSTAIN: 2}
+
+
+class _Summaries(Sequence[CaseSummary]):
+    """Case summaries of a streamed report, made as the records are read (none kept)."""
+
+    def __init__(self, records: StoredRecords) -> None:
+        self._records = records
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __iter__(self) -> Iterator[CaseSummary]:
+        return map(summarize_case, self._records)
+
+    @overload
+    def __getitem__(self, index: int) -> CaseSummary: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[CaseSummary]: ...
+
+    def __getitem__(self, index: int | slice) -> CaseSummary | Sequence[CaseSummary]:
+        if isinstance(index, slice):
+            return [summarize_case(record) for record in self._records[index]]
+        return summarize_case(self._records[index])
+
+
+class _Ranked(Sequence[CaseSummary]):
+    """A streamed report's cases in failing-first order: one pass ranks, then one pass per rank present.
+
+    Only a byte per case is kept, so ordering a 100,000-case run costs no more memory than a small one.
+    """
+
+    def __init__(self, cases: Sequence[CaseSummary]) -> None:
+        self._cases = cases
+        self._ranks = bytes(attention_rank(case) for case in cases)
+
+    def __len__(self) -> int:
+        return len(self._ranks)
+
+    def __iter__(self) -> Iterator[CaseSummary]:
+        for rank in sorted(set(self._ranks)):
+            for position, case in enumerate(self._cases):
+                if self._ranks[position] == rank:
+                    yield case
+
+    @overload
+    def __getitem__(self, index: int) -> CaseSummary: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[CaseSummary]: ...
+
+    def __getitem__(self, index: int | slice) -> CaseSummary | Sequence[CaseSummary]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            return list(islice(iter(self), start, stop, step))
+        position = index + len(self) if index < 0 else index
+        if not 0 <= position < len(self):
+            raise IndexError(f"case index {index} out of range for a run of {len(self)} case(s)")
+        return next(islice(iter(self), position, None))
 
 
 def own_verdict(record: CaseRecord, round_: RoundRecord) -> bool:
@@ -377,54 +457,59 @@ def explain(judgment: Judgment) -> str:
 
 
 def compute_totals(report: RunReport) -> Totals:
-    """Derive the run-level figures from the case records."""
-    cases = report.cases
-    records = report.records
+    """Derive the run-level figures from the case records, in one pass (one store read when streamed)."""
     by_status = dict.fromkeys(_STATUS_ORDER, 0)
-    for record in records:
+    cases = 0
+    tokens = tokens_known = 0
+    cost = 0.0
+    cost_known = judge_calls = degraded_judgments = degraded_cases = 0
+    case_time = 0.0
+    tiers: dict[str, list[int]] = {}
+    skipped_reasons = dict(report.skipped_tiers)
+    skipped_counts = dict.fromkeys(report.skipped_tiers, 0)
+    for summary in report.cases:
+        record = summary.record
+        cases += 1
         by_status[record.status] += 1
-    token_values = [r.tokens for r in records if r.tokens is not None]
-    cost_values = [r.cost for r in records if r.cost is not None]
-    case_time = sum(r.duration for r in records)
+        if record.tokens is not None:
+            tokens += record.tokens
+            tokens_known += 1
+        if record.cost is not None:
+            cost += record.cost
+            cost_known += 1
+        case_time += record.duration
+        judge_calls += record.judge_calls
+        degraded_judgments += summary.degraded_judgments
+        degraded_cases += summary.degraded
+        for tier, verdict, decided in tier_verdicts(record):
+            counts = tiers.setdefault(tier, [0, 0, 0])
+            counts[0] += 1
+            counts[1] += verdict.status is Status.PASS
+            counts[2] += decided
+        configured = record.metadata.get(SKIPPED_TIERS_KEY)
+        if isinstance(configured, Mapping):
+            for tier, reason in configured.items():
+                skipped_reasons.setdefault(str(tier), str(reason))
+                skipped_counts[str(tier)] = skipped_counts.get(str(tier), 0) + 1
     if report.started_at is not None and report.finished_at is not None:
         duration: float | None = max(0.0, (report.finished_at - report.started_at).total_seconds())
     else:
-        duration = case_time if records else None
+        duration = case_time if cases else None
     return Totals(
-        cases=len(records),
+        cases=cases,
         by_status=MappingProxyType(by_status),
-        pass_rate=by_status[Status.PASS] / len(records) if records else None,
-        tokens=sum(token_values) if token_values else None,
-        tokens_unknown=len(records) - len(token_values),
-        cost=sum(cost_values) if cost_values else None,
-        cost_unknown=len(records) - len(cost_values),
-        judge_calls=sum(r.judge_calls for r in records),
+        pass_rate=by_status[Status.PASS] / cases if cases else None,
+        tokens=tokens if tokens_known else None,
+        tokens_unknown=cases - tokens_known,
+        cost=cost if cost_known else None,
+        cost_unknown=cases - cost_known,
+        judge_calls=judge_calls,
         duration=duration,
         case_time=case_time,
-        tiers=MappingProxyType(_tier_rates(records)),
-        degraded_judgments=sum(c.degraded_judgments for c in cases),
-        degraded_cases=sum(1 for c in cases if c.degraded),
-        skipped_tiers=MappingProxyType(_run_skipped_tiers(report.skipped_tiers, records)),
+        tiers=MappingProxyType({tier: TierRate(tier, *counts) for tier, counts in tiers.items()}),
+        degraded_judgments=degraded_judgments,
+        degraded_cases=degraded_cases,
+        skipped_tiers=MappingProxyType(
+            {tier: SkippedTier(tier, skipped_reasons[tier], skipped_counts[tier]) for tier in skipped_reasons}
+        ),
     )
-
-
-def _tier_rates(records: Iterable[CaseRecord]) -> dict[str, TierRate]:
-    counts: dict[str, list[int]] = {}
-    for record in records:
-        for tier, verdict, decided in tier_verdicts(record):
-            ran, passed, settled = counts.setdefault(tier, [0, 0, 0])
-            counts[tier] = [ran + 1, passed + (verdict.status is Status.PASS), settled + decided]
-    return {tier: TierRate(tier, ran, passed, decided) for tier, (ran, passed, decided) in counts.items()}
-
-
-def _run_skipped_tiers(run_level: Mapping[str, str], records: Iterable[CaseRecord]) -> dict[str, SkippedTier]:
-    reasons = dict(run_level)
-    counts = dict.fromkeys(run_level, 0)
-    for record in records:
-        configured = record.metadata.get(SKIPPED_TIERS_KEY)
-        if not isinstance(configured, Mapping):
-            continue
-        for tier, reason in configured.items():
-            reasons.setdefault(str(tier), str(reason))
-            counts[str(tier)] = counts.get(str(tier), 0) + 1
-    return {tier: SkippedTier(tier, reasons[tier], counts[tier]) for tier in reasons}

@@ -28,9 +28,9 @@ from pathlib import Path
 from rich.console import Console
 
 from jurybox.report._console import render_console
-from jurybox.report._html import to_html
-from jurybox.report._json import to_json
-from jurybox.report._junit import to_junit
+from jurybox.report._html import iter_html
+from jurybox.report._json import iter_json
+from jurybox.report._junit import iter_junit
 from jurybox.report._markdown import to_markdown
 from jurybox.report._model import RunReport
 
@@ -40,11 +40,12 @@ FORMATS = ("console", "json", "junit", "markdown", "html")
 EXTENSIONS = {"json": ".json", "junit": ".junit.xml", "markdown": ".md", "html": ".html"}
 """File extension of each file format under the directory naming rule."""
 
-_RENDERERS: dict[str, Callable[[RunReport], str]] = {
-    "json": to_json,
-    "junit": to_junit,
-    "markdown": to_markdown,
-    "html": to_html,
+# Each yields the file in pieces, so a run of any size is written without holding its whole text.
+_RENDERERS: dict[str, Callable[[RunReport], Iterable[str]]] = {
+    "json": iter_json,
+    "junit": iter_junit,
+    "markdown": lambda report: (to_markdown(report),),  # bounded by GitHub's summary size limit
+    "html": iter_html,
 }
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -62,6 +63,7 @@ def write_reports(
     output: str | Path | None = None,
     *,
     console: Console | None = None,
+    console_rows: int | None = None,
 ) -> dict[str, Path | None]:
     """Produce every requested format; see the module docstring for the naming rule.
 
@@ -70,6 +72,8 @@ def write_reports(
         formats: Names from ``FORMATS``; repeats are ignored.
         output: ``"-"``, a file or a directory; required when a file format is asked for.
         console: Where ``console`` prints (default: standard output).
+        console_rows: Show at most this many cases in the console table, failing first
+            (None: every case, in suite order).
 
     Returns:
         Format -> the file written (None for ``console`` and for standard output).
@@ -85,7 +89,8 @@ def write_reports(
     file_formats = [f for f in FORMATS if f in wanted and f != "console"]
     written: dict[str, Path | None] = {}
     if "console" in wanted:
-        render_console(report, console or Console())
+        limit = console_rows if console_rows is not None and console_rows < len(report.cases) else None
+        render_console(report, console or Console(), limit=limit)
         written["console"] = None
     if not file_formats:
         return written
@@ -94,7 +99,7 @@ def write_reports(
     if str(output) == "-":
         if len(file_formats) > 1:
             raise ValueError(f"output '-' (standard output) takes one format, got {', '.join(file_formats)}")
-        sys.stdout.write(_RENDERERS[file_formats[0]](report))
+        sys.stdout.writelines(_RENDERERS[file_formats[0]](report))
         written[file_formats[0]] = None
         return written
     target = Path(output)
@@ -106,7 +111,7 @@ def write_reports(
     return written
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def _write_atomic(path: Path, pieces: Iterable[str]) -> None:
     if path.is_dir():
         raise ValueError(f"{path} is a directory; cannot write a report file there")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -115,7 +120,7 @@ def _write_atomic(path: Path, text: str) -> None:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         with temporary.open("x", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
+            stream.writelines(pieces)
         os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)

@@ -16,6 +16,7 @@ from jurybox.store._baselines import (
 )
 from jurybox.store._compare import CaseChange, RunComparison, compare_runs
 from jurybox.store._engine import DEFAULT_URL, ENV_VAR, StoreError, StoreVersionError, resolve_url, schema_head
+from jurybox.store._lazy import StoredRecords
 from jurybox.store._lessons import lessons_for
 from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
 from jurybox.store._records import CaseRecord, RoundRecord
@@ -42,6 +43,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreVersionError",
+    "StoredRecords",
     "SuiteFileError",
     "check_run",
     "compare_runs",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
@@ -22,6 +22,7 @@ from jurybox.store._cases import (
     upsert_case_versions,
 )
 from jurybox.store._engine import WRITE, StoreError, create_store_engine, describe, migrate, resolve_url
+from jurybox.store._lazy import StoredRecords
 from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo, as_utc
 from jurybox.store._records import CaseRecord
 from jurybox.store._rows import (
@@ -54,6 +55,7 @@ RunStatus = Literal["running", "completed", "interrupted", "failed"]
 FINAL_STATUSES: tuple[str, ...] = ("completed", "interrupted", "failed")
 
 READ_BATCH = 500
+STREAM_BATCH = 100
 """Results read per batch when a run's records are streamed back."""
 
 FAILING_LIMIT = 50
@@ -400,6 +402,18 @@ class Store:
     def run_records(self, run_id: str) -> list[CaseRecord]:
         """The whole run's records in plan order, judgment trees rebuilt (resumed parts included)."""
         return list(self.iter_records(run_id))
+
+    def records(self, run_id: str, *, cases: Collection[str] | None = None) -> StoredRecords:
+        """The run's records as a sequence read from the store on each pass (flat memory for any size).
+
+        Args:
+            run_id: The run.
+            cases: Only these cases (None: every recorded case).
+        """
+        # Smaller batches than a bulk read: a report pass holds one batch of rebuilt trees at a time.
+        return StoredRecords(
+            self.case_outcomes(run_id), lambda: self.iter_records(run_id, batch=STREAM_BATCH), cases=cases
+        )
 
     def iter_records(self, run_id: str, *, batch: int = READ_BATCH) -> Iterator[CaseRecord]:
         """Stream a run's records in plan order, ``batch`` results at a time (flat memory for big runs)."""

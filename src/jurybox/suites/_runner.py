@@ -15,7 +15,8 @@ import contextlib
 import signal
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,7 +33,7 @@ from jurybox.agents import (
 )
 from jurybox.core import Context, Judgment, Status
 from jurybox.report import SKIPPED_TIERS_KEY
-from jurybox.store import CaseRecord, RoundRecord
+from jurybox.store import CaseRecord, RoundRecord, StoredRecords
 from jurybox.suites._case import Case, Suite
 from jurybox.suites._conversation_helpers import clarification_detector, follow_up_writer
 from jurybox.suites._meter import Spend, start_case_spend
@@ -51,6 +52,8 @@ T = TypeVar("T")
 RunStatus = Literal["completed", "interrupted", "failed"]
 DEFAULT_CONCURRENCY = 8
 SESSION_CLOSE_TIMEOUT = 5.0
+MAX_PENDING_WRITES = 64
+"""Finished records waiting for the store's writer before the workers wait for it (at least 2 x concurrency)."""
 """Seconds a finished case waits for the agent to release its session before moving on."""
 
 
@@ -72,7 +75,7 @@ class RunStore(Protocol):
 
     def recorded_cases(self, run_id: str) -> set[str]: ...
 
-    def run_records(self, run_id: str) -> list[CaseRecord]: ...
+    def records(self, run_id: str, *, cases: Collection[str] | None = None) -> Sequence[CaseRecord]: ...
 
     def finish_run(self, run_id: str, status: RunStatus = "completed") -> None: ...
 
@@ -121,16 +124,19 @@ class RunResult:
     """What a run produced.
 
     Attributes:
-        records: Every case of the run, including those judged before a resume.
+        records: Every case of the run, including those judged before a resume, in suite order.
+            With a store they are read back from it on each pass (``StoredRecords``), so
+            a run of any size holds none of them in memory; without one they are a list.
         status: ``completed`` or ``interrupted``.
         resumed: Cases already recorded when this session started.
         spend: Judge-model calls, tokens and cost of this session.
         store_errors: Writes that failed (the run went on; the store misses these cases).
+        llm_skipped_cases: Cases whose LLM judges were left out for want of a judge model.
     """
 
     suite: str
     run_id: str
-    records: list[CaseRecord]
+    records: Sequence[CaseRecord]
     status: str
     started_at: datetime
     finished_at: datetime
@@ -140,9 +146,15 @@ class RunResult:
     resumed: int = 0
     total_cases: int = 0
     store_errors: list[str] = field(default_factory=list)
+    llm_skipped_cases: int = 0
 
     def count(self, status: Status) -> int:
-        return sum(1 for r in self.records if r.status is status)
+        return self._status_counts()[status]
+
+    def _status_counts(self) -> Counter[Status]:
+        if isinstance(self.records, StoredRecords):
+            return self.records.status_counts()  # no judgment tree is read for a count
+        return Counter(r.status for r in self.records)
 
     @property
     def ok(self) -> bool:
@@ -155,7 +167,7 @@ class RunResult:
             and not self.store_errors
             and bool(self.records)
             and len(self.records) >= self.total_cases
-            and all(r.status is Status.PASS for r in self.records)
+            and self.count(Status.PASS) == len(self.records)
         )
 
 
@@ -192,6 +204,8 @@ class SuiteRunner:
         self._io: ThreadPoolExecutor | None = None
         self._pending: set[asyncio.Future[Any]] = set()
         self._store_errors: list[str] = []
+        self._llm_skipped_cases = 0
+        self._max_pending = max(MAX_PENDING_WRITES, 2 * self.options.concurrency)
         self._detector = clarification_detector(suite.model)
         self._writer = follow_up_writer(suite.model)
 
@@ -210,18 +224,25 @@ class SuiteRunner:
             self._require_target()
             run_id, done = await self._open_run(cases, resume)
             todo = [case for case in cases if case.name not in done]
-            records: list[CaseRecord] = []
+            # Kept only without a store: with one, each record is written as its case ends and dropped.
+            kept: list[CaseRecord] | None = [] if self.store is None else None
             if self.progress is not None:
                 self.progress.start(self.suite.name, len(cases), len(cases) - len(todo))
-            status = await self._run_cases(run_id, todo, records)
+            status = await self._run_cases(run_id, todo, kept)
             await self._drain()
+            wanted = {case.name for case in cases}
+            records: Sequence[CaseRecord]
             if self.store is not None:
                 await self._io_call(self.store.finish_run, run_id, status)
-                if done:
-                    records = await self._io_call(self.store.run_records, run_id)
-            wanted = {case.name for case in cases}
-            records = [r for r in records if r.case in wanted]
-            records.sort(key=_order(cases))
+                records = await self._io_call(self.store.records, run_id, cases=wanted)
+            else:
+                records = kept or []
+            if not isinstance(records, StoredRecords):  # a StoredRecords is in plan (suite) order already
+                records = sorted((r for r in records if r.case in wanted), key=_order(cases))
+            if done:  # cases judged before the restart: one pass over their stored records
+                self._llm_skipped_cases += sum(
+                    1 for r in records if r.case in done and r.metadata.get("llm_tier") == LLM_SKIPPED
+                )
         finally:
             if self.progress is not None:
                 self.progress.stop()
@@ -239,6 +260,7 @@ class SuiteRunner:
             resumed=len(cases) - len(todo),
             total_cases=len(cases),
             store_errors=list(self._store_errors),
+            llm_skipped_cases=self._llm_skipped_cases,
         )
 
     # -- run bookkeeping ---------------------------------------------------------------------------
@@ -267,7 +289,7 @@ class SuiteRunner:
         )
         return str(run_id), set()
 
-    async def _run_cases(self, run_id: str, todo: Sequence[Case], records: list[CaseRecord]) -> RunStatus:
+    async def _run_cases(self, run_id: str, todo: Sequence[Case], records: list[CaseRecord] | None) -> RunStatus:
         if not todo:
             return "completed"
         queue: Iterator[Case] = iter(todo)
@@ -294,14 +316,20 @@ class SuiteRunner:
             raise failure  # a runner bug, not a case failure: cases never raise
         return "interrupted" if self._stopping.is_set() else "completed"
 
-    async def _worker(self, run_id: str, queue: Iterator[Case], records: list[CaseRecord]) -> None:
+    async def _worker(self, run_id: str, queue: Iterator[Case], records: list[CaseRecord] | None) -> None:
         for case in queue:
             if self._stopping.is_set():
                 return
             record = await self.execute(case, run_id)
-            records.append(record)
+            if records is not None:
+                records.append(record)
+            if record.metadata.get("llm_tier") == LLM_SKIPPED:
+                self._llm_skipped_cases += 1
             if self.store is not None:
                 self._write(run_id, record)
+                if len(self._pending) > self._max_pending:
+                    # Backpressure: a store slower than the cases must not queue the whole run in memory.
+                    await asyncio.wait(set(self._pending), return_when=asyncio.FIRST_COMPLETED)
             if self.progress is not None:
                 self.progress.case_done(record, self._spend)
 

@@ -1,0 +1,85 @@
+"""A run's records read back from the store batch by batch, so a report of 100,000 cases runs in flat memory."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Collection, Iterator, Sequence
+from itertools import islice
+from typing import overload
+
+from jurybox.core._judgment import Status
+from jurybox.store._models import CaseOutcome
+from jurybox.store._records import CaseRecord
+
+
+class StoredRecords(Sequence[CaseRecord]):
+    """The records of one stored run as a sequence that reads the store on every pass.
+
+    Only the case names and statuses stay in memory; iterating streams the
+    judgment trees from the store ``batch`` rows at a time. Which cases belong
+    is fixed when the sequence is made: a record written later (another process
+    resuming the run) does not appear halfway through a report.
+
+    Indexing is a scan (reports iterate; they do not index), so prefer ``for``.
+
+    Args:
+        outcomes: The run's case summaries in plan order (``Store.case_outcomes``).
+        stream: Yields the run's full records in the same order (``Store.iter_records``).
+        cases: Only these cases (None: every recorded case).
+    """
+
+    def __init__(
+        self,
+        outcomes: Sequence[CaseOutcome],
+        stream: Callable[[], Iterator[CaseRecord]],
+        *,
+        cases: Collection[str] | None = None,
+    ) -> None:
+        kept = [o for o in outcomes if cases is None or o.case in cases]
+        self._names = tuple(o.case for o in kept)
+        self._statuses = tuple(o.status for o in kept)
+        self._stream = stream
+
+    def names(self) -> tuple[str, ...]:
+        """The case names, in order."""
+        return self._names
+
+    def status_counts(self) -> Counter[Status]:
+        """How many records have each status, without reading any judgment tree."""
+        return Counter(self._statuses)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __iter__(self) -> Iterator[CaseRecord]:
+        wanted = set(self._names)
+        seen: set[str] = set()
+        for record in self._stream():
+            if record.case in wanted and record.case not in seen:
+                seen.add(record.case)
+                yield record
+
+    @overload
+    def __getitem__(self, index: int) -> CaseRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[CaseRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> CaseRecord | Sequence[CaseRecord]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            return list(islice(iter(self), start, stop, step))
+        position = index + len(self) if index < 0 else index
+        if not 0 <= position < len(self):
+            raise IndexError(f"record index {index} out of range for a run of {len(self)} case(s)")
+        return next(islice(iter(self), position, None))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StoredRecords | list | tuple):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # equality reads the store; such a sequence is no dict key
+
+    def __repr__(self) -> str:
+        return f"StoredRecords({len(self)} case(s))"
