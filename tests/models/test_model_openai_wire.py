@@ -154,3 +154,35 @@ async def test_aclose_closes_the_clients_of_the_running_loop() -> None:
         assert clients and all(client.is_closed() for client in clients)
         assert (await model.generate(PROMPT)).text == "fine"  # a later call opens a fresh client
         await model.aclose()
+
+
+@pytest.mark.parametrize("base_url", ["https://api.openai.com/v1", "http://127.0.0.1:9/a/b/", "http://127.0.0.1:9"])
+def test_the_request_is_the_one_the_sdk_builds_from_the_relative_path(base_url: str) -> None:
+    from openai._models import FinalRequestOptions
+
+    model = get_model("openai:m", base_url=base_url, cache=False, timeout=12.5)
+    client = model._make_client(1)  # type: ignore[attr-defined]
+    body = {"model": "m", "messages": PROMPT}
+    relative = FinalRequestOptions.construct(method="post", url="/chat/completions", json_data=body)
+    ours = FinalRequestOptions.construct(
+        method="post",
+        url=model._completions_url(client),  # type: ignore[attr-defined]
+        json_data=body,
+        **model._request_options,  # type: ignore[attr-defined]
+    )
+    expected, sent = client._build_request(relative), client._build_request(ours)
+    assert str(sent.url) == str(expected.url) and str(sent.url).endswith("/chat/completions")
+    assert sent.headers.raw == expected.headers.raw and sent.content == expected.content
+    assert sent.extensions == expected.extensions
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_clients_share_one_tls_context_that_verifies(transport: str) -> None:
+    import ssl
+
+    model = get_model("openai:m", base_url="https://example.invalid/v1", http_transport=transport)
+    first, second = (model._make_client(1) for _ in range(2))  # type: ignore[attr-defined]
+    assert openai_adapter._ssl_context() is openai_adapter._ssl_context()
+    context = openai_adapter._ssl_context()
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert first is not second

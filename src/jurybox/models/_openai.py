@@ -7,6 +7,8 @@ import importlib.util
 import json
 import os
 import re
+import ssl
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -85,17 +87,37 @@ class OpenAIModel(ProviderModel):
             ("aiohttp" if aiohttp_installed() else "httpx") if http_transport == "auto" else http_transport
         )
         self.max_tokens_param = max_tokens_param or ("max_tokens" if self.base_url else "max_completion_tokens")
+        # The values the client already has, given explicitly: the SDK deep-copies the defaults of
+        # the request options it is not given on every call.
+        self._request_options: openai.RequestOptions = {
+            "headers": {},
+            "params": {},
+            "max_retries": 0,
+            "timeout": self.timeout,
+        }
+        self._completions_urls: weakref.WeakKeyDictionary[openai.AsyncOpenAI, str] = weakref.WeakKeyDictionary()
 
     def _make_client(self, connections: int) -> openai.AsyncOpenAI:
         limits = httpx2.Limits(max_connections=connections, max_keepalive_connections=connections)
+        http_client = _HTTP_CLIENTS[self.http_transport](limits=limits, timeout=self.timeout, verify=_ssl_context())
         return openai.AsyncOpenAI(
             api_key=self._api_key,
             organization=self.organization,
             base_url=self.base_url,
             timeout=self.timeout,
             max_retries=0,  # our retries are the only ones, so attempts and waits are bounded and visible
-            http_client=_HTTP_CLIENTS[self.http_transport](limits=limits, timeout=self.timeout),
+            http_client=http_client,
         )
+
+    def _completions_url(self, client: openai.AsyncOpenAI) -> str:
+        """The absolute Chat Completions URL of ``client``, merged from its base URL as the SDK would."""
+        url = self._completions_urls.get(client)
+        if url is None:
+            # Given a relative path, the SDK parses and re-parses its base URL on every call.
+            base = client.base_url
+            url = str(base.copy_with(raw_path=base.raw_path + _COMPLETIONS_PATH.lstrip("/").encode()))
+            self._completions_urls[client] = url
+        return url
 
     def request_body(self, request: GenerateRequest) -> dict[str, Any]:
         """The Chat Completions arguments for ``request``."""
@@ -141,7 +163,9 @@ class OpenAIModel(ProviderModel):
             extra = body.pop("extra_body", None)
             if extra:
                 body.update(extra)
-            reply = await client.post(_COMPLETIONS_PATH, body=body, cast_to=httpx2.Response)
+            reply = await client.post(
+                self._completions_url(client), body=body, cast_to=httpx2.Response, options=self._request_options
+            )
             return _from_completion(_json_body(reply))
         chunks: list[dict[str, Any]] = []
         stream = await client.chat.completions.create(**body)
@@ -169,6 +193,22 @@ class OpenAIModel(ProviderModel):
 def aiohttp_installed() -> bool:
     """Whether the openai SDK's aiohttp transport can be used (``aiohttp`` is importable)."""
     return importlib.util.find_spec("aiohttp") is not None
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """The TLS context every client shares, as httpx2 would build it for ``verify=True``.
+
+    Loading the CA bundle costs tens of ms of CPU, and each event loop (``evaluate()`` makes one
+    per call) gets new clients. Keyed by the variables that choose the CA bundle, so a changed
+    ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` still takes effect.
+    """
+    return _ssl_context_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.cache
+def _ssl_context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    del cert_file, cert_dir  # only the cache key: create_ssl_context reads them from the environment
+    return httpx2.create_ssl_context()
 
 
 _HTTP_CLIENTS: dict[str, Callable[..., httpx2.AsyncClient]] = {
