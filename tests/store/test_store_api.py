@@ -11,7 +11,7 @@ from store_testkit import make_multi_round_record, make_record, nodes_per_record
 
 from jurybox.core import CategoricalScore, Context, ErrorInfo, Judgment, NumericScore, Status
 from jurybox.store import CaseRecord, Store, StoreError, open_store
-from jurybox.store._schema import CaseRow, JudgmentRow, ResultRow, RunCaseRow
+from jurybox.store._schema import cases_table, judgments_table, results_table, run_cases_table
 
 
 def test_records_round_trip_with_trees_contexts_and_rounds(store: Store) -> None:
@@ -72,7 +72,7 @@ def test_second_write_of_a_case_changes_nothing(store: Store) -> None:
     (back,) = store.run_records(run_id)
     assert back == first
     with store.engine.connect() as connection:
-        rows = connection.execute(select(func.count()).select_from(JudgmentRow)).scalar_one()
+        rows = connection.execute(select(func.count()).select_from(judgments_table)).scalar_one()
     assert rows == nodes_per_record(first)
 
 
@@ -127,8 +127,12 @@ def test_judgment_rows_carry_path_tier_and_tokens(store: Store) -> None:
     with store.engine.connect() as connection:
         rows = connection.execute(
             select(
-                JudgmentRow.path, JudgmentRow.depth, JudgmentRow.tier, JudgmentRow.status, JudgmentRow.tokens
-            ).order_by(JudgmentRow.id)
+                judgments_table.c.path,
+                judgments_table.c.depth,
+                judgments_table.c.tier,
+                judgments_table.c.status,
+                judgments_table.c.tokens,
+            ).order_by(judgments_table.c.id)
         ).all()
     assert [tuple(r) for r in rows] == [
         ("", 0, None, "pass", None),
@@ -168,12 +172,14 @@ def test_edited_case_gets_a_version_and_old_runs_keep_theirs(store: Store) -> No
     old_run = store.begin_run("suite", cases={"a": {"prompt": "v1"}, "b": {"prompt": "same"}})
     new_run = store.begin_run("suite", cases={"b": {"prompt": "same"}, "a": {"prompt": "v2"}})
     with store.engine.connect() as connection:
-        versions = connection.execute(select(CaseRow.name, CaseRow.definition).order_by(CaseRow.id)).all()
+        versions = connection.execute(
+            select(cases_table.c.name, cases_table.c.definition).order_by(cases_table.c.id)
+        ).all()
         planned: dict[str, object] = dict(
             connection.execute(
-                select(RunCaseRow.run_id, CaseRow.definition)
-                .join(CaseRow, CaseRow.id == RunCaseRow.case_id)
-                .where(RunCaseRow.case_name == "a")
+                select(run_cases_table.c.run_id, cases_table.c.definition)
+                .join(cases_table, cases_table.c.id == run_cases_table.c.case_id)
+                .where(run_cases_table.c.case_name == "a")
             ).all()
         )
     assert [tuple(v) for v in versions] == [("a", {"prompt": "v1"}), ("b", {"prompt": "same"}), ("a", {"prompt": "v2"})]
@@ -186,7 +192,7 @@ def test_result_rows_reference_the_case_version_they_ran(store: Store) -> None:
     store.record_case(run_id, make_record("a"))
     with store.engine.connect() as connection:
         definition = connection.execute(
-            select(CaseRow.definition).join(ResultRow, ResultRow.case_id == CaseRow.id)
+            select(cases_table.c.definition).join(results_table, results_table.c.case_id == cases_table.c.id)
         ).scalar_one()
     assert definition == {"prompt": "v1"}
 

@@ -6,11 +6,14 @@ from datetime import UTC, datetime
 
 import pytest
 from alembic import command
+from alembic.autogenerate import compare_metadata
 from alembic.config import Config
+from alembic.migration import MigrationContext
 from sqlalchemy import inspect, text
 
 from jurybox.store import StoreError, StoreVersionError, open_store, schema_head
 from jurybox.store._engine import SCHEMA_HEAD, create_store_engine, known_revisions, stored_revisions
+from jurybox.store._schema import metadata
 
 
 def _config(connection: object) -> Config:
@@ -23,6 +26,12 @@ def _config(connection: object) -> Config:
 def test_migrations_know_a_linear_history() -> None:
     assert schema_head() == SCHEMA_HEAD == "0002_lessons"
     assert known_revisions() == {"0001_initial", "0002_lessons"}
+
+
+def test_tables_the_code_queries_match_what_the_migrations_create(store_url: str) -> None:
+    with open_store(store_url) as store, store.engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts={"compare_type": True, "compare_server_default": True})
+        assert compare_metadata(context, metadata) == []
 
 
 def test_store_at_an_older_revision_is_migrated_on_open_and_keeps_its_data(store_url: str) -> None:

@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from store_testkit import make_record, nodes_per_record
 
 from jurybox.store import open_store
-from jurybox.store._schema import JudgmentRow, ResultRow
+from jurybox.store._schema import judgments_table, results_table
 
 DRIVER = Path(__file__).with_name("resume_driver.py")
 CASES = 20
@@ -80,10 +80,12 @@ def _kill_resume_and_check(store_url: str, seed: int) -> None:
         assert all(r == expected[r.case] for r in records)
         with store.engine.connect() as connection:
             results = connection.execute(
-                select(func.count(), func.count(func.distinct(ResultRow.case_name))).where(ResultRow.run_id == run.id)
+                select(func.count(), func.count(func.distinct(results_table.c.case_name))).where(
+                    results_table.c.run_id == run.id
+                )
             ).one()
             judgments = connection.execute(
-                select(func.count()).select_from(JudgmentRow).where(JudgmentRow.run_id == run.id)
+                select(func.count()).select_from(judgments_table).where(judgments_table.c.run_id == run.id)
             ).scalar_one()
     assert tuple(results) == (CASES, CASES)
     assert judgments == sum(nodes_per_record(r) for r in expected.values())  # no half-written case
@@ -116,6 +118,6 @@ def test_two_processes_resuming_the_same_run_record_each_case_once(store_url: st
         assert (info.status, info.recorded) == ("completed", CASES)
         with store.engine.connect() as connection:
             rows = connection.execute(
-                select(func.count()).select_from(ResultRow).where(ResultRow.run_id == run_id)
+                select(func.count()).select_from(results_table).where(results_table.c.run_id == run_id)
             ).scalar_one()
         assert rows == CASES

@@ -6,11 +6,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-from jurybox.store._schema import CaseRow, SuiteRow
+from jurybox.store._schema import cases_table, suites_table
 from jurybox.store._serialize import content_hash, to_jsonable
 
 CHUNK = 500
@@ -30,7 +30,7 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-def insert_ignoring_duplicates(connection: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
+def insert_ignoring_duplicates(connection: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
     """INSERT rows, skipping any that hit a unique constraint (another writer got there first)."""
     if not rows:
         return
@@ -45,16 +45,18 @@ def insert_ignoring_duplicates(connection: Connection, table: Any, rows: list[di
 
 def suite_id(connection: Connection, name: str, *, create: bool = True) -> int | None:
     """The id of suite ``name``, creating the suite when ``create`` is set."""
-    found = connection.execute(select(SuiteRow.id).where(SuiteRow.name == name)).scalar_one_or_none()
+    query = select(suites_table.c.id).where(suites_table.c.name == name)
+    found: int | None = connection.execute(query).scalar_one_or_none()
     if found is not None or not create:
         return found
     stamp = now()
     insert_ignoring_duplicates(
         connection,
-        SuiteRow,
+        suites_table,
         [{"name": name, "agent": None, "defaults": None, "created_at": stamp, "updated_at": stamp}],
     )
-    return connection.execute(select(SuiteRow.id).where(SuiteRow.name == name)).scalar_one()
+    created: int = connection.execute(query).scalar_one()
+    return created
 
 
 def upsert_case_versions(
@@ -88,16 +90,22 @@ def upsert_case_versions(
             for n in part
             if n not in existing
         ]
-        insert_ignoring_duplicates(connection, CaseRow, missing)
+        insert_ignoring_duplicates(connection, cases_table, missing)
         if missing:
             existing = _version_ids(connection, suite, part, keys)
         ids.update(existing)
         connection.execute(
-            update(CaseRow).where(CaseRow.suite_id == suite, CaseRow.name.in_(part)).values(current=False)
+            update(cases_table)
+            .where(cases_table.c.suite_id == suite, cases_table.c.name.in_(part))
+            .values(current=False)
         )
-        connection.execute(update(CaseRow).where(CaseRow.id.in_([existing[n] for n in part])).values(current=True))
         connection.execute(
-            update(CaseRow).where(CaseRow.id == bindparam("version")).values(position=bindparam("new_position")),
+            update(cases_table).where(cases_table.c.id.in_([existing[n] for n in part])).values(current=True)
+        )
+        connection.execute(
+            update(cases_table)
+            .where(cases_table.c.id == bindparam("version"))
+            .values(position=bindparam("new_position")),
             [{"version": existing[n], "new_position": wanted[n][2]} for n in part],
         )
     return ids
@@ -107,7 +115,9 @@ def _version_ids(
     connection: Connection, suite: int, names: Sequence[str], keys: set[tuple[str, str]]
 ) -> dict[str, int]:
     rows = connection.execute(
-        select(CaseRow.id, CaseRow.name, CaseRow.content_hash).where(CaseRow.suite_id == suite, CaseRow.name.in_(names))
+        select(cases_table.c.id, cases_table.c.name, cases_table.c.content_hash).where(
+            cases_table.c.suite_id == suite, cases_table.c.name.in_(names)
+        )
     )
     return {name: row_id for row_id, name, digest in rows if (name, digest) in keys}
 
@@ -115,12 +125,14 @@ def _version_ids(
 def retire_cases(connection: Connection, suite: int, keep: set[str]) -> int:
     """Mark current cases not in ``keep`` as no longer current (their versions stay for old runs)."""
     current = connection.execute(
-        select(CaseRow.name).where(CaseRow.suite_id == suite, CaseRow.current.is_(True))
+        select(cases_table.c.name).where(cases_table.c.suite_id == suite, cases_table.c.current.is_(True))
     ).scalars()
     gone = sorted(set(current) - keep)
     for part in chunked(gone):
         connection.execute(
-            update(CaseRow).where(CaseRow.suite_id == suite, CaseRow.name.in_(part)).values(current=False)
+            update(cases_table)
+            .where(cases_table.c.suite_id == suite, cases_table.c.name.in_(part))
+            .values(current=False)
         )
     return len(gone)
 
@@ -128,9 +140,9 @@ def retire_cases(connection: Connection, suite: int, keep: set[str]) -> int:
 def current_cases(connection: Connection, suite: int) -> list[tuple[str, Any]]:
     """(name, definition) of the suite's current case versions, in suite order."""
     rows = connection.execute(
-        select(CaseRow.name, CaseRow.definition)
-        .where(CaseRow.suite_id == suite, CaseRow.current.is_(True))
-        .order_by(CaseRow.position, CaseRow.name)
+        select(cases_table.c.name, cases_table.c.definition)
+        .where(cases_table.c.suite_id == suite, cases_table.c.current.is_(True))
+        .order_by(cases_table.c.position, cases_table.c.name)
     )
     return [(name, definition) for name, definition in rows]
 
@@ -138,9 +150,9 @@ def current_cases(connection: Connection, suite: int) -> list[tuple[str, Any]]:
 def case_history(connection: Connection, suite: int, name: str) -> list[tuple[str, datetime, Any]]:
     """Every stored version of one case as (content hash, created at, definition), oldest first."""
     rows = connection.execute(
-        select(CaseRow.content_hash, CaseRow.created_at, CaseRow.definition)
-        .where(CaseRow.suite_id == suite, CaseRow.name == name)
-        .order_by(CaseRow.id)
+        select(cases_table.c.content_hash, cases_table.c.created_at, cases_table.c.definition)
+        .where(cases_table.c.suite_id == suite, cases_table.c.name == name)
+        .order_by(cases_table.c.id)
     )
     return [(digest, created, definition) for digest, created, definition in rows]
 
@@ -148,6 +160,8 @@ def case_history(connection: Connection, suite: int, name: str) -> list[tuple[st
 def case_names(connection: Connection, suite: int) -> dict[str, int]:
     """The suite's current cases: name -> current version id."""
     rows = connection.execute(
-        select(CaseRow.name, CaseRow.id).where(CaseRow.suite_id == suite, CaseRow.current.is_(True))
+        select(cases_table.c.name, cases_table.c.id).where(
+            cases_table.c.suite_id == suite, cases_table.c.current.is_(True)
+        )
     )
     return {name: version for name, version in rows}

@@ -11,7 +11,7 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Row
 
@@ -19,7 +19,7 @@ from jurybox.core._judgment import Judgment
 from jurybox.store._cases import now
 from jurybox.store._models import as_utc
 from jurybox.store._records import CaseRecord, RoundRecord
-from jurybox.store._schema import Base, ResultRow, RoundResultRow, RunCaseRow, RunRow
+from jurybox.store._schema import judgments_table, results_table, round_results_table, run_cases_table, runs_table
 from jurybox.store._serialize import (
     context_from_json,
     context_to_json,
@@ -31,37 +31,34 @@ from jurybox.store._serialize import (
 )
 
 
-def dialect_insert(connection: Connection, table: Any) -> Any:
+def dialect_insert(connection: Connection, table: Table) -> Any:
     """The dialect's INSERT (it has ``on_conflict_do_nothing``) for the connection's database."""
     return (postgresql if connection.dialect.name == "postgresql" else sqlite).insert(table)
 
 
 RUN_STATUS_AND_VERSION = select(
-    RunRow.status,
-    select(RunCaseRow.case_id)
-    .where(RunCaseRow.run_id == RunRow.id, RunCaseRow.case_name == bindparam("case_name"))
+    runs_table.c.status,
+    select(run_cases_table.c.case_id)
+    .where(run_cases_table.c.run_id == runs_table.c.id, run_cases_table.c.case_name == bindparam("case_name"))
     .scalar_subquery(),
-).where(RunRow.id == bindparam("run_id"))
-RESULT_EXISTS = select(ResultRow.id).where(
-    ResultRow.run_id == bindparam("run_id"), ResultRow.case_name == bindparam("case_name")
+).where(runs_table.c.id == bindparam("run_id"))
+RESULT_EXISTS = select(results_table.c.id).where(
+    results_table.c.run_id == bindparam("run_id"), results_table.c.case_name == bindparam("case_name")
 )
-# Core tables (not the ORM classes) skip the ORM's per-row bookkeeping on bulk inserts.
-_TABLES = Base.metadata.tables
-REOPEN_RUN = (
-    update(_TABLES["runs"])
-    .where(_TABLES["runs"].c.id == bindparam("run_id"))
-    .values(status="running", finished_at=None)
-)
-INSERT_ROUND = insert(_TABLES["round_results"])
-INSERT_JUDGMENT = insert(_TABLES["judgments"])
+REOPEN_RUN = update(runs_table).where(runs_table.c.id == bindparam("run_id")).values(status="running", finished_at=None)
+INSERT_ROUND = insert(round_results_table)
+INSERT_JUDGMENT = insert(judgments_table)
 
 
 @functools.cache
 def insert_result(dialect: str) -> Any:
     """INSERT of one result that does nothing on a duplicate (run, case) and returns the new id."""
     module = postgresql if dialect == "postgresql" else sqlite
-    table = _TABLES["results"]
-    return module.insert(table).on_conflict_do_nothing(index_elements=["run_id", "case_name"]).returning(table.c.id)
+    return (
+        module.insert(results_table)
+        .on_conflict_do_nothing(index_elements=["run_id", "case_name"])
+        .returning(results_table.c.id)
+    )
 
 
 def _error_text(judgment: Judgment) -> str | None:
@@ -138,9 +135,9 @@ def rounds_of(connection: Connection, result_ids: list[int]) -> dict[int, tuple[
     """The rounds of some results, rebuilt, by result id."""
     rounds: dict[int, list[RoundRecord]] = {}
     rows = connection.execute(
-        select(RoundResultRow)
-        .where(RoundResultRow.result_id.in_(result_ids))
-        .order_by(RoundResultRow.result_id, RoundResultRow.round_index)
+        select(round_results_table)
+        .where(round_results_table.c.result_id.in_(result_ids))
+        .order_by(round_results_table.c.result_id, round_results_table.c.round_index)
     )
     for row in rows:
         rounds.setdefault(row.result_id, []).append(

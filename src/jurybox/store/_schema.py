@@ -1,212 +1,206 @@
-"""The store's tables, as SQLAlchemy 2 typed declarative models.
+"""The store's tables, as SQLAlchemy Core ``Table`` objects on one ``MetaData``.
 
 Alembic migrations in ``jurybox/store/migrations`` create and evolve these
-tables; the models are the single description the repository code queries
-through. JSON columns become JSONB on PostgreSQL so they can be indexed and
-queried there, and plain JSON (text) on SQLite.
+tables; the tables here are the single description the repository code
+queries through (``select(results_table).where(results_table.c.run_id == ...)``).
+They are plain Core on purpose: the ORM is not used, and importing it would
+cost every ``jurybox run`` several megabytes.
+
+JSON columns become JSONB on PostgreSQL so they can be indexed and queried
+there, and plain JSON (text) on SQLite.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
-
 from sqlalchemy import (
     JSON,
     Boolean,
+    Column,
     DateTime,
     Float,
     ForeignKey,
     Index,
     Integer,
+    MetaData,
     String,
+    Table,
     Text,
     UniqueConstraint,
 )
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 JsonType = JSON().with_variant(JSONB(), "postgresql")
 """Portable JSON column: JSONB on PostgreSQL, JSON text elsewhere."""
 
-
-class Base(DeclarativeBase):
-    """Declarative base of every store table."""
-
-
-class SuiteRow(Base):
-    """A suite: a named set of cases and the agent they run against."""
-
-    __tablename__ = "suites"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(255), unique=True)
-    agent: Mapped[Any] = mapped_column(JsonType, nullable=True)
-    defaults: Mapped[Any] = mapped_column(JsonType, nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+metadata = MetaData()
+"""Every store table."""
 
 
-class CaseRow(Base):
-    """One version of a case, identified by the hash of its definition.
-
-    Editing a case adds a version rather than changing a row, so runs keep
-    pointing at exactly the definition they ran. ``current`` marks the version
-    an export or the dashboard shows.
-    """
-
-    __tablename__ = "cases"
-    __table_args__ = (
-        UniqueConstraint("suite_id", "name", "content_hash", name="uq_cases_suite_name_hash"),
-        Index("ix_cases_suite_current", "suite_id", "current"),
-    )
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    suite_id: Mapped[int] = mapped_column(ForeignKey("suites.id", ondelete="CASCADE"))
-    name: Mapped[str] = mapped_column(String(512))
-    content_hash: Mapped[str] = mapped_column(String(64))
-    definition: Mapped[Any] = mapped_column(JsonType)
-    position: Mapped[int] = mapped_column(Integer, default=0)
-    current: Mapped[bool] = mapped_column(Boolean, default=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+def _when(name: str, *, nullable: bool = False) -> Column[object]:
+    """A timezone-aware timestamp column."""
+    return Column(name, DateTime(timezone=True), nullable=nullable)
 
 
-class RunRow(Base):
-    """One run of a suite; status is running until the runner finishes it."""
+suites_table = Table(
+    "suites",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(255), nullable=False, unique=True),
+    Column("agent", JsonType, nullable=True),
+    Column("defaults", JsonType, nullable=True),
+    _when("created_at"),
+    _when("updated_at"),
+)
+"""A suite: a named set of cases and the agent they run against."""
 
-    __tablename__ = "runs"
-    __table_args__ = (Index("ix_runs_suite_started", "suite_id", "started_at"),)
+cases_table = Table(
+    "cases",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("suite_id", Integer, ForeignKey("suites.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(512), nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    Column("definition", JsonType, nullable=False),
+    Column("position", Integer, nullable=False, default=0),
+    Column("current", Boolean, nullable=False, default=True),
+    _when("created_at"),
+    UniqueConstraint("suite_id", "name", "content_hash", name="uq_cases_suite_name_hash"),
+    Index("ix_cases_suite_current", "suite_id", "current"),
+)
+"""One version of a case, identified by the hash of its definition.
 
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    suite_id: Mapped[int] = mapped_column(ForeignKey("suites.id", ondelete="CASCADE"))
-    status: Mapped[str] = mapped_column(String(16))
-    git_commit: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    judge_model: Mapped[str | None] = mapped_column(String(255), nullable=True)
-    agent_version: Mapped[str | None] = mapped_column(String(255), nullable=True)
-    config: Mapped[Any] = mapped_column(JsonType, nullable=True)
-    planned: Mapped[int] = mapped_column(Integer, default=0)
-    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+Editing a case adds a version rather than changing a row, so runs keep
+pointing at exactly the definition they ran. ``current`` marks the version
+an export or the dashboard shows.
+"""
+
+runs_table = Table(
+    "runs",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("suite_id", Integer, ForeignKey("suites.id", ondelete="CASCADE"), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("git_commit", String(64), nullable=True),
+    Column("judge_model", String(255), nullable=True),
+    Column("agent_version", String(255), nullable=True),
+    Column("config", JsonType, nullable=True),
+    Column("planned", Integer, nullable=False, default=0),
+    _when("started_at"),
+    _when("finished_at", nullable=True),
     # Totals, written by finish_run from the results so listings need no aggregation.
-    total: Mapped[int] = mapped_column(Integer, default=0)
-    passed: Mapped[int] = mapped_column(Integer, default=0)
-    failed: Mapped[int] = mapped_column(Integer, default=0)
-    errored: Mapped[int] = mapped_column(Integer, default=0)
-    abstained: Mapped[int] = mapped_column(Integer, default=0)
-    tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    cost: Mapped[float | None] = mapped_column(Float, nullable=True)
-    duration: Mapped[float | None] = mapped_column(Float, nullable=True)
+    Column("total", Integer, nullable=False, default=0),
+    Column("passed", Integer, nullable=False, default=0),
+    Column("failed", Integer, nullable=False, default=0),
+    Column("errored", Integer, nullable=False, default=0),
+    Column("abstained", Integer, nullable=False, default=0),
+    Column("tokens", Integer, nullable=True),
+    Column("cost", Float, nullable=True),
+    Column("duration", Float, nullable=True),
+    Index("ix_runs_suite_started", "suite_id", "started_at"),
+)
+"""One run of a suite; status is running until the runner finishes it."""
 
+run_cases_table = Table(
+    "run_cases",
+    metadata,
+    Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("case_name", String(512), primary_key=True),
+    Column("case_id", Integer, ForeignKey("cases.id", ondelete="CASCADE"), nullable=False),
+    Column("position", Integer, nullable=False),
+)
+"""The case versions a run was asked to run (its plan)."""
 
-class RunCaseRow(Base):
-    """The case versions a run was asked to run (its plan)."""
+results_table = Table(
+    "results",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("case_name", String(512), nullable=False),
+    Column("case_id", Integer, ForeignKey("cases.id", ondelete="SET NULL"), nullable=True),
+    Column("status", String(16), nullable=False),
+    Column("score", Float, nullable=True),
+    Column("reasoning", Text, nullable=False, default=""),
+    Column("decided_by", String(255), nullable=True),
+    Column("duration", Float, nullable=False, default=0.0),
+    Column("tokens", Integer, nullable=True),
+    Column("cost", Float, nullable=True),
+    Column("judge_calls", Integer, nullable=False, default=0),
+    Column("error", Text, nullable=True),
+    Column("tags", JsonType, nullable=False),
+    Column("extra", JsonType, nullable=False),
+    Column("judgment", JsonType, nullable=False),
+    Column("context", JsonType, nullable=True),
+    _when("started_at", nullable=True),
+    _when("recorded_at"),
+    UniqueConstraint("run_id", "case_name", name="uq_results_run_case"),
+)
+"""The outcome of one case in one run; unique per (run, case) so a rewrite is a no-op."""
 
-    __tablename__ = "run_cases"
+round_results_table = Table(
+    "round_results",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("result_id", Integer, ForeignKey("results.id", ondelete="CASCADE"), nullable=False),
+    Column("round_index", Integer, nullable=False),
+    Column("prompt", Text, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("score", Float, nullable=True),
+    Column("reasoning", Text, nullable=False, default=""),
+    Column("duration", Float, nullable=True),
+    Column("tokens", Integer, nullable=True),
+    Column("cost", Float, nullable=True),
+    Column("error", Text, nullable=True),
+    Column("follow_ups", JsonType, nullable=False),
+    Column("judgment", JsonType, nullable=False),
+    Column("context", JsonType, nullable=False),
+    UniqueConstraint("result_id", "round_index", name="uq_round_results_result_index"),
+)
+"""One round of a multi-round case."""
 
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
-    case_name: Mapped[str] = mapped_column(String(512), primary_key=True)
-    case_id: Mapped[int] = mapped_column(ForeignKey("cases.id", ondelete="CASCADE"))
-    position: Mapped[int] = mapped_column(Integer)
+judgments_table = Table(
+    "judgments",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("result_id", Integer, ForeignKey("results.id", ondelete="CASCADE"), nullable=False),
+    Column("round_index", Integer, nullable=True),
+    Column("path", String(1024), nullable=False),
+    Column("depth", Integer, nullable=False),
+    Column("judge", String(255), nullable=False),
+    Column("tier", String(255), nullable=True),
+    Column("status", String(16), nullable=False),
+    Column("score", Float, nullable=True),
+    Column("reasoning", Text, nullable=False, default=""),
+    Column("checks", JsonType, nullable=False),
+    Column("tokens", Integer, nullable=True),
+    Column("cost", Float, nullable=True),
+    Column("confidence", Float, nullable=True),
+    Column("degraded", Boolean, nullable=False, default=False),
+    Index("ix_judgments_result", "result_id"),
+    Index("ix_judgments_run_tier", "run_id", "tier"),
+)
+"""One judge's verdict inside a case (or round) judgment tree, flattened for queries.
 
+``path`` is the node's place in the tree (``""`` for the root,
+``"deterministic/contains"`` for a judge inside a tier); ``tier`` is the
+first path segment when the root is a cascade (its ``decided_by`` is set).
+"""
 
-class ResultRow(Base):
-    """The outcome of one case in one run; unique per (run, case) so a rewrite is a no-op."""
-
-    __tablename__ = "results"
-    __table_args__ = (UniqueConstraint("run_id", "case_name", name="uq_results_run_case"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
-    case_name: Mapped[str] = mapped_column(String(512))
-    case_id: Mapped[int | None] = mapped_column(ForeignKey("cases.id", ondelete="SET NULL"), nullable=True)
-    status: Mapped[str] = mapped_column(String(16))
-    score: Mapped[float | None] = mapped_column(Float, nullable=True)
-    reasoning: Mapped[str] = mapped_column(Text, default="")
-    decided_by: Mapped[str | None] = mapped_column(String(255), nullable=True)
-    duration: Mapped[float] = mapped_column(Float, default=0.0)
-    tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    cost: Mapped[float | None] = mapped_column(Float, nullable=True)
-    judge_calls: Mapped[int] = mapped_column(Integer, default=0)
-    error: Mapped[str | None] = mapped_column(Text, nullable=True)
-    tags: Mapped[Any] = mapped_column(JsonType)
-    extra: Mapped[Any] = mapped_column(JsonType)
-    judgment: Mapped[Any] = mapped_column(JsonType)
-    context: Mapped[Any] = mapped_column(JsonType, nullable=True)
-    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-
-
-class RoundResultRow(Base):
-    """One round of a multi-round case."""
-
-    __tablename__ = "round_results"
-    __table_args__ = (UniqueConstraint("result_id", "round_index", name="uq_round_results_result_index"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    result_id: Mapped[int] = mapped_column(ForeignKey("results.id", ondelete="CASCADE"))
-    round_index: Mapped[int] = mapped_column(Integer)
-    prompt: Mapped[str] = mapped_column(Text)
-    status: Mapped[str] = mapped_column(String(16))
-    score: Mapped[float | None] = mapped_column(Float, nullable=True)
-    reasoning: Mapped[str] = mapped_column(Text, default="")
-    duration: Mapped[float | None] = mapped_column(Float, nullable=True)
-    tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    cost: Mapped[float | None] = mapped_column(Float, nullable=True)
-    error: Mapped[str | None] = mapped_column(Text, nullable=True)
-    follow_ups: Mapped[Any] = mapped_column(JsonType)
-    judgment: Mapped[Any] = mapped_column(JsonType)
-    context: Mapped[Any] = mapped_column(JsonType)
-
-
-class JudgmentRow(Base):
-    """One judge's verdict inside a case (or round) judgment tree, flattened for queries.
-
-    ``path`` is the node's place in the tree (``""`` for the root,
-    ``"deterministic/contains"`` for a judge inside a tier); ``tier`` is the
-    first path segment when the root is a cascade (its ``decided_by`` is set).
-    """
-
-    __tablename__ = "judgments"
-    __table_args__ = (
-        Index("ix_judgments_result", "result_id"),
-        Index("ix_judgments_run_tier", "run_id", "tier"),
-    )
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
-    result_id: Mapped[int] = mapped_column(ForeignKey("results.id", ondelete="CASCADE"))
-    round_index: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    path: Mapped[str] = mapped_column(String(1024))
-    depth: Mapped[int] = mapped_column(Integer)
-    judge: Mapped[str] = mapped_column(String(255))
-    tier: Mapped[str | None] = mapped_column(String(255), nullable=True)
-    status: Mapped[str] = mapped_column(String(16))
-    score: Mapped[float | None] = mapped_column(Float, nullable=True)
-    reasoning: Mapped[str] = mapped_column(Text, default="")
-    checks: Mapped[Any] = mapped_column(JsonType)
-    tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    cost: Mapped[float | None] = mapped_column(Float, nullable=True)
-    confidence: Mapped[float | None] = mapped_column(Float, nullable=True)
-    degraded: Mapped[bool] = mapped_column(Boolean, default=False)
-
-
-class LessonRow(Base):
-    """What a regression taught: written once per (run, metric) when a gate finds a drop."""
-
-    __tablename__ = "lessons"
-    __table_args__ = (
-        UniqueConstraint("run_id", "metric", name="uq_lessons_run_metric"),
-        Index("ix_lessons_suite_created", "suite_id", "created_at"),
-    )
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    suite_id: Mapped[int] = mapped_column(ForeignKey("suites.id", ondelete="CASCADE"))
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
-    metric: Mapped[str] = mapped_column(String(255))
-    baseline: Mapped[float] = mapped_column(Float)
-    current: Mapped[float] = mapped_column(Float)
-    drop: Mapped[float] = mapped_column(Float)
-    threshold: Mapped[float] = mapped_column(Float)
-    failing: Mapped[Any] = mapped_column(JsonType)
-    text: Mapped[str] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+lessons_table = Table(
+    "lessons",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("suite_id", Integer, ForeignKey("suites.id", ondelete="CASCADE"), nullable=False),
+    Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("metric", String(255), nullable=False),
+    Column("baseline", Float, nullable=False),
+    Column("current", Float, nullable=False),
+    Column("drop", Float, nullable=False),
+    Column("threshold", Float, nullable=False),
+    Column("failing", JsonType, nullable=False),
+    Column("text", Text, nullable=False),
+    _when("created_at"),
+    UniqueConstraint("run_id", "metric", name="uq_lessons_run_metric"),
+    Index("ix_lessons_suite_created", "suite_id", "created_at"),
+)
+"""What a regression taught: written once per (run, metric) when a gate finds a drop."""

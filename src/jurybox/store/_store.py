@@ -40,12 +40,12 @@ from jurybox.store._rows import (
     rounds_of,
 )
 from jurybox.store._schema import (
-    JudgmentRow,
-    LessonRow,
-    ResultRow,
-    RunCaseRow,
-    RunRow,
-    SuiteRow,
+    judgments_table,
+    lessons_table,
+    results_table,
+    run_cases_table,
+    runs_table,
+    suites_table,
 )
 from jurybox.store._serialize import (
     to_jsonable,
@@ -132,7 +132,7 @@ class Store:
             assert suite_key is not None
             versions = upsert_case_versions(connection, suite_key, cases.items())
             connection.execute(
-                insert(RunRow).values(
+                insert(runs_table).values(
                     id=run_id,
                     suite_id=suite_key,
                     status="running",
@@ -155,7 +155,7 @@ class Store:
                 for position, name in enumerate(cases)
             ]
             for part in chunked(plan):
-                connection.execute(insert(RunCaseRow), list(part))
+                connection.execute(insert(run_cases_table), list(part))
         return run_id
 
     def record_case(self, run_id: str, record: CaseRecord) -> bool:
@@ -198,14 +198,18 @@ class Store:
     def recorded_cases(self, run_id: str) -> set[str]:
         """Names of the cases the run has results for."""
         with self._read() as connection:
-            return set(connection.execute(select(ResultRow.case_name).where(ResultRow.run_id == run_id)).scalars())
+            return set(
+                connection.execute(select(results_table.c.case_name).where(results_table.c.run_id == run_id)).scalars()
+            )
 
     def planned_cases(self, run_id: str) -> list[str]:
         """Names of the cases the run was asked to run, in order."""
         with self._read() as connection:
             return list(
                 connection.execute(
-                    select(RunCaseRow.case_name).where(RunCaseRow.run_id == run_id).order_by(RunCaseRow.position)
+                    select(run_cases_table.c.case_name)
+                    .where(run_cases_table.c.run_id == run_id)
+                    .order_by(run_cases_table.c.position)
                 ).scalars()
             )
 
@@ -227,12 +231,15 @@ class Store:
         if status not in FINAL_STATUSES:
             raise ValueError(f"a run finishes as one of {', '.join(FINAL_STATUSES)}, not {status!r}")
         with self._write() as connection:
-            if connection.execute(select(RunRow.id).where(RunRow.id == run_id)).scalar_one_or_none() is None:
+            if (
+                connection.execute(select(runs_table.c.id).where(runs_table.c.id == run_id)).scalar_one_or_none()
+                is None
+            ):
                 raise StoreError(f"unknown run {run_id!r} in store {self.url}")
             totals = self._totals(connection, [run_id]).get(run_id, {})
             connection.execute(
-                update(RunRow)
-                .where(RunRow.id == run_id)
+                update(runs_table)
+                .where(runs_table.c.id == run_id)
                 .values(
                     status=status,
                     finished_at=now(),
@@ -261,7 +268,7 @@ class Store:
         Raises:
             StoreError: no such run.
         """
-        runs = self._runs(RunRow.id == run_id, limit=1)
+        runs = self._runs(runs_table.c.id == run_id, limit=1)
         if not runs:
             raise StoreError(f"no run {run_id!r} in store {self.url}")
         return runs[0]
@@ -278,10 +285,10 @@ class Store:
                 where = f" of suite {suite!r}" if suite else ""
                 raise StoreError(f"no runs{where} in store {self.url}")
             return found
-        exact = self._runs(RunRow.id == ref, limit=1)
+        exact = self._runs(runs_table.c.id == ref, limit=1)
         if exact:
             return exact[0]
-        matches = self._runs(RunRow.id.startswith(ref, autoescape=True), limit=2)
+        matches = self._runs(runs_table.c.id.startswith(ref, autoescape=True), limit=2)
         if len(matches) == 1:
             return matches[0]
         if matches:
@@ -292,9 +299,9 @@ class Store:
         """The most recently started run (of ``suite``), or with ``unfinished`` the latest not completed."""
         conditions = []
         if suite is not None:
-            conditions.append(SuiteRow.name == suite)
+            conditions.append(suites_table.c.name == suite)
         if unfinished:
-            conditions.append(RunRow.status != "completed")
+            conditions.append(runs_table.c.status != "completed")
         runs = self._runs(*conditions, limit=1)
         return runs[0] if runs else None
 
@@ -302,29 +309,36 @@ class Store:
         """Runs, newest first, optionally of one suite and one status."""
         conditions = []
         if suite is not None:
-            conditions.append(SuiteRow.name == suite)
+            conditions.append(suites_table.c.name == suite)
         if status is not None:
-            conditions.append(RunRow.status == status)
+            conditions.append(runs_table.c.status == status)
         return self._runs(*conditions, limit=limit)
 
     def completed_runs_before(self, run: RunInfo, limit: int) -> list[RunInfo]:
         """Up to ``limit`` completed runs of ``run``'s suite that started before it, newest first."""
-        before = or_(RunRow.started_at < run.started_at, and_(RunRow.started_at == run.started_at, RunRow.id < run.id))
+        before = or_(
+            runs_table.c.started_at < run.started_at,
+            and_(runs_table.c.started_at == run.started_at, runs_table.c.id < run.id),
+        )
         return self._runs(
-            SuiteRow.name == run.suite, RunRow.status == "completed", RunRow.id != run.id, before, limit=limit
+            suites_table.c.name == run.suite,
+            runs_table.c.status == "completed",
+            runs_table.c.id != run.id,
+            before,
+            limit=limit,
         )
 
     def suites(self) -> list[str]:
         """Names of every suite in the store."""
         with self._read() as connection:
-            return list(connection.execute(select(SuiteRow.name).order_by(SuiteRow.name)).scalars())
+            return list(connection.execute(select(suites_table.c.name).order_by(suites_table.c.name)).scalars())
 
     def _runs(self, *conditions: Any, limit: int | None) -> list[RunInfo]:
         query = (
-            select(RunRow, SuiteRow.name)
-            .join(SuiteRow, SuiteRow.id == RunRow.suite_id)
+            select(runs_table, suites_table.c.name)
+            .join(suites_table, suites_table.c.id == runs_table.c.suite_id)
             .where(*conditions)
-            .order_by(RunRow.started_at.desc(), RunRow.id.desc())
+            .order_by(runs_table.c.started_at.desc(), runs_table.c.id.desc())
         )
         if limit is not None:
             query = query.limit(limit)
@@ -366,22 +380,22 @@ class Store:
             return {}
 
         def count(status: Status) -> Any:
-            return func.sum(case((ResultRow.status == status.value, 1), else_=0))
+            return func.sum(case((results_table.c.status == status.value, 1), else_=0))
 
         query = (
             select(
-                ResultRow.run_id,
+                results_table.c.run_id,
                 func.count(),
                 count(Status.PASS),
                 count(Status.FAIL),
                 count(Status.ERROR),
                 count(Status.ABSTAIN),
-                func.sum(ResultRow.tokens),
-                func.sum(ResultRow.cost),
-                func.sum(ResultRow.duration),
+                func.sum(results_table.c.tokens),
+                func.sum(results_table.c.cost),
+                func.sum(results_table.c.duration),
             )
-            .where(ResultRow.run_id.in_(list(run_ids)))
-            .group_by(ResultRow.run_id)
+            .where(results_table.c.run_id.in_(list(run_ids)))
+            .group_by(results_table.c.run_id)
         )
         totals: dict[str, dict[str, Any]] = {}
         for run_id, recorded, passed, failed, errored, abstained, tokens, cost, duration in connection.execute(query):
@@ -418,12 +432,16 @@ class Store:
     def iter_records(self, run_id: str, *, batch: int = READ_BATCH) -> Iterator[CaseRecord]:
         """Stream a run's records in plan order, ``batch`` results at a time (flat memory for big runs)."""
         query = (
-            select(ResultRow)
+            select(results_table)
             .outerjoin(
-                RunCaseRow, and_(RunCaseRow.run_id == ResultRow.run_id, RunCaseRow.case_name == ResultRow.case_name)
+                run_cases_table,
+                and_(
+                    run_cases_table.c.run_id == results_table.c.run_id,
+                    run_cases_table.c.case_name == results_table.c.case_name,
+                ),
             )
-            .where(ResultRow.run_id == run_id)
-            .order_by(func.coalesce(RunCaseRow.position, 2**31 - 1), ResultRow.id)
+            .where(results_table.c.run_id == run_id)
+            .order_by(func.coalesce(run_cases_table.c.position, 2**31 - 1), results_table.c.id)
         )
         with self._read() as connection:
             stream = connection.execution_options(yield_per=batch).execute(query)
@@ -437,20 +455,24 @@ class Store:
         """Every case's summary in a run (no trees), in plan order."""
         query = (
             select(
-                ResultRow.case_name,
-                ResultRow.status,
-                ResultRow.score,
-                ResultRow.reasoning,
-                ResultRow.error,
-                ResultRow.duration,
-                ResultRow.tokens,
-                ResultRow.cost,
+                results_table.c.case_name,
+                results_table.c.status,
+                results_table.c.score,
+                results_table.c.reasoning,
+                results_table.c.error,
+                results_table.c.duration,
+                results_table.c.tokens,
+                results_table.c.cost,
             )
             .outerjoin(
-                RunCaseRow, and_(RunCaseRow.run_id == ResultRow.run_id, RunCaseRow.case_name == ResultRow.case_name)
+                run_cases_table,
+                and_(
+                    run_cases_table.c.run_id == results_table.c.run_id,
+                    run_cases_table.c.case_name == results_table.c.case_name,
+                ),
             )
-            .where(ResultRow.run_id == run_id)
-            .order_by(func.coalesce(RunCaseRow.position, 2**31 - 1), ResultRow.id)
+            .where(results_table.c.run_id == run_id)
+            .order_by(func.coalesce(run_cases_table.c.position, 2**31 - 1), results_table.c.id)
         )
         with self._read() as connection:
             return [
@@ -467,21 +489,25 @@ class Store:
         of cascade judgments), one per case, or per round when rounds are
         judged by a cascade; only cases that reached the tier count.
         """
-        passed = func.sum(case((JudgmentRow.status == Status.PASS.value, 1), else_=0))
+        passed = func.sum(case((judgments_table.c.status == Status.PASS.value, 1), else_=0))
         with self._read() as connection:
             metrics: dict[str, Rate] = {}
             total, passes = connection.execute(
-                select(func.count(), func.sum(case((ResultRow.status == Status.PASS.value, 1), else_=0))).where(
-                    ResultRow.run_id == run_id
+                select(func.count(), func.sum(case((results_table.c.status == Status.PASS.value, 1), else_=0))).where(
+                    results_table.c.run_id == run_id
                 )
             ).one()
             if total:
                 metrics["overall"] = Rate(int(passes or 0), int(total))
             rows = connection.execute(
-                select(JudgmentRow.tier, func.count(), passed)
-                .where(JudgmentRow.run_id == run_id, JudgmentRow.depth == 1, JudgmentRow.tier.is_not(None))
-                .group_by(JudgmentRow.tier)
-                .order_by(JudgmentRow.tier)
+                select(judgments_table.c.tier, func.count(), passed)
+                .where(
+                    judgments_table.c.run_id == run_id,
+                    judgments_table.c.depth == 1,
+                    judgments_table.c.tier.is_not(None),
+                )
+                .group_by(judgments_table.c.tier)
+                .order_by(judgments_table.c.tier)
             )
             for tier, count, tier_passed in rows:
                 metrics[str(tier)] = Rate(int(tier_passed or 0), int(count))
@@ -493,12 +519,19 @@ class Store:
         """Cases that did not pass ``metric`` (``overall`` or a tier) with their reasons, and how many in all."""
         with self._read() as connection:
             if metric == "overall":
-                condition = and_(ResultRow.run_id == run_id, ResultRow.status != Status.PASS.value)
-                total = connection.execute(select(func.count()).select_from(ResultRow).where(condition)).scalar_one()
+                condition = and_(results_table.c.run_id == run_id, results_table.c.status != Status.PASS.value)
+                total = connection.execute(
+                    select(func.count()).select_from(results_table).where(condition)
+                ).scalar_one()
                 rows = connection.execute(
-                    select(ResultRow.case_name, ResultRow.status, ResultRow.reasoning, ResultRow.error)
+                    select(
+                        results_table.c.case_name,
+                        results_table.c.status,
+                        results_table.c.reasoning,
+                        results_table.c.error,
+                    )
                     .where(condition)
-                    .order_by(ResultRow.id)
+                    .order_by(results_table.c.id)
                     .limit(limit)
                 ).all()
                 failing = [
@@ -507,17 +540,22 @@ class Store:
                 ]
                 return failing, int(total)
             condition = and_(
-                JudgmentRow.run_id == run_id,
-                JudgmentRow.depth == 1,
-                JudgmentRow.tier == metric,
-                JudgmentRow.status != Status.PASS.value,
+                judgments_table.c.run_id == run_id,
+                judgments_table.c.depth == 1,
+                judgments_table.c.tier == metric,
+                judgments_table.c.status != Status.PASS.value,
             )
-            total = connection.execute(select(func.count()).select_from(JudgmentRow).where(condition)).scalar_one()
+            total = connection.execute(select(func.count()).select_from(judgments_table).where(condition)).scalar_one()
             tier_rows = connection.execute(
-                select(ResultRow.case_name, JudgmentRow.round_index, JudgmentRow.status, JudgmentRow.reasoning)
-                .join(ResultRow, ResultRow.id == JudgmentRow.result_id)
+                select(
+                    results_table.c.case_name,
+                    judgments_table.c.round_index,
+                    judgments_table.c.status,
+                    judgments_table.c.reasoning,
+                )
+                .join(results_table, results_table.c.id == judgments_table.c.result_id)
                 .where(condition)
-                .order_by(JudgmentRow.id)
+                .order_by(judgments_table.c.id)
                 .limit(limit)
             ).all()
             failing = []
@@ -540,11 +578,13 @@ class Store:
     ) -> bool:
         """Store a lesson; False when the run already has one for this metric."""
         with self._write() as connection:
-            suite_key = connection.execute(select(RunRow.suite_id).where(RunRow.id == run_id)).scalar_one_or_none()
+            suite_key = connection.execute(
+                select(runs_table.c.suite_id).where(runs_table.c.id == run_id)
+            ).scalar_one_or_none()
             if suite_key is None:
                 raise StoreError(f"unknown run {run_id!r} in store {self.url}")
             statement = (
-                dialect_insert(connection, LessonRow)
+                dialect_insert(connection, lessons_table)
                 .values(
                     suite_id=suite_key,
                     run_id=run_id,
@@ -558,23 +598,23 @@ class Store:
                     created_at=now(),
                 )
                 .on_conflict_do_nothing(index_elements=["run_id", "metric"])
-                .returning(LessonRow.id)
+                .returning(lessons_table.c.id)
             )
             return connection.execute(statement).scalar_one_or_none() is not None
 
     def lessons(self, suite: str | None = None, *, topic: str | None = None, limit: int | None = 20) -> list[Lesson]:
         """Lessons, newest first; ``topic`` matches a metric (tier) name or any word of the lesson text."""
         query = (
-            select(LessonRow, SuiteRow.name)
-            .join(SuiteRow, SuiteRow.id == LessonRow.suite_id)
-            .order_by(LessonRow.created_at.desc(), LessonRow.id.desc())
+            select(lessons_table, suites_table.c.name)
+            .join(suites_table, suites_table.c.id == lessons_table.c.suite_id)
+            .order_by(lessons_table.c.created_at.desc(), lessons_table.c.id.desc())
         )
         if suite is not None:
-            query = query.where(SuiteRow.name == suite)
+            query = query.where(suites_table.c.name == suite)
         if topic:
             needle = topic.lower()
             query = query.where(
-                or_(LessonRow.metric == topic, func.lower(LessonRow.text).contains(needle, autoescape=True))
+                or_(lessons_table.c.metric == topic, func.lower(lessons_table.c.text).contains(needle, autoescape=True))
             )
         if limit is not None:
             query = query.limit(limit)
@@ -619,8 +659,8 @@ class Store:
             versions = upsert_case_versions(connection, suite_key, cases)
             retired = retire_cases(connection, suite_key, set(versions))
             connection.execute(
-                update(SuiteRow)
-                .where(SuiteRow.id == suite_key)
+                update(suites_table)
+                .where(suites_table.c.id == suite_key)
                 .values(
                     agent=to_jsonable(agent) if agent is not None else None,
                     defaults=to_jsonable(defaults) if defaults is not None else None,
@@ -643,7 +683,7 @@ class Store:
             StoreError: no such suite.
         """
         with self._read() as connection:
-            row = connection.execute(select(SuiteRow).where(SuiteRow.name == name)).one_or_none()
+            row = connection.execute(select(suites_table).where(suites_table.c.name == name)).one_or_none()
             if row is None:
                 raise StoreError(f"no suite {name!r} in store {self.url}")
             cases = current_cases(connection, row.id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy.engine import Connection
 
-from jurybox.store._schema import Base
+from jurybox.store._schema import metadata
 
 
 def run_migrations_online() -> None:
@@ -15,7 +15,7 @@ def run_migrations_online() -> None:
         raise RuntimeError("jurybox store migrations run through open_store(), which passes a connection")
     context.configure(
         connection=connection,
-        target_metadata=Base.metadata,
+        target_metadata=metadata,
         # SQLite cannot ALTER most things in place; batch mode rebuilds tables instead.
         render_as_batch=connection.dialect.name == "sqlite",
         transaction_per_migration=True,
