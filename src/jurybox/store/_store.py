@@ -31,6 +31,7 @@ from jurybox.store._rows import (
     REOPEN_RUN,
     RESULT_EXISTS,
     RUN_STATUS_AND_VERSION,
+    JsonForms,
     dialect_insert,
     insert_result,
     judgment_rows,
@@ -167,32 +168,51 @@ class Store:
         Raises:
             StoreError: the run does not exist or is already completed.
         """
-        if not isinstance(record, CaseRecord):
-            raise TypeError(f"record_case takes a CaseRecord, got {type(record).__name__}")
-        values = result_values(run_id, record)
-        rounds = [round_row(r) for r in record.rounds]
-        judgments = list(judgment_rows(record.judgment, None))
-        for r in record.rounds:
-            judgments.extend(judgment_rows(r.judgment, r.index))
+        return self.record_cases(run_id, [record])[0]
+
+    def record_cases(self, run_id: str, records: Sequence[CaseRecord]) -> list[bool]:
+        """Write several finished cases in one transaction: all of them or, on any error, none.
+
+        What a busy runner's writer does with the cases that finished while it
+        was writing: one commit for the lot costs far less than one per case.
+        Returns, per record, False when the run already had that case.
+
+        Raises:
+            StoreError: the run does not exist or is already completed.
+        """
+        for record in records:
+            if not isinstance(record, CaseRecord):
+                raise TypeError(f"record_case takes a CaseRecord, got {type(record).__name__}")
+        # Serialized before the transaction opens, so the write lock is held only for the inserts.
+        prepared = [_prepare(run_id, record) for record in records]
         with self._write() as connection:
-            found = connection.execute(RUN_STATUS_AND_VERSION, {"run_id": run_id, "case_name": record.case}).first()
-            if found is None:
-                raise StoreError(f"unknown run {run_id!r} in store {self.url}")
-            status, values["case_id"] = found
-            if status == "completed":
-                if connection.execute(RESULT_EXISTS, {"run_id": run_id, "case_name": record.case}).first():
-                    return False
-                raise StoreError(f"run {run_id} is completed; it takes no more results")
-            result_id = connection.execute(insert_result(connection.dialect.name), values).scalar_one_or_none()
-            if result_id is None:
+            return [self._insert_case(connection, run_id, *rows) for rows in prepared]
+
+    def _insert_case(
+        self,
+        connection: Connection,
+        run_id: str,
+        values: dict[str, Any],
+        rounds: list[dict[str, Any]],
+        judgments: list[dict[str, Any]],
+    ) -> bool:
+        case_name = values["case_name"]
+        found = connection.execute(RUN_STATUS_AND_VERSION, {"run_id": run_id, "case_name": case_name}).first()
+        if found is None:
+            raise StoreError(f"unknown run {run_id!r} in store {self.url}")
+        status, values["case_id"] = found
+        if status == "completed":
+            if connection.execute(RESULT_EXISTS, {"run_id": run_id, "case_name": case_name}).first():
                 return False
-            if status != "running":
-                connection.execute(REOPEN_RUN, {"run_id": run_id})
-            if rounds:
-                connection.execute(INSERT_ROUND, [{**row, "result_id": result_id} for row in rounds])
-            connection.execute(
-                INSERT_JUDGMENT, [{**row, "run_id": run_id, "result_id": result_id} for row in judgments]
-            )
+            raise StoreError(f"run {run_id} is completed; it takes no more results")
+        result_id = connection.execute(insert_result(connection.dialect.name), values).scalar_one_or_none()
+        if result_id is None:
+            return False
+        if status != "running":
+            connection.execute(REOPEN_RUN, {"run_id": run_id})
+        if rounds:
+            connection.execute(INSERT_ROUND, [{**row, "result_id": result_id} for row in rounds])
+        connection.execute(INSERT_JUDGMENT, [{**row, "run_id": run_id, "result_id": result_id} for row in judgments])
         return True
 
     def recorded_cases(self, run_id: str) -> set[str]:
@@ -715,3 +735,14 @@ def open_store(url: str | None = None, *, policy: RegressionPolicy | None = None
         engine.dispose()
         raise
     return Store(engine, policy=policy)
+
+
+def _prepare(run_id: str, record: CaseRecord) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The result row, round rows and judgment rows of a record, JSON forms computed once."""
+    forms = JsonForms()
+    values = result_values(run_id, record, forms)
+    rounds = [round_row(r, forms) for r in record.rounds]
+    judgments = list(judgment_rows(record.judgment, None))
+    for r in record.rounds:
+        judgments.extend(judgment_rows(r.judgment, r.index))
+    return values, rounds, judgments

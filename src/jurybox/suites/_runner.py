@@ -53,7 +53,10 @@ RunStatus = Literal["completed", "interrupted", "failed"]
 DEFAULT_CONCURRENCY = 8
 SESSION_CLOSE_TIMEOUT = 5.0
 MAX_PENDING_WRITES = 64
-"""Finished records waiting for the store's writer before the workers wait for it (at least 2 x concurrency)."""
+"""Finished records queued for the store's writer before the workers wait for it (at least 2 x concurrency).
+
+While the writer thread commits one batch the next one gathers, so a busy run commits many cases at once.
+"""
 """Seconds a finished case waits for the agent to release its session before moving on."""
 
 
@@ -72,6 +75,8 @@ class RunStore(Protocol):
     ) -> str: ...
 
     def record_case(self, run_id: str, record: CaseRecord) -> bool: ...
+
+    def record_cases(self, run_id: str, records: Sequence[CaseRecord]) -> list[bool]: ...
 
     def recorded_cases(self, run_id: str) -> set[str]: ...
 
@@ -202,7 +207,9 @@ class SuiteRunner:
         self._stopping = asyncio.Event()
         self._databases = Databases()
         self._io: ThreadPoolExecutor | None = None
-        self._pending: set[asyncio.Future[Any]] = set()
+        self._queued: list[CaseRecord] = []  # finished, waiting for the writer thread
+        self._writing: asyncio.Future[list[str]] | None = None
+        self._written = asyncio.Event()
         self._store_errors: list[str] = []
         self._llm_skipped_cases = 0
         self._max_pending = max(MAX_PENDING_WRITES, 2 * self.options.concurrency)
@@ -327,27 +334,58 @@ class SuiteRunner:
                 self._llm_skipped_cases += 1
             if self.store is not None:
                 self._write(run_id, record)
-                if len(self._pending) > self._max_pending:
+                while len(self._queued) > self._max_pending:
                     # Backpressure: a store slower than the cases must not queue the whole run in memory.
-                    await asyncio.wait(set(self._pending), return_when=asyncio.FIRST_COMPLETED)
+                    self._written.clear()
+                    await self._written.wait()
             if self.progress is not None:
                 self.progress.case_done(record, self._spend)
 
     def _write(self, run_id: str, record: CaseRecord) -> None:
-        assert self.store is not None and self._io is not None
-        future = asyncio.get_running_loop().run_in_executor(self._io, self.store.record_case, run_id, record)
-        self._pending.add(future)
-        future.add_done_callback(self._written)
+        self._queued.append(record)
+        if self._writing is None:
+            self._write_queued(run_id)
 
-    def _written(self, future: asyncio.Future[Any]) -> None:
-        self._pending.discard(future)
-        if not future.cancelled() and future.exception() is not None:
+    def _write_queued(self, run_id: str) -> None:
+        """Hand every queued record to the writer thread as one batch (one transaction, one commit)."""
+        assert self._io is not None
+        batch, self._queued = self._queued, []
+        future = asyncio.get_running_loop().run_in_executor(self._io, self._store_batch, run_id, batch)
+        self._writing = future
+        future.add_done_callback(lambda done: self._batch_written(done, run_id))
+
+    def _store_batch(self, run_id: str, batch: list[CaseRecord]) -> list[str]:
+        """On the writer thread: the batch in one transaction; if that fails, case by case so only a bad one is lost."""
+        assert self.store is not None
+        try:
+            self.store.record_cases(run_id, batch)
+            return []
+        except Exception:
+            errors = []
+            for record in batch:
+                try:
+                    self.store.record_case(run_id, record)
+                except Exception as exc:
+                    errors.append(f"{record.case}: {type(exc).__name__}: {exc}")
+            return errors
+
+    def _batch_written(self, future: asyncio.Future[list[str]], run_id: str) -> None:
+        self._writing = None
+        if future.cancelled():
+            self._store_errors.append("a write to the store was cancelled")
+        elif future.exception() is not None:
             exc = future.exception()
             self._store_errors.append(f"{type(exc).__name__}: {exc}")
+        else:
+            self._store_errors.extend(future.result())
+        if self._queued:
+            self._write_queued(run_id)
+        self._written.set()
 
     async def _drain(self) -> None:
-        if self._pending:
-            await asyncio.gather(*list(self._pending), return_exceptions=True)
+        while self._writing is not None:
+            self._written.clear()
+            await self._written.wait()
 
     async def _io_call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         assert self._io is not None
