@@ -356,7 +356,7 @@ class JsonVerdict(Generic[M]):
         self.checks = checks
         # Shared by every judge built on this schema class: generating it costs far more than a judge.
         self.json_schema: Mapping[str, Any] | None = _json_schema(schema)
-        self.format_hint = "a single JSON object matching this schema, and nothing else: " + _compact_schema(schema)
+        self.format_hint = _format_hint(schema)
 
     def classify(self, text: str) -> Judgment:
         """Read and validate the JSON verdict; ABSTAIN when none is valid or valid ones conflict."""
@@ -442,6 +442,12 @@ def _json_schema(schema: type[BaseModel]) -> Mapping[str, Any]:
 @functools.cache
 def _compact_schema(schema: type[BaseModel]) -> str:
     return json.dumps(schema.model_json_schema(), separators=(",", ":"))
+
+
+@functools.cache
+def _format_hint(schema: type[BaseModel]) -> str:
+    # One string per schema class: a suite of 10,000 judges would otherwise hold 10,000 copies.
+    return "a single JSON object matching this schema, and nothing else: " + _compact_schema(schema)
 
 
 def _frozen(value: Any) -> Any:
