@@ -12,12 +12,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from itertools import islice
 from types import MappingProxyType
 from typing import Literal, get_args, overload
 
 from jurybox.core import Judgment, Status
 from jurybox.store import CaseRecord, RoundRecord, StoredRecords
+from jurybox.store._lazy import scan_item
 
 RunStatus = Literal["completed", "interrupted", "failed"]
 """How a run ended: every case finished, stopped early (Ctrl-C), or the runner itself failed."""
@@ -282,9 +282,14 @@ class RunReport:
 
     def failing_first(self) -> Sequence[CaseSummary]:
         """Cases ordered FAIL, ERROR, ABSTAIN, degraded PASS, PASS; suite order within each group."""
+        return self._failing_first
+
+    @cached_property
+    def _failing_first(self) -> Sequence[CaseSummary]:
+        # Kept: several renderers ask, and ranking a streamed report is a pass over the store.
         if isinstance(self.records, StoredRecords):
             return _Ranked(self.cases)
-        return sorted(self.cases, key=attention_rank)
+        return tuple(sorted(self.cases, key=attention_rank))
 
 
 def attention_rank(case: CaseSummary) -> int:
@@ -348,13 +353,7 @@ class _Ranked(Sequence[CaseSummary]):
     def __getitem__(self, index: slice) -> Sequence[CaseSummary]: ...
 
     def __getitem__(self, index: int | slice) -> CaseSummary | Sequence[CaseSummary]:
-        if isinstance(index, slice):
-            start, stop, step = index.indices(len(self))
-            return list(islice(iter(self), start, stop, step))
-        position = index + len(self) if index < 0 else index
-        if not 0 <= position < len(self):
-            raise IndexError(f"case index {index} out of range for a run of {len(self)} case(s)")
-        return next(islice(iter(self), position, None))
+        return scan_item(self, index)
 
 
 def own_verdict(record: CaseRecord, round_: RoundRecord) -> bool:

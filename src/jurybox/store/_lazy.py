@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from itertools import islice
-from typing import overload
+from typing import TypeVar, overload
 
 from jurybox.core._judgment import Status
 from jurybox.store._models import CaseOutcome
@@ -66,13 +66,7 @@ class StoredRecords(Sequence[CaseRecord]):
     def __getitem__(self, index: slice) -> Sequence[CaseRecord]: ...
 
     def __getitem__(self, index: int | slice) -> CaseRecord | Sequence[CaseRecord]:
-        if isinstance(index, slice):
-            start, stop, step = index.indices(len(self))
-            return list(islice(iter(self), start, stop, step))
-        position = index + len(self) if index < 0 else index
-        if not 0 <= position < len(self):
-            raise IndexError(f"record index {index} out of range for a run of {len(self)} case(s)")
-        return next(islice(iter(self), position, None))
+        return scan_item(self, index)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, StoredRecords | list | tuple):
@@ -83,3 +77,17 @@ class StoredRecords(Sequence[CaseRecord]):
 
     def __repr__(self) -> str:
         return f"StoredRecords({len(self)} case(s))"
+
+
+T = TypeVar("T")
+
+
+def scan_item(items: Sequence[T], index: int | slice) -> T | list[T]:
+    """``items[index]`` for a sequence that can only be iterated: a scan, stopping as soon as it can."""
+    if isinstance(index, slice):
+        start, stop, step = index.indices(len(items))
+        return list(islice(iter(items), start, stop, step))
+    position = index + len(items) if index < 0 else index
+    if not 0 <= position < len(items):
+        raise IndexError(f"index {index} out of range for {len(items)} case(s)")
+    return next(islice(iter(items), position, None))

@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
-from sqlalchemy import and_, case, func, insert, or_, select, update
+from sqlalchemy import Select, and_, case, func, insert, or_, select, update
 from sqlalchemy.engine import Connection, Engine
 
 from jurybox.core._judgment import Status
@@ -451,18 +451,7 @@ class Store:
 
     def iter_records(self, run_id: str, *, batch: int = READ_BATCH) -> Iterator[CaseRecord]:
         """Stream a run's records in plan order, ``batch`` results at a time (flat memory for big runs)."""
-        query = (
-            select(results_table)
-            .outerjoin(
-                run_cases_table,
-                and_(
-                    run_cases_table.c.run_id == results_table.c.run_id,
-                    run_cases_table.c.case_name == results_table.c.case_name,
-                ),
-            )
-            .where(results_table.c.run_id == run_id)
-            .order_by(func.coalesce(run_cases_table.c.position, 2**31 - 1), results_table.c.id)
-        )
+        query = _in_plan_order(select(results_table), run_id)
         with self._read() as connection:
             stream = connection.execution_options(yield_per=batch).execute(query)
             for part in stream.partitions():
@@ -473,7 +462,7 @@ class Store:
 
     def case_outcomes(self, run_id: str) -> list[CaseOutcome]:
         """Every case's summary in a run (no trees), in plan order."""
-        query = (
+        query = _in_plan_order(
             select(
                 results_table.c.case_name,
                 results_table.c.status,
@@ -483,16 +472,8 @@ class Store:
                 results_table.c.duration,
                 results_table.c.tokens,
                 results_table.c.cost,
-            )
-            .outerjoin(
-                run_cases_table,
-                and_(
-                    run_cases_table.c.run_id == results_table.c.run_id,
-                    run_cases_table.c.case_name == results_table.c.case_name,
-                ),
-            )
-            .where(results_table.c.run_id == run_id)
-            .order_by(func.coalesce(run_cases_table.c.position, 2**31 - 1), results_table.c.id)
+            ),
+            run_id,
         )
         with self._read() as connection:
             return [
@@ -746,3 +727,14 @@ def _prepare(run_id: str, record: CaseRecord) -> tuple[dict[str, Any], list[dict
     for r in record.rounds:
         judgments.extend(judgment_rows(r.judgment, r.index))
     return values, rounds, judgments
+
+
+def _in_plan_order(query: Select[Any], run_id: str) -> Select[Any]:
+    """``query`` over one run's results, in the order the run planned its cases (unplanned ones last)."""
+    plan = run_cases_table
+    in_plan = and_(plan.c.run_id == results_table.c.run_id, plan.c.case_name == results_table.c.case_name)
+    return (
+        query.outerjoin(plan, in_plan)
+        .where(results_table.c.run_id == run_id)
+        .order_by(func.coalesce(plan.c.position, 2**31 - 1), results_table.c.id)
+    )

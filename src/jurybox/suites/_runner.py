@@ -52,12 +52,12 @@ T = TypeVar("T")
 RunStatus = Literal["completed", "interrupted", "failed"]
 DEFAULT_CONCURRENCY = 8
 SESSION_CLOSE_TIMEOUT = 5.0
+"""Seconds a finished case waits for the agent to release its session before moving on."""
 MAX_PENDING_WRITES = 64
 """Finished records queued for the store's writer before the workers wait for it (at least 2 x concurrency).
 
 While the writer thread commits one batch the next one gathers, so a busy run commits many cases at once.
 """
-"""Seconds a finished case waits for the agent to release its session before moving on."""
 
 
 class RunStore(Protocol):
