@@ -227,9 +227,10 @@ def main() -> None:
     parser.add_argument("--profile", help="write a pyinstrument profile of the run to this file (.html, else text)")
     parser.add_argument(
         "--http-transport",
-        choices=("auto", "httpx"),
+        choices=("auto", "direct", "aiohttp", "httpx"),
         default="auto",
-        help="the openai SDK's HTTP transport: auto (aiohttp when installed) or httpx (as without aiohttp)",
+        help="the OpenAI model's http_transport: auto (direct when aiohttp is installed), direct (our own "
+        "aiohttp session), aiohttp (the openai SDK over aiohttp) or httpx (as without aiohttp)",
     )
     args = parser.parse_args()
     if args.floor_only:
@@ -253,7 +254,9 @@ def main() -> None:
 
     if args.http_transport == "httpx":
         _openai.aiohttp_installed = lambda: False  # type: ignore[assignment]  # as if aiohttp were not installed
-    transport = "aiohttp" if _openai.aiohttp_installed() else "httpx"
+    elif args.http_transport != "auto":  # the suite's judge model is built with the default http_transport
+        _openai.OpenAIModel.__init__.__kwdefaults__["http_transport"] = args.http_transport
+    transport = _openai.OpenAIModel("gpt-4o-mini", api_key="unused").http_transport
     skip_floor = args.no_floor or args.in_process_model
     floor = None if skip_floor else measure_floor(args.cases, args.concurrency, args.latency)
     phases: dict[str, tuple[float, float]] = {}

@@ -3,9 +3,10 @@
     .venv/bin/python benchmarks/store_write.py                 # SQLite and PostgreSQL
     .venv/bin/python benchmarks/store_write.py --backends sqlite --judgments 20000 --cases 20000
 
-1. Writes ``--judgments`` judgment rows (cascade trees of 10 nodes, one
-   ``record_case`` transaction per case, as the runner writes) and prints rows
-   per second for each backend.
+1. Writes ``--judgments`` judgment rows (cascade trees of 10 nodes) and prints
+   rows per second for each backend, once with one ``record_case`` transaction
+   per case and once with ``record_cases`` batches of ``--batch`` cases (what the
+   runner's writer commits when cases finish close together).
 2. Streams a ``--cases``-case run into a SQLite store and prints the process's
    resident memory at 10%, 50% and 100% of the cases (and after reading the
    whole run back with ``iter_records``): flat numbers mean nothing accumulates.
@@ -73,14 +74,21 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def write_judgments(url: str, judgments: int) -> tuple[int, float]:
-    """Write enough cases to produce ``judgments`` judgment rows; returns (rows, seconds)."""
+def write_judgments(url: str, judgments: int, batch: int = 1) -> tuple[int, float]:
+    """Write enough cases to produce ``judgments`` judgment rows, ``batch`` cases per transaction.
+
+    Returns (rows, seconds).
+    """
     cases = judgments // NODES_PER_CASE
     store = open_store(url)
     run_id = store.begin_run("bench-write", cases={f"case-{i:06d}": {"i": i} for i in range(cases)})
     start = time.perf_counter()
-    for index in range(cases):
-        store.record_case(run_id, case_record(index))
+    for first in range(0, cases, batch):
+        records = [case_record(index) for index in range(first, min(first + batch, cases))]
+        if batch == 1:
+            store.record_case(run_id, records[0])
+        else:
+            store.record_cases(run_id, records)
     elapsed = time.perf_counter() - start
     store.finish_run(run_id)
     store.close()
@@ -107,37 +115,47 @@ def streamed_run(url: str, cases: int) -> None:
     store.close()
 
 
+def write_backends(args: argparse.Namespace, folder: str, batch: int) -> None:
+    """Print the write rate of each backend for one batch size."""
+    for backend in args.backends.split(","):
+        if backend == "sqlite":
+            rows, seconds = write_judgments(f"sqlite:///{folder}/write-{batch}.db", args.judgments, batch)
+        elif backend == "postgresql":
+            admin = create_engine(args.pg_url, isolation_level="AUTOCOMMIT")
+            schema = f"jbx_bench_{secrets.token_hex(4)}"
+            with admin.connect() as connection:
+                connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+            try:
+                rows, seconds = write_judgments(
+                    f"{args.pg_url}?options=-csearch_path%3D{schema}", args.judgments, batch
+                )
+            finally:
+                with admin.connect() as connection:
+                    connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+                admin.dispose()
+        else:
+            raise SystemExit(f"unknown backend {backend!r}: use sqlite and/or postgresql")
+        print(
+            f"  {backend:<10} {rows:,} judgment rows in {seconds:.1f} s: {rows / seconds:,.0f} rows/s "
+            f"({rows / NODES_PER_CASE / seconds:,.0f} cases/s)",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--judgments", type=int, default=100_000, help="judgment rows written per backend")
     parser.add_argument("--cases", type=int, default=100_000, help="cases of the streamed run (0: skip it)")
     parser.add_argument("--backends", default="sqlite,postgresql")
     parser.add_argument("--pg-url", default="postgresql+psycopg://postgres@127.0.0.1:5432/test")
+    parser.add_argument("--batch", type=int, default=16, help="cases per record_cases transaction (second pass)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as folder:
-        print(f"Writing {args.judgments:,} judgments ({NODES_PER_CASE} per case, one transaction per case)")
-        for backend in args.backends.split(","):
-            if backend == "sqlite":
-                rows, seconds = write_judgments(f"sqlite:///{folder}/write.db", args.judgments)
-            elif backend == "postgresql":
-                admin = create_engine(args.pg_url, isolation_level="AUTOCOMMIT")
-                schema = f"jbx_bench_{secrets.token_hex(4)}"
-                with admin.connect() as connection:
-                    connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-                try:
-                    rows, seconds = write_judgments(f"{args.pg_url}?options=-csearch_path%3D{schema}", args.judgments)
-                finally:
-                    with admin.connect() as connection:
-                        connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-                    admin.dispose()
-            else:
-                raise SystemExit(f"unknown backend {backend!r}: use sqlite and/or postgresql")
-            print(
-                f"  {backend:<10} {rows:,} judgment rows in {seconds:.1f} s: {rows / seconds:,.0f} rows/s "
-                f"({rows / NODES_PER_CASE / seconds:,.0f} cases/s)",
-                flush=True,
-            )
+        for batch in dict.fromkeys((1, max(1, args.batch))):
+            per = "one transaction per case" if batch == 1 else f"{batch} cases per transaction"
+            print(f"Writing {args.judgments:,} judgments ({NODES_PER_CASE} per case, {per})")
+            write_backends(args, folder, batch)
         if args.cases > 0:
             print(f"Streaming a {args.cases:,}-case run into SQLite")
             streamed_run(f"sqlite:///{folder}/stream.db", args.cases)

@@ -76,6 +76,26 @@ def test_round_trip_gives_back_the_same_run(report: RunReport) -> None:
     )
 
 
+def test_envelope_is_indented_and_each_case_is_one_compact_line(report: RunReport) -> None:
+    text = to_json(report)
+    data = json.loads(text)
+    lines = text.split("\n")  # not splitlines: a case may hold U+2028, which JSON leaves as it is
+    assert lines[:2] == ["{", '  "schema_version": 1,']
+    assert '    "by_status": {' in lines  # the totals stay pretty-printed
+    first = lines.index('  "cases": [') + 1
+    case_lines = lines[first : first + len(report.records)]
+    assert lines[first + len(report.records) :] == ["  ]", "}"]
+    assert all(line.startswith("    {") for line in case_lines)
+    assert [line.strip().removesuffix(",") for line in case_lines] == [
+        json.dumps(case, ensure_ascii=False) for case in data["cases"]
+    ]
+    # Without indent the document is exactly json.dumps of the same data, one line.
+    assert to_json(report, indent=None) == json.dumps(data, ensure_ascii=False)
+    wide = to_json(report, indent=4).split("\n")
+    assert json.loads("\n".join(wide)) == data
+    assert wide[wide.index('    "cases": [') + 1].startswith('        {"case": ')
+
+
 def test_values_json_cannot_hold_are_kept_as_text() -> None:
     record = CaseRecord(
         "odd",

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from report_fixtures import START
@@ -111,6 +112,46 @@ def test_a_big_streamed_run_is_cut_in_the_console_and_counted_in_full(store: Sto
     assert len(report.failing_first()) == 200
     first = report.failing_first()[0]
     assert first.status is Status.FAIL
+
+
+def test_a_cut_console_reads_the_store_once_in_full_and_rebuilds_only_the_rows_shown(
+    store: Store, records: list[CaseRecord], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_id = stored_run(store, records, copies=25)  # 200 cases
+    held = replace(report_from_store(store, run_id), records=store.run_records(run_id))
+    passes: list[list[str]] = []
+    iter_records = Store.iter_records
+
+    def counted(self: Store, run_id: str, **options: Any) -> Iterator[CaseRecord]:
+        passes.append([])
+        for record in iter_records(self, run_id, **options):
+            passes[-1].append(record.case)
+            yield record
+
+    monkeypatch.setattr(Store, "iter_records", counted)
+    streamed = report_from_store(store, run_id)
+
+    assert console_text(streamed, 10) == console_text(held, 10)
+    # One pass for the totals and the failing-first ranks, one that rebuilds just the 10 rows shown.
+    assert [len(cases) for cases in passes] == [200, 10]
+    assert sorted(passes[1]) == sorted(case.name for case in held.failing_first()[:10])
+    assert [c.name for c in streamed.failing_first()[5:15:3]] == [c.name for c in held.failing_first()[5:15:3]]
+    assert streamed.failing_first()[-1].name == held.failing_first()[-1].name
+
+
+def test_stored_records_read_only_the_cases_asked_for(store: Store, records: list[CaseRecord]) -> None:
+    run_id = stored_run(store, records)
+    stored = store.records(run_id)
+    names = stored.names()
+
+    assert [r.case for r in stored.only([names[3], names[1], "not-in-run"])] == [names[1], names[3]]
+    assert list(stored.only([])) == []
+    assert [r.case for r in store.iter_records(run_id, cases={names[0], names[-1]})] == [names[0], names[-1]]
+    # A round recorded with its case's own verdict and context comes back sharing them, as it was recorded.
+    for original, read in zip(records, stored, strict=True):
+        for kept, back in zip(original.rounds, read.rounds, strict=True):
+            assert (back.judgment is read.judgment) == (kept.judgment is original.judgment)
+            assert (back.context is read.context) == (kept.context is original.context)
 
 
 def test_write_reports_streams_files_and_cuts_the_console(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import enum
 import math
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -10,9 +12,10 @@ import pytest
 from sqlalchemy import func, select
 from store_testkit import make_multi_round_record, make_record, nodes_per_record
 
-from jurybox.core import CategoricalScore, Context, ErrorInfo, Judgment, NumericScore, Status
+from jurybox.core import CategoricalScore, Check, Context, ErrorInfo, Judgment, NumericScore, Status
 from jurybox.store import CaseRecord, Store, StoreError, open_store
 from jurybox.store._schema import cases_table, judgments_table, results_table, run_cases_table
+from jurybox.store._serialize import dumps, encode_json, to_jsonable
 
 
 def test_records_round_trip_with_trees_contexts_and_rounds(store: Store) -> None:
@@ -84,20 +87,20 @@ def test_a_batch_is_written_in_one_transaction_all_or_nothing(store: Store, monk
     assert store.record_cases(run_id, [a, b, make_record("a", llm=False)]) == [True, True, False]
     assert store.run_records(run_id) == [a, b]
 
-    # A failure on the second record of a batch rolls back the first one too.
-    insert = store._insert_case
-    calls: list[str] = []
+    # A failure after the batch's inserts (here: of its last statement) rolls back every case in it.
+    insert = store._insert_cases
+    batches: list[list[str]] = []
 
-    def fail_second(connection: Any, run: str, values: dict[str, Any], *rows: Any) -> bool:
-        calls.append(values["case_name"])
-        if len(calls) == 2:
-            raise RuntimeError("disk full")
-        return insert(connection, run, values, *rows)
+    def fail_after_inserts(connection: Any, run: str, prepared: list[Any]) -> list[bool]:
+        batches.append([values["case_name"] for values, _, _ in prepared])
+        insert(connection, run, prepared)
+        assert connection.execute(select(func.count()).select_from(results_table)).scalar_one() == 4
+        raise RuntimeError("disk full")
 
-    monkeypatch.setattr(store, "_insert_case", fail_second)
+    monkeypatch.setattr(store, "_insert_cases", fail_after_inserts)
     with pytest.raises(RuntimeError, match="disk full"):
         store.record_cases(run_id, [make_record("c"), make_record("c2")])
-    assert calls == ["c", "c2"]
+    assert batches == [["c", "c2"]]
     assert store.recorded_cases(run_id) == {"a", "b"}
     with pytest.raises(TypeError, match="CaseRecord"):
         store.record_cases(run_id, [make_record("c"), "c"])  # type: ignore[list-item]
@@ -260,3 +263,41 @@ def test_in_memory_sqlite_store_works_for_quick_experiments() -> None:
         run_id = store.begin_run("suite", cases={"a": {}})
         store.record_case(run_id, make_multi_round_record("a"))
         assert [r.case for r in store.run_records(run_id)] == ["a"]
+
+
+class _Colour(enum.Enum):
+    RED = "red"
+
+
+class _Opaque:
+    def __repr__(self) -> str:
+        return "<opaque>"  # what to_jsonable keeps of a value JSON has no form for
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": [1, 2.5, "x", None, True], "nested": {"k": [{"z": "é ü 漢"}]}},
+        ("a", 1, ("b", 2.0)),
+        {3: "an int key", 1.5: "a float key"},
+        float("nan"),
+        {"inf": float("-inf")},
+        {"when": datetime(2026, 11, 21, 12, 0, tzinfo=UTC)},
+        {"set": {3, 1, 2}},
+        "a NUL \x00 inside",
+        {"status": Status.PASS, "colour": _Colour.RED},
+        {"path": Path("a/b")},
+        [Check("json_valid", True, "ok")],
+        {"object": _Opaque()},
+    ],
+    ids=lambda value: type(value).__name__,
+)
+def test_encode_json_writes_what_to_jsonable_then_dumps_would(value: Any) -> None:
+    text = encode_json(value).text
+    assert text == dumps(to_jsonable(value))
+    assert "\\u0000" not in text
+
+
+def test_encode_json_keeps_json_s_own_names_for_bool_and_none_keys() -> None:
+    assert encode_json({True: 1, None: 2}).text == '{"true":1,"null":2}'
+    assert dumps(encode_json([1, "x"])) == '[1,"x"]'

@@ -563,3 +563,52 @@ async def test_a_run_that_judged_no_case_is_not_ok(toy_suite: Callable[[str], Pa
 
     assert result.records == [] and result.status == "completed"
     assert not result.ok
+
+
+class BatchStore(MemoryStore):
+    """Counts the records of each ``record_cases`` call (one call = one transaction in a real store)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+
+    def record_cases(self, run_id: str, records: list[CaseRecord]) -> list[bool]:
+        self.batches.append(len(records))
+        return super().record_cases(run_id, records)
+
+
+async def test_cases_that_finish_close_together_are_committed_together(toy_suite: Callable[[str], Path]) -> None:
+    store = BatchStore()
+    result = await SuiteRunner(load_suite(toy_suite(MANY)), RunOptions(concurrency=12), store=store).run()  # type: ignore[arg-type]
+
+    assert result.ok
+    assert store.recorded_cases(result.run_id) == {f"case-{i}" for i in range(12)}
+    assert sum(store.batches) == 12
+    assert len(store.batches) < 12, store.batches  # they waited WRITE_LINGER for each other
+
+
+async def test_the_end_of_a_run_writes_what_is_lingering_without_waiting_for_the_timer(
+    toy_suite: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("jurybox.suites._runner.WRITE_LINGER", 3600.0)
+    store = BatchStore()
+    runner = SuiteRunner(load_suite(toy_suite(MANY)), RunOptions(concurrency=3), store=store)  # type: ignore[arg-type]
+
+    result = await asyncio.wait_for(runner.run(), timeout=30)
+
+    assert store.recorded_cases(result.run_id) == {f"case-{i}" for i in range(12)}
+    assert store.batches == [12]  # nothing was written before the drain, then everything at once
+    assert store.status[result.run_id] == "completed"
+
+
+async def test_a_full_batch_is_written_without_lingering(
+    toy_suite: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("jurybox.suites._runner.WRITE_LINGER", 3600.0)
+    monkeypatch.setattr("jurybox.suites._runner.WRITE_BATCH", 4)
+    store = BatchStore()
+    result = await SuiteRunner(load_suite(toy_suite(MANY)), RunOptions(concurrency=1), store=store).run()  # type: ignore[arg-type]
+
+    assert result.ok
+    assert store.batches[0] == 4  # written when the fourth case ended, not at the end of the run
+    assert sum(store.batches) == 12

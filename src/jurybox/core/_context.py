@@ -165,9 +165,9 @@ class Context:
         Raises:
             ValueError: on an unknown key (a typo would otherwise be lost silently).
         """
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
+        known = _CONTEXT_FIELDS if cls is Context else frozenset(f.name for f in fields(cls))
+        if not known.issuperset(data):
+            unknown = set(data) - known
             raise ValueError(
                 f"unknown Context field(s): {', '.join(sorted(unknown))}; valid: {', '.join(sorted(known))}"
             )
@@ -181,6 +181,10 @@ class Context:
         if values.get("metadata") is None:
             values.pop("metadata", None)
         return cls(**values)
+
+
+_CONTEXT_FIELDS = frozenset(f.name for f in fields(Context))
+"""What ``Context.from_dict`` accepts, computed once (it runs for every record read back from a store)."""
 
 
 def _coerce_message(value: Message | Mapping[str, Any]) -> Message:

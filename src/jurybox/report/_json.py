@@ -17,6 +17,10 @@ Layout (``schema_version`` 1; a reader refuses a newer version rather than half-
                             "context", "judgment"}]}]}
 
 Unknown numbers (tokens, cost, score, pass rate) are ``null``, never 0.
+
+Text layout: the envelope (run fields, totals) is indented; each ``cases[]`` entry is
+one line, ``json.dumps(case, ensure_ascii=False)`` without indent, so a big report
+greps and diffs a case per line. ``indent=None`` puts the whole document on one line.
 """
 
 from __future__ import annotations
@@ -53,8 +57,9 @@ def to_json(report: RunReport, *, indent: int | None = 2) -> str:
 
     Args:
         report: The run.
-        indent: Pretty-printing indent; ``None`` writes compact JSON about three
-            times faster (worth it past a few thousand cases).
+        indent: Indent of the envelope (run fields and totals); each case is one
+            compact line of the ``cases`` array whatever the indent. ``None`` writes
+            the whole document on one line.
     """
     return "".join(iter_json(report, indent=indent))
 
@@ -62,7 +67,10 @@ def to_json(report: RunReport, *, indent: int | None = 2) -> str:
 def iter_json(report: RunReport, *, indent: int | None = 2) -> Iterator[str]:
     """``to_json`` in pieces, one per case, so a big run is written without holding its whole text.
 
-    Joined, the pieces are exactly ``json.dumps`` of the whole report.
+    With an indent, the envelope is pretty-printed and each case is one line
+    inside ``cases`` (``json.dumps`` of the case without indent), so a big report
+    greps and diffs a case per line and is encoded by the C encoder; ``indent=None``
+    gives exactly ``json.dumps`` of the whole report.
     """
     head = {
         "schema_version": SCHEMA_VERSION,
@@ -83,16 +91,15 @@ def iter_json(report: RunReport, *, indent: int | None = 2) -> Iterator[str]:
     opening = _dumps({**to_jsonable(head), "cases": []}, indent)
     closing_at = opening.rindex("[]")
     yield opening[: closing_at + 1]
-    # What json.dumps puts between items and around a non-empty list at the "cases" depth.
+    # What goes between cases and around a non-empty list at the "cases" depth.
     inner = "" if indent is None else "\n" + " " * (2 * indent)
     separator = ", " if indent is None else ","
+    # A streamed report's records were read back from JSON columns: plain JSON types with
+    # string keys only, so the C encoder takes them as they are (to_jsonable only on refusal).
+    encode = _encode_case if report.streamed else _encode_held_case
     first = True
     for summary in report.cases:
-        # Case dicts are JSON-ready already; converting them a second time would double the cost.
-        case = _case(summary.record, summary.reason, summary.tier, summary.degraded, summary.skipped)
-        text = _dumps(case, indent)
-        if inner:
-            text = text.replace("\n", inner)
+        text = encode(summary.record, summary.reason, summary.tier, summary.degraded, summary.skipped)
         yield ("" if first else separator) + inner + text
         first = False
     outer = "" if indent is None or first else "\n" + " " * indent
@@ -101,6 +108,29 @@ def iter_json(report: RunReport, *, indent: int | None = 2) -> Iterator[str]:
 
 def _dumps(value: Any, indent: int | None) -> str:
     return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+_CASE_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+"""One case as one line; what ``json.dumps(case, ensure_ascii=False, allow_nan=False)`` gives, without its set-up."""
+
+
+def _encode_case(record: CaseRecord, reason: str, tier: str | None, degraded: bool, skipped: Mapping[str, str]) -> str:
+    """One case of plain data encoded directly, or through ``to_jsonable`` when the encoder refuses a value.
+
+    Only for records whose mappings all have string keys (a ``True`` or ``None`` key
+    would be written ``"true"``/``"null"`` here, ``"True"``/``"None"`` by ``to_jsonable``).
+    """
+    case = _case_data(record, reason, tier, degraded, dict(skipped))
+    try:
+        return _CASE_ENCODER.encode(case)
+    except (TypeError, ValueError):  # a datetime, a set, NaN...: what to_jsonable is for
+        return _CASE_ENCODER.encode(to_jsonable(case))
+
+
+def _encode_held_case(
+    record: CaseRecord, reason: str, tier: str | None, degraded: bool, skipped: Mapping[str, str]
+) -> str:
+    return _CASE_ENCODER.encode(_case(record, reason, tier, degraded, skipped))
 
 
 def from_json(text: str, *, source: str = "<json>") -> RunReport:
@@ -150,44 +180,64 @@ def from_json(text: str, *, source: str = "<json>") -> RunReport:
 
 def record_to_dict(record: CaseRecord) -> dict[str, Any]:
     """One case record as JSON-ready data (the ``cases[]`` entry without derived fields)."""
-    data: dict[str, Any] = to_jsonable(
-        {
-            "case": record.case,
-            "status": record.status.value,
-            "score": record.score,
-            "duration": record.duration,
-            "tokens": record.tokens,
-            "cost": record.cost,
-            "judge_calls": record.judge_calls,
-            "tags": list(record.tags),
-            "error": record.error,
-            "started_at": _iso(record.started_at),
-            "metadata": dict(record.metadata),
-            "judgment": record.judgment.to_dict(),
-            "context": record.context.to_dict() if record.context is not None else None,
-            "rounds": [
-                {
-                    "index": r.index,
-                    "prompt": r.prompt,
-                    "follow_ups": [{"question": q, "reply": a} for q, a in r.follow_ups],
-                    "context": r.context.to_dict(),
-                    "judgment": r.judgment.to_dict(),
-                }
-                for r in record.rounds
-            ],
-        }
-    )
+    data: dict[str, Any] = to_jsonable(_record_data(record))
     return data
+
+
+def _record_data(record: CaseRecord) -> dict[str, Any]:
+    """``record_to_dict`` before ``to_jsonable``: the record's values as they are."""
+    return {
+        "case": record.case,
+        "status": record.status.value,
+        "score": record.score,
+        "duration": record.duration,
+        "tokens": record.tokens,
+        "cost": record.cost,
+        "judge_calls": record.judge_calls,
+        "tags": list(record.tags),
+        "error": record.error,
+        "started_at": _iso(record.started_at),
+        "metadata": dict(record.metadata),
+        "judgment": record.judgment.to_dict(),
+        "context": record.context.to_dict() if record.context is not None else None,
+        "rounds": [
+            {
+                "index": r.index,
+                "prompt": r.prompt,
+                "follow_ups": [{"question": q, "reply": a} for q, a in r.follow_ups],
+                "context": r.context.to_dict(),
+                "judgment": r.judgment.to_dict(),
+            }
+            for r in record.rounds
+        ],
+    }
 
 
 def _case(
     record: CaseRecord, reason: str, tier: str | None, degraded: bool, skipped: Mapping[str, str]
 ) -> dict[str, Any]:
-    data = record_to_dict(record)
-    derived = {"reason": reason, "tier": tier, "degraded": degraded, "skipped": to_jsonable(skipped)}
+    return _with_derived(record_to_dict(record), reason, tier, degraded, to_jsonable(skipped))
+
+
+def _case_data(
+    record: CaseRecord, reason: str, tier: str | None, degraded: bool, skipped: dict[str, str]
+) -> dict[str, Any]:
+    """``_case`` before ``to_jsonable``."""
+    return _with_derived(_record_data(record), reason, tier, degraded, skipped)
+
+
+def _with_derived(data: dict[str, Any], reason: str, tier: str | None, degraded: bool, skipped: Any) -> dict[str, Any]:
     # Derived fields go right after the verdict so a reader of the raw file sees them first.
-    head = {k: data.pop(k) for k in ("case", "status", "score")}
-    return {**head, **derived, **data}
+    return {
+        "case": data.pop("case"),
+        "status": data.pop("status"),
+        "score": data.pop("score"),
+        "reason": reason,
+        "tier": tier,
+        "degraded": degraded,
+        "skipped": skipped,
+        **data,
+    }
 
 
 def _totals(totals: Totals) -> dict[str, Any]:

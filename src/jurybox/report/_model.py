@@ -12,12 +12,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
+from itertools import islice
 from types import MappingProxyType
 from typing import Literal, get_args, overload
 
 from jurybox.core import Judgment, Status
 from jurybox.store import CaseRecord, RoundRecord, StoredRecords
-from jurybox.store._lazy import scan_item
 
 RunStatus = Literal["completed", "interrupted", "failed"]
 """How a run ended: every case finished, stopped early (Ctrl-C), or the runner itself failed."""
@@ -238,7 +238,15 @@ class RunReport:
 
     @cached_property
     def totals(self) -> Totals:
+        if isinstance(self.records, StoredRecords):
+            return self._streamed_tally[0]
         return compute_totals(self)
+
+    @cached_property
+    def _streamed_tally(self) -> tuple[Totals, bytes]:
+        # One pass over the store gives the totals and the failing-first rank of every case.
+        ranks = bytearray()
+        return _compute_totals(self, ranks), bytes(ranks)
 
     @property
     def ok(self) -> bool:
@@ -288,7 +296,7 @@ class RunReport:
     def _failing_first(self) -> Sequence[CaseSummary]:
         # Kept: several renderers ask, and ranking a streamed report is a pass over the store.
         if isinstance(self.records, StoredRecords):
-            return _Ranked(self.cases)
+            return _Ranked(self.records, self._streamed_tally[1])
         return tuple(sorted(self.cases, key=attention_rank))
 
 
@@ -328,23 +336,36 @@ class _Summaries(Sequence[CaseSummary]):
 
 
 class _Ranked(Sequence[CaseSummary]):
-    """A streamed report's cases in failing-first order: one pass ranks, then one pass per rank present.
+    """A streamed report's cases in failing-first order, from a byte per case (its rank).
 
-    Only a byte per case is kept, so ordering a 100,000-case run costs no more memory than a small one.
+    Iterating reads the store once per rank present, rebuilding only that rank's
+    records; a slice (the console's first N) is one pass that rebuilds only the
+    cases in it. A 100,000-case run is ordered in no more memory than a small one.
     """
 
-    def __init__(self, cases: Sequence[CaseSummary]) -> None:
-        self._cases = cases
-        self._ranks = bytes(attention_rank(case) for case in cases)
+    def __init__(self, records: StoredRecords, ranks: bytes) -> None:
+        self._records = records
+        self._ranks = ranks
 
     def __len__(self) -> int:
         return len(self._ranks)
 
     def __iter__(self) -> Iterator[CaseSummary]:
+        names = self._records.names()
         for rank in sorted(set(self._ranks)):
-            for position, case in enumerate(self._cases):
-                if self._ranks[position] == rank:
-                    yield case
+            yield from map(summarize_case, self._records.only([names[p] for p in self._positions(rank)]))
+
+    def _positions(self, rank: int) -> Iterator[int]:
+        """Positions (suite order) of the cases of one rank."""
+        position = self._ranks.find(rank)
+        while position >= 0:
+            yield position
+            position = self._ranks.find(rank, position + 1)
+
+    def _order(self) -> Iterator[int]:
+        """Every position, failing first."""
+        for rank in sorted(set(self._ranks)):
+            yield from self._positions(rank)
 
     @overload
     def __getitem__(self, index: int) -> CaseSummary: ...
@@ -353,7 +374,20 @@ class _Ranked(Sequence[CaseSummary]):
     def __getitem__(self, index: slice) -> Sequence[CaseSummary]: ...
 
     def __getitem__(self, index: int | slice) -> CaseSummary | Sequence[CaseSummary]:
-        return scan_item(self, index)
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            positions = list(islice(self._order(), start, stop, step))
+            return self._summaries(positions)
+        position = index + len(self) if index < 0 else index
+        if not 0 <= position < len(self):
+            raise IndexError(f"index {index} out of range for {len(self)} case(s)")
+        return self._summaries([next(islice(self._order(), position, None))])[0]
+
+    def _summaries(self, positions: list[int]) -> list[CaseSummary]:
+        names = self._records.names()
+        found = {record.case: record for record in self._records.only([names[p] for p in positions])}
+        # A record deleted from the store since the ranking pass is left out, not an error.
+        return [summarize_case(found[names[p]]) for p in positions if names[p] in found]
 
 
 def own_verdict(record: CaseRecord, round_: RoundRecord) -> bool:
@@ -411,12 +445,17 @@ def skipped_tiers(record: CaseRecord) -> dict[str, str]:
 def summarize_case(record: CaseRecord) -> CaseSummary:
     """The facts about one case that every renderer shows."""
     # A cascade or jury marks itself degraded when a member was; count members, flag the case.
-    degraded_leaves = sum(1 for _, j in case_judgments(record) if j.degraded and not j.children)
+    degraded = False
+    degraded_leaves = 0
+    for _, judgment in case_judgments(record):
+        if judgment.degraded:
+            degraded = True
+            degraded_leaves += not judgment.children
     return CaseSummary(
         record=record,
         reason=case_reason(record),
         tier=record.judgment.decided_by,
-        degraded=any(j.degraded for _, j in case_judgments(record)),
+        degraded=degraded,
         skipped=MappingProxyType(skipped_tiers(record)),
         degraded_judgments=degraded_leaves,
     )
@@ -457,6 +496,11 @@ def explain(judgment: Judgment) -> str:
 
 def compute_totals(report: RunReport) -> Totals:
     """Derive the run-level figures from the case records, in one pass (one store read when streamed)."""
+    return _compute_totals(report, None)
+
+
+def _compute_totals(report: RunReport, ranks: bytearray | None) -> Totals:
+    """``compute_totals``, also appending each case's ``attention_rank`` to ``ranks`` when given."""
     by_status = dict.fromkeys(_STATUS_ORDER, 0)
     cases = 0
     tokens = tokens_known = 0
@@ -480,6 +524,8 @@ def compute_totals(report: RunReport) -> Totals:
         judge_calls += record.judge_calls
         degraded_judgments += summary.degraded_judgments
         degraded_cases += summary.degraded
+        if ranks is not None:
+            ranks.append(attention_rank(summary))
         for tier, verdict, decided in tier_verdicts(record):
             counts = tiers.setdefault(tier, [0, 0, 0])
             counts[0] += 1

@@ -24,14 +24,16 @@ class StoredRecords(Sequence[CaseRecord]):
 
     Args:
         outcomes: The run's case summaries in plan order (``Store.case_outcomes``).
-        stream: Yields the run's full records in the same order (``Store.iter_records``).
+        stream: Called with a set of case names, yields the full records of those cases
+            (at least) in the same order (``Store.iter_records``); records of other
+            cases need not be rebuilt.
         cases: Only these cases (None: every recorded case).
     """
 
     def __init__(
         self,
         outcomes: Sequence[CaseOutcome],
-        stream: Callable[[], Iterator[CaseRecord]],
+        stream: Callable[[Collection[str]], Iterator[CaseRecord]],
         *,
         cases: Collection[str] | None = None,
     ) -> None:
@@ -48,16 +50,28 @@ class StoredRecords(Sequence[CaseRecord]):
         """How many records have each status, without reading any judgment tree."""
         return Counter(self._statuses)
 
+    def only(self, names: Collection[str]) -> Iterator[CaseRecord]:
+        """The records of these cases (of this sequence), in order, in one pass that rebuilds no other record.
+
+        The pass stops as soon as every one was read.
+        """
+        wanted = set(names).intersection(self._names)
+        return self._read(wanted) if wanted else iter(())
+
     def __len__(self) -> int:
         return len(self._names)
 
     def __iter__(self) -> Iterator[CaseRecord]:
-        wanted = set(self._names)
+        return self._read(set(self._names))
+
+    def _read(self, wanted: set[str]) -> Iterator[CaseRecord]:
         seen: set[str] = set()
-        for record in self._stream():
+        for record in self._stream(wanted):
             if record.case in wanted and record.case not in seen:
                 seen.add(record.case)
                 yield record
+                if len(seen) == len(wanted):
+                    return
 
     @overload
     def __getitem__(self, index: int) -> CaseRecord: ...

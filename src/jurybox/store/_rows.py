@@ -8,10 +8,11 @@ executing it.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from sqlalchemy import Table, bindparam, insert, select, update
+from sqlalchemy import Table, Text, bindparam, insert, select, type_coerce, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Row
 
@@ -22,10 +23,10 @@ from jurybox.store._models import as_utc
 from jurybox.store._records import CaseRecord, RoundRecord
 from jurybox.store._schema import judgments_table, results_table, round_results_table, run_cases_table, runs_table
 from jurybox.store._serialize import (
+    RawJson,
     context_from_json,
-    context_to_json,
+    encode_json,
     judgment_from_dict,
-    judgment_to_json,
     metadata_cost,
     to_jsonable,
     usage_tokens,
@@ -37,14 +38,14 @@ def dialect_insert(connection: Connection, table: Table) -> Any:
     return (postgresql if connection.dialect.name == "postgresql" else sqlite).insert(table)
 
 
-RUN_STATUS_AND_VERSION = select(
-    runs_table.c.status,
-    select(run_cases_table.c.case_id)
-    .where(run_cases_table.c.run_id == runs_table.c.id, run_cases_table.c.case_name == bindparam("case_name"))
-    .scalar_subquery(),
-).where(runs_table.c.id == bindparam("run_id"))
-RESULT_EXISTS = select(results_table.c.id).where(
-    results_table.c.run_id == bindparam("run_id"), results_table.c.case_name == bindparam("case_name")
+RUN_STATUS = select(runs_table.c.status).where(runs_table.c.id == bindparam("run_id"))
+CASE_VERSIONS = select(run_cases_table.c.case_name, run_cases_table.c.case_id).where(
+    run_cases_table.c.run_id == bindparam("run_id"),
+    run_cases_table.c.case_name.in_(bindparam("names", expanding=True)),
+)
+RESULTS_NAMED = select(results_table.c.case_name).where(
+    results_table.c.run_id == bindparam("run_id"),
+    results_table.c.case_name.in_(bindparam("names", expanding=True)),
 )
 REOPEN_RUN = update(runs_table).where(runs_table.c.id == bindparam("run_id")).values(status="running", finished_at=None)
 INSERT_ROUND = insert(round_results_table)
@@ -53,12 +54,16 @@ INSERT_JUDGMENT = insert(judgments_table)
 
 @functools.cache
 def insert_result(dialect: str) -> Any:
-    """INSERT of one result that does nothing on a duplicate (run, case) and returns the new id."""
+    """INSERT of results that skips a duplicate (run, case) and returns ``(case_name, id)`` of each new row.
+
+    Executed with a list of rows it is one multi-row statement (SQLAlchemy's
+    "insertmanyvalues"), so a batch of cases costs one round trip, not one each.
+    """
     module = postgresql if dialect == "postgresql" else sqlite
     return (
         module.insert(results_table)
         .on_conflict_do_nothing(index_elements=["run_id", "case_name"])
-        .returning(results_table.c.id)
+        .returning(results_table.c.case_name, results_table.c.id)
     )
 
 
@@ -66,6 +71,9 @@ def _error_text(judgment: Judgment) -> str | None:
     if judgment.error is None:
         return None
     return f"{judgment.error.type}: {judgment.error.message}"
+
+
+NO_CHECKS = RawJson("[]")
 
 
 def judgment_rows(root: Judgment, round_index: int | None) -> Iterator[dict[str, Any]]:
@@ -81,7 +89,7 @@ def judgment_rows(root: Judgment, round_index: int | None) -> Iterator[dict[str,
             "status": node.status.value,
             "score": node.value,
             "reasoning": to_jsonable(node.reasoning),
-            "checks": [to_jsonable(check.to_dict()) for check in node.checks],
+            "checks": encode_json([check.to_dict() for check in node.checks]) if node.checks else NO_CHECKS,
             "tokens": usage_tokens(node.metadata),
             "cost": metadata_cost(node.metadata),
             "confidence": node.confidence,
@@ -90,26 +98,26 @@ def judgment_rows(root: Judgment, round_index: int | None) -> Iterator[dict[str,
 
 
 class JsonForms:
-    """JSON forms of the judgments and contexts of one record, each computed once.
+    """Encoded JSON of the judgments and contexts of one record, each encoded once.
 
     A single-round case's round holds the very same judgment and context objects
-    as the case; converting them once instead of twice is a fifth of a write's CPU.
+    as the case; encoding them once instead of twice is a fifth of a write's CPU.
     """
 
     def __init__(self) -> None:
-        self._forms: dict[int, tuple[object, Any]] = {}
+        self._forms: dict[int, tuple[object, RawJson]] = {}
 
-    def judgment(self, judgment: Judgment) -> Any:
-        return self._form(judgment, judgment_to_json)
+    def judgment(self, judgment: Judgment) -> RawJson:
+        return self._form(judgment, Judgment.to_dict)
 
-    def context(self, context: Context) -> Any:
-        return self._form(context, context_to_json)
+    def context(self, context: Context) -> RawJson:
+        return self._form(context, Context.to_dict)
 
-    def _form(self, value: Any, convert: Callable[[Any], Any]) -> Any:
+    def _form(self, value: Any, to_dict: Callable[[Any], Any]) -> RawJson:
         # Keyed by id with the object kept alive alongside, so an id is never reused within one record.
         known = self._forms.get(id(value))
         if known is None:
-            known = self._forms[id(value)] = (value, convert(value))
+            known = self._forms[id(value)] = (value, encode_json(to_dict(value)))
         return known[1]
 
 
@@ -127,7 +135,7 @@ def round_row(record: RoundRecord, forms: JsonForms | None = None) -> dict[str, 
         "tokens": usage_tokens(context.metadata),
         "cost": context.cost,
         "error": _error_text(record.judgment),
-        "follow_ups": to_jsonable([list(pair) for pair in record.follow_ups]),
+        "follow_ups": encode_json([list(pair) for pair in record.follow_ups]),
         "judgment": forms.judgment(record.judgment),
         "context": forms.context(context),
     }
@@ -149,8 +157,8 @@ def result_values(run_id: str, record: CaseRecord, forms: JsonForms | None = Non
         "cost": record.cost,
         "judge_calls": record.judge_calls,
         "error": to_jsonable(record.error),
-        "tags": to_jsonable(list(record.tags)),
-        "extra": to_jsonable(record.metadata),
+        "tags": encode_json(list(record.tags)),
+        "extra": encode_json(record.metadata),
         "judgment": forms.judgment(record.judgment),
         "context": forms.context(context) if context is not None else None,
         "started_at": record.started_at,
@@ -158,34 +166,94 @@ def result_values(run_id: str, record: CaseRecord, forms: JsonForms | None = Non
     }
 
 
-def rounds_of(connection: Connection, result_ids: list[int]) -> dict[int, tuple[RoundRecord, ...]]:
-    """The rounds of some results, rebuilt, by result id."""
+class TreeReader:
+    """Judgments and contexts rebuilt from their JSON column values, each distinct text once.
+
+    A single-round case stores its one verdict and context twice, as the case's
+    and as its round's, with the same text. Read through one reader, the text is
+    decoded and rebuilt once and the round shares the case's objects, as it did
+    when the runner recorded it. A value the driver decoded already (psycopg
+    decodes JSONB itself) is rebuilt as it is. Use one reader per batch of rows:
+    it keeps what it rebuilt.
+    """
+
+    def __init__(self) -> None:
+        self._judgments: dict[str, Judgment] = {}
+        self._contexts: dict[str, Context] = {}
+
+    def judgment(self, value: Any) -> Judgment:
+        if type(value) is not str:
+            return judgment_from_dict(value)
+        known = self._judgments.get(value)
+        if known is None:
+            known = self._judgments[value] = judgment_from_dict(json.loads(value))
+        return known
+
+    def context(self, value: Any) -> Context:
+        if type(value) is not str:
+            return context_from_json(value)
+        known = self._contexts.get(value)
+        if known is None:
+            known = self._contexts[value] = context_from_json(json.loads(value))
+        return known
+
+    def optional_context(self, value: Any) -> Context | None:
+        """A case's context, or None when it has none (SQL NULL or the JSON ``null`` SQLite keeps as text)."""
+        return None if value is None or value == "null" else self.context(value)
+
+
+def _as_text(table: Table, *names: str) -> list[Any]:
+    """The table's columns, those named as their stored JSON text (no decoding; ``TreeReader`` decodes)."""
+    return [type_coerce(column, Text).label(column.name) if column.name in names else column for column in table.c]
+
+
+RESULT_COLUMNS = _as_text(results_table, "judgment", "context")
+"""``results`` columns for ``record_from_row``: the judgment and context as text, for a ``TreeReader``."""
+
+ROUNDS_OF = (
+    select(*_as_text(round_results_table, "judgment", "context"))
+    .where(round_results_table.c.result_id.in_(bindparam("ids", expanding=True)))
+    .order_by(round_results_table.c.result_id, round_results_table.c.round_index)
+)
+
+
+def rounds_of(
+    connection: Connection, result_ids: list[int], reader: TreeReader | None = None
+) -> dict[int, tuple[RoundRecord, ...]]:
+    """The rounds of some results, rebuilt, by result id.
+
+    Args:
+        connection: Where to read.
+        result_ids: The results.
+        reader: Rebuilds the trees; pass the one ``record_from_row`` gets for the same
+            rows so a round and its case share what they stored alike.
+    """
+    reader = reader or TreeReader()
     rounds: dict[int, list[RoundRecord]] = {}
-    rows = connection.execute(
-        select(round_results_table)
-        .where(round_results_table.c.result_id.in_(result_ids))
-        .order_by(round_results_table.c.result_id, round_results_table.c.round_index)
-    )
-    for row in rows:
+    for row in connection.execute(ROUNDS_OF, {"ids": result_ids}):
         rounds.setdefault(row.result_id, []).append(
             RoundRecord(
                 index=row.round_index,
                 prompt=row.prompt,
-                context=context_from_json(row.context),
-                judgment=judgment_from_dict(row.judgment),
+                context=reader.context(row.context),
+                judgment=reader.judgment(row.judgment),
                 follow_ups=tuple((str(q), str(a)) for q, a in row.follow_ups),
             )
         )
     return {key: tuple(value) for key, value in rounds.items()}
 
 
-def record_from_row(row: Row[Any], rounds: tuple[RoundRecord, ...]) -> CaseRecord:
-    """Rebuild a CaseRecord from its ``results`` row and its rounds."""
+def record_from_row(row: Row[Any], rounds: tuple[RoundRecord, ...], reader: TreeReader | None = None) -> CaseRecord:
+    """Rebuild a CaseRecord from its ``results`` row and its rounds.
+
+    The row's judgment and context may be decoded JSON or its text (``RESULT_COLUMNS``).
+    """
+    reader = reader or TreeReader()
     return CaseRecord(
         case=row.case_name,
-        judgment=judgment_from_dict(row.judgment),
+        judgment=reader.judgment(row.judgment),
         rounds=rounds,
-        context=context_from_json(row.context) if row.context is not None else None,
+        context=reader.optional_context(row.context),
         duration=row.duration,
         tokens=row.tokens,
         cost=row.cost,

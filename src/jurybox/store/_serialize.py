@@ -57,9 +57,49 @@ def to_jsonable(value: Any) -> Any:
     return repr(value)
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+class RawJson:
+    """JSON text already encoded for a JSON column: ``dumps`` passes it through as it is.
+
+    What ``encode_json`` returns, so the runner's writer serializes each value
+    once, in one pass, instead of copying it with ``to_jsonable`` and then
+    handing the copy to the engine's serializer.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"RawJson({self.text!r})"
+
+
+def encode_json(value: Any) -> RawJson:
+    """``value`` as JSON column text, equal to what ``dumps(to_jsonable(value))`` gives.
+
+    Plain data (dicts, lists, strings, finite numbers) is encoded directly by the
+    C encoder; anything it refuses (a datetime, a set, NaN) or a string holding
+    NUL goes through ``to_jsonable`` first. One difference: a ``True``, ``False``
+    or ``None`` dict key becomes ``"true"``/``"false"``/``"null"`` (JSON's own
+    rule) rather than ``to_jsonable``'s ``"True"``/``"False"``/``"None"``.
+    """
+    try:
+        text = _ENCODER.encode(value)
+    except (TypeError, ValueError):
+        return RawJson(_ENCODER.encode(to_jsonable(value)))
+    if "\\u0000" in text:  # a NUL, which PostgreSQL text refuses: let to_jsonable replace it
+        return RawJson(_ENCODER.encode(to_jsonable(value)))
+    return RawJson(text)
+
+
 def dumps(value: Any) -> str:
-    """Serialize for a JSON column (the engine's ``json_serializer``)."""
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    """Serialize for a JSON column (the engine's ``json_serializer``); ``RawJson`` is already serialized."""
+    if type(value) is RawJson:
+        return value.text
+    return _ENCODER.encode(value)
 
 
 def content_hash(definition: Mapping[str, Any]) -> str:
@@ -73,49 +113,47 @@ def score_from_dict(data: Mapping[str, Any] | None) -> Score | None:
     if data is None:
         return None
     kind = data.get("kind")
-    if kind == "boolean":
-        return BooleanScore(bool(data["value"]))
     if kind == "numeric":
         return NumericScore(float(data["value"]), float(data.get("min", 0.0)), float(data.get("max", 1.0)))
+    if kind == "boolean":
+        return BooleanScore(bool(data["value"]))
     if kind == "categorical":
         return CategoricalScore(str(data["value"]), dict(data.get("categories") or {}))
     raise ValueError(f"unknown score kind {kind!r} in stored judgment (expected boolean, numeric or categorical)")
 
 
+_STATUSES: dict[str, Status] = {status.value: status for status in Status}
+
+
 def judgment_from_dict(data: Mapping[str, Any]) -> Judgment:
     """Rebuild a judgment tree from ``Judgment.to_dict`` output (the derived ``value`` is ignored)."""
+    status = data["status"]
+    score = data.get("score")
     error = data.get("error")
+    checks = data.get("checks")
+    children = data.get("children")
+    # Judgment copies children and metadata into read-only mappings itself: no copy here.
     return Judgment(
-        Status(data["status"]),
-        score=score_from_dict(data.get("score")),
+        (_STATUSES.get(status) if isinstance(status, str) else None) or Status(status),
+        score=None if score is None else score_from_dict(score),
         reasoning=data.get("reasoning") or "",
-        checks=tuple(
-            Check(str(c["name"]), bool(c["passed"]), str(c.get("message") or "")) for c in data.get("checks") or ()
-        ),
+        checks=tuple(Check(str(c["name"]), bool(c["passed"]), str(c.get("message") or "")) for c in checks)
+        if checks
+        else (),
         judge=data.get("judge") or "",
         confidence=data.get("confidence"),
         degraded=bool(data.get("degraded", False)),
         error=ErrorInfo(str(error["type"]), str(error["message"]), str(error.get("traceback") or ""))
         if error
         else None,
-        children={str(name): judgment_from_dict(child) for name, child in (data.get("children") or {}).items()},
+        children={str(name): judgment_from_dict(child) for name, child in children.items()} if children else {},
         decided_by=data.get("decided_by"),
-        metadata=dict(data.get("metadata") or {}),
+        metadata=data.get("metadata") or {},
     )
 
 
-def judgment_to_json(judgment: Judgment) -> Any:
-    """The whole judgment tree as JSON-ready data."""
-    return to_jsonable(judgment.to_dict())
-
-
-def context_to_json(context: Context) -> Any:
-    """A context as JSON-ready data (``Context.from_dict`` reads it back)."""
-    return to_jsonable(context.to_dict())
-
-
 def context_from_json(data: Mapping[str, Any]) -> Context:
-    """Rebuild a context stored by ``context_to_json``."""
+    """Rebuild a context stored from ``Context.to_dict``."""
     return Context.from_dict(data)
 
 
@@ -128,7 +166,7 @@ def usage_tokens(metadata: Mapping[str, Any]) -> int | None:
     """
     for key in ("tokens", "usage"):
         value = metadata.get(key)
-        if isinstance(value, bool):
+        if value is None or isinstance(value, bool):
             continue
         if isinstance(value, int | float) and math.isfinite(value):
             return int(value)

@@ -26,12 +26,15 @@ from jurybox.store._lazy import StoredRecords
 from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo, as_utc
 from jurybox.store._records import CaseRecord
 from jurybox.store._rows import (
+    CASE_VERSIONS,
     INSERT_JUDGMENT,
     INSERT_ROUND,
     REOPEN_RUN,
-    RESULT_EXISTS,
-    RUN_STATUS_AND_VERSION,
+    RESULT_COLUMNS,
+    RESULTS_NAMED,
+    RUN_STATUS,
     JsonForms,
+    TreeReader,
     dialect_insert,
     insert_result,
     judgment_rows,
@@ -185,35 +188,47 @@ class Store:
                 raise TypeError(f"record_case takes a CaseRecord, got {type(record).__name__}")
         # Serialized before the transaction opens, so the write lock is held only for the inserts.
         prepared = [_prepare(run_id, record) for record in records]
+        if not prepared:
+            return []
         with self._write() as connection:
-            return [self._insert_case(connection, run_id, *rows) for rows in prepared]
+            return self._insert_cases(connection, run_id, prepared)
 
-    def _insert_case(
-        self,
-        connection: Connection,
-        run_id: str,
-        values: dict[str, Any],
-        rounds: list[dict[str, Any]],
-        judgments: list[dict[str, Any]],
-    ) -> bool:
-        case_name = values["case_name"]
-        found = connection.execute(RUN_STATUS_AND_VERSION, {"run_id": run_id, "case_name": case_name}).first()
-        if found is None:
+    def _insert_cases(self, connection: Connection, run_id: str, prepared: list[PreparedRows]) -> list[bool]:
+        """The inserts of ``record_cases``: a fixed number of statements per batch, whatever its size."""
+        names = [values["case_name"] for values, _, _ in prepared]
+        status = connection.execute(RUN_STATUS, {"run_id": run_id}).scalar_one_or_none()
+        if status is None:
             raise StoreError(f"unknown run {run_id!r} in store {self.url}")
-        status, values["case_id"] = found
         if status == "completed":
-            if connection.execute(RESULT_EXISTS, {"run_id": run_id, "case_name": case_name}).first():
-                return False
+            if set(names) <= _recorded_among(connection, run_id, names):
+                return [False] * len(names)
             raise StoreError(f"run {run_id} is completed; it takes no more results")
-        result_id = connection.execute(insert_result(connection.dialect.name), values).scalar_one_or_none()
-        if result_id is None:
-            return False
+        versions: dict[str, int] = {}
+        for part in chunked(sorted(set(names))):
+            versions.update(connection.execute(CASE_VERSIONS, {"run_id": run_id, "names": list(part)}).all())
+        first: dict[str, int] = {}  # a case named twice in one batch: its first record is the one written
+        rows = []
+        for index, (values, _, _) in enumerate(prepared):
+            if values["case_name"] not in first:
+                first[values["case_name"]] = index
+                values["case_id"] = versions.get(values["case_name"])
+                rows.append(values)
+        new_ids = dict(connection.execute(insert_result(connection.dialect.name), rows).all())
+        if not new_ids:
+            return [False] * len(names)
         if status != "running":
             connection.execute(REOPEN_RUN, {"run_id": run_id})
+        rounds: list[dict[str, Any]] = []
+        judgments: list[dict[str, Any]] = []
+        for name, result_id in new_ids.items():
+            _, round_rows, judgment_rows_ = prepared[first[name]]
+            rounds.extend({**row, "result_id": result_id} for row in round_rows)
+            judgments.extend({**row, "run_id": run_id, "result_id": result_id} for row in judgment_rows_)
         if rounds:
-            connection.execute(INSERT_ROUND, [{**row, "result_id": result_id} for row in rounds])
-        connection.execute(INSERT_JUDGMENT, [{**row, "run_id": run_id, "result_id": result_id} for row in judgments])
-        return True
+            connection.execute(INSERT_ROUND, rounds)
+        if judgments:
+            connection.execute(INSERT_JUDGMENT, judgments)
+        return [first[name] == index and name in new_ids for index, name in enumerate(names)]
 
     def recorded_cases(self, run_id: str) -> set[str]:
         """Names of the cases the run has results for."""
@@ -446,19 +461,35 @@ class Store:
         """
         # Smaller batches than a bulk read: a report pass holds one batch of rebuilt trees at a time.
         return StoredRecords(
-            self.case_outcomes(run_id), lambda: self.iter_records(run_id, batch=STREAM_BATCH), cases=cases
+            self.case_outcomes(run_id),
+            lambda wanted: self.iter_records(run_id, batch=STREAM_BATCH, cases=wanted),
+            cases=cases,
         )
 
-    def iter_records(self, run_id: str, *, batch: int = READ_BATCH) -> Iterator[CaseRecord]:
-        """Stream a run's records in plan order, ``batch`` results at a time (flat memory for big runs)."""
-        query = _in_plan_order(select(results_table), run_id)
+    def iter_records(
+        self, run_id: str, *, batch: int = READ_BATCH, cases: Collection[str] | None = None
+    ) -> Iterator[CaseRecord]:
+        """Stream a run's records in plan order, ``batch`` results at a time (flat memory for big runs).
+
+        Args:
+            run_id: The run.
+            batch: Results read at a time.
+            cases: Only these cases (None: every recorded case); the rows of other cases are
+                skipped before their judgment trees are decoded or rebuilt.
+        """
+        query = _in_plan_order(select(*RESULT_COLUMNS), run_id)
         with self._read() as connection:
             stream = connection.execution_options(yield_per=batch).execute(query)
-            for part in stream.partitions():
+            for batch_rows in stream.partitions():
+                part = batch_rows if cases is None else [row for row in batch_rows if row.case_name in cases]
+                if not part:
+                    continue
+                # One reader per batch: a round stored like its case is decoded once and shares its trees.
+                reader = TreeReader()
                 # Rounds of this batch only, read in the same transaction while the stream is open.
-                rounds = rounds_of(connection, [row.id for row in part])
+                rounds = rounds_of(connection, [row.id for row in part], reader)
                 for row in part:
-                    yield record_from_row(row, rounds.get(row.id, ()))
+                    yield record_from_row(row, rounds.get(row.id, ()), reader)
 
     def case_outcomes(self, run_id: str) -> list[CaseOutcome]:
         """Every case's summary in a run (no trees), in plan order."""
@@ -718,14 +749,30 @@ def open_store(url: str | None = None, *, policy: RegressionPolicy | None = None
     return Store(engine, policy=policy)
 
 
-def _prepare(run_id: str, record: CaseRecord) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+PreparedRows = tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]
+"""A record's result row, round rows and judgment rows, ready to insert."""
+
+
+def _recorded_among(connection: Connection, run_id: str, names: Sequence[str]) -> set[str]:
+    """Which of ``names`` the run already has results for."""
+    found: set[str] = set()
+    for part in chunked(sorted(set(names))):
+        found.update(connection.execute(RESULTS_NAMED, {"run_id": run_id, "names": list(part)}).scalars())
+    return found
+
+
+def _prepare(run_id: str, record: CaseRecord) -> PreparedRows:
     """The result row, round rows and judgment rows of a record, JSON forms computed once."""
     forms = JsonForms()
     values = result_values(run_id, record, forms)
     rounds = [round_row(r, forms) for r in record.rounds]
-    judgments = list(judgment_rows(record.judgment, None))
+    case_rows = list(judgment_rows(record.judgment, None))
+    judgments = list(case_rows)
     for r in record.rounds:
-        judgments.extend(judgment_rows(r.judgment, r.index))
+        if r.judgment is record.judgment:  # a single-round case: its round's rows differ only in round_index
+            judgments.extend({**row, "round_index": r.index} for row in case_rows)
+        else:
+            judgments.extend(judgment_rows(r.judgment, r.index))
     return values, rounds, judgments
 
 
