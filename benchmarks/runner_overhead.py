@@ -324,7 +324,9 @@ def main() -> None:
         "phases_wall_cpu_s": {name: [round(w, 3), round(c, 3)] for name, (w, c) in phases.items()},
         "peak_rss_mb": round(peak_mb, 1),
         "peak_rss_mb_after_phase": {name: round(mb, 1) for name, mb in peaks.items()},
-        "judge_model": "in-process (sleep)" if args.in_process_model else f"openai provider (http_transport={transport}) -> stub server",
+        "judge_model": "in-process (sleep)"
+        if args.in_process_model
+        else f"openai provider (http_transport={transport}) -> stub server",
         "floor_bare_http_same_stub": floor,
         "tcp_connections": stats.get("connections"),
         "stub_requests": stats.get("requests"),
