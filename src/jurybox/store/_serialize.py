@@ -80,19 +80,27 @@ class RawJson:
 def encode_json(value: Any) -> RawJson:
     """``value`` as JSON column text, equal to what ``dumps(to_jsonable(value))`` gives.
 
-    Plain data (dicts, lists, strings, finite numbers) is encoded directly by the
-    C encoder; anything it refuses (a datetime, a set, NaN) or a string holding
-    NUL goes through ``to_jsonable`` first. One difference: a ``True``, ``False``
-    or ``None`` dict key becomes ``"true"``/``"false"``/``"null"`` (JSON's own
-    rule) rather than ``to_jsonable``'s ``"True"``/``"False"``/``"None"``.
+    Plain data is encoded directly by the C encoder (``encode_plain``, which also
+    says the one difference: bool and None dict keys); anything it refuses or a
+    string holding NUL goes through ``to_jsonable`` first.
     """
-    try:
-        text = _ENCODER.encode(value)
-    except (TypeError, ValueError):
-        return RawJson(_ENCODER.encode(to_jsonable(value)))
+    text = encode_plain(_ENCODER, value)
     if "\\u0000" in text:  # a NUL, which PostgreSQL text refuses: let to_jsonable replace it
         return RawJson(_ENCODER.encode(to_jsonable(value)))
     return RawJson(text)
+
+
+def encode_plain(encoder: json.JSONEncoder, value: Any) -> str:
+    """``encoder.encode(value)``, through ``to_jsonable`` only when the encoder refuses a value.
+
+    Plain data skips the ``to_jsonable`` copy; a datetime, a set or NaN still gets its
+    ``to_jsonable`` form. A ``True``, ``False`` or ``None`` dict key becomes
+    ``"true"``/``"false"``/``"null"`` (JSON's rule), not ``to_jsonable``'s ``"True"``...
+    """
+    try:
+        return encoder.encode(value)
+    except (TypeError, ValueError):
+        return encoder.encode(to_jsonable(value))
 
 
 def dumps(value: Any) -> str:

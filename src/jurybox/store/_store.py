@@ -203,9 +203,7 @@ class Store:
             if set(names) <= _recorded_among(connection, run_id, names):
                 return [False] * len(names)
             raise StoreError(f"run {run_id} is completed; it takes no more results")
-        versions: dict[str, int] = {}
-        for part in chunked(sorted(set(names))):
-            versions.update(connection.execute(CASE_VERSIONS, {"run_id": run_id, "names": list(part)}).all())
+        versions = dict(_rows_named(connection, CASE_VERSIONS, run_id, names))
         first: dict[str, int] = {}  # a case named twice in one batch: its first record is the one written
         rows = []
         for index, (values, _, _) in enumerate(prepared):
@@ -753,12 +751,18 @@ PreparedRows = tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]
 """A record's result row, round rows and judgment rows, ready to insert."""
 
 
+def _rows_named(connection: Connection, statement: Select[Any], run_id: str, names: Sequence[str]) -> Iterator[Any]:
+    """The rows ``statement`` (with ``run_id`` and an expanding ``names`` parameter) finds for ``names``.
+
+    Asked in chunks, so a big batch stays under the database's limit on bound parameters.
+    """
+    for part in chunked(sorted(set(names))):
+        yield from connection.execute(statement, {"run_id": run_id, "names": list(part)})
+
+
 def _recorded_among(connection: Connection, run_id: str, names: Sequence[str]) -> set[str]:
     """Which of ``names`` the run already has results for."""
-    found: set[str] = set()
-    for part in chunked(sorted(set(names))):
-        found.update(connection.execute(RESULTS_NAMED, {"run_id": run_id, "names": list(part)}).scalars())
-    return found
+    return {row.case_name for row in _rows_named(connection, RESULTS_NAMED, run_id, names)}
 
 
 def _prepare(run_id: str, record: CaseRecord) -> PreparedRows:
