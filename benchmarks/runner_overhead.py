@@ -331,6 +331,9 @@ def main() -> None:
         "tcp_connections": stats.get("connections"),
         "stub_requests": stats.get("requests"),
         "stub_max_in_flight": stats.get("max_in_flight"),
+        "stub_cpu_ms_per_request": round(stats["cpu_s"] * 1000 / stats["requests"], 3)
+        if stats.get("requests")
+        else None,
         "calls_per_case": round(calls / cases, 3) if cases else None,
         "python": sys.version.split()[0],
         "cpus": os.cpu_count(),

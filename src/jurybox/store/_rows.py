@@ -12,16 +12,16 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from sqlalchemy import Table, Text, bindparam, insert, select, type_coerce, update
+from sqlalchemy import JSON, Boolean, Float, Table, Text, bindparam, insert, select, type_coerce, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Connection, Row
+from sqlalchemy.engine import Connection, Dialect, Row
 
 from jurybox.core._context import Context
 from jurybox.core._judgment import Judgment
 from jurybox.store._cases import now
 from jurybox.store._models import as_utc
 from jurybox.store._records import CaseRecord, RoundRecord
-from jurybox.store._schema import judgments_table, results_table, round_results_table, run_cases_table, runs_table
+from jurybox.store._schema import results_table, round_results_table, run_cases_table, runs_table
 from jurybox.store._serialize import (
     RawJson,
     context_from_json,
@@ -48,8 +48,74 @@ RESULTS_NAMED = select(results_table.c.case_name).where(
     results_table.c.case_name.in_(bindparam("names", expanding=True)),
 )
 REOPEN_RUN = update(runs_table).where(runs_table.c.id == bindparam("run_id")).values(status="running", finished_at=None)
-INSERT_ROUND = insert(round_results_table)
-INSERT_JUDGMENT = insert(judgments_table)
+
+ROUND_COLUMNS = (
+    "result_id",
+    "round_index",
+    "prompt",
+    "status",
+    "score",
+    "reasoning",
+    "duration",
+    "tokens",
+    "cost",
+    "error",
+    "follow_ups",
+    "judgment",
+    "context",
+)
+"""``round_results`` columns in table order: ``round_values`` gives all but the first."""
+
+JUDGMENT_COLUMNS = (
+    "run_id",
+    "result_id",
+    "round_index",
+    "path",
+    "depth",
+    "judge",
+    "tier",
+    "status",
+    "score",
+    "reasoning",
+    "checks",
+    "tokens",
+    "cost",
+    "confidence",
+    "degraded",
+)
+"""``judgments`` columns in table order: ``judgment_values`` gives all but the first two."""
+
+# A pyformat driver (psycopg) also takes its positional twin, so rows can be tuples, not dicts.
+_POSITIONAL_STYLE = {"pyformat": "format"}
+
+
+def driver_insert(dialect: Dialect, table: Table, columns: tuple[str, ...]) -> str:
+    """The INSERT SQLAlchemy would send for ``columns`` of ``table``, with positional parameters.
+
+    For ``Connection.exec_driver_sql`` with a list of tuples (the driver's
+    ``executemany``): no per-value bind processing. So every value must already
+    be what the column's bind processor would make of it: JSON as its text,
+    and nothing else but plain ``str``, ``int``, ``float``, ``bool`` or None.
+    """
+    dialect_class: Any = type(dialect)  # typeshed calls a class unhashable; it is, and it is the cache key
+    return _driver_insert(dialect_class, dialect.paramstyle, table, columns)
+
+
+@functools.cache
+def _driver_insert(dialect_class: type[Any], paramstyle: str, table: Table, columns: tuple[str, ...]) -> str:
+    dialect = dialect_class(paramstyle=_POSITIONAL_STYLE.get(paramstyle, paramstyle))
+    for name in columns:
+        column_type = table.c[name].type
+        # Those processors leave our values as they are: sqlite3 stores a bool as 1/0 as Boolean's would,
+        # a FLOAT column's REAL affinity does Float's float(), and JSON values arrive as their text.
+        if column_type.dialect_impl(dialect).bind_processor(dialect) is not None and not isinstance(
+            column_type, JSON | Boolean | Float
+        ):
+            raise TypeError(f"{table.name}.{name} ({column_type}) needs bind processing; insert it with SQLAlchemy")
+    compiled = insert(table).compile(dialect=dialect, column_keys=list(columns), for_executemany=True)
+    if not dialect.positional or list(compiled.positiontup or ()) != list(columns):
+        raise ValueError(f"{table.name}: the INSERT does not take {columns} positionally, in that order")
+    return compiled.string
 
 
 @functools.cache
@@ -73,28 +139,28 @@ def _error_text(judgment: Judgment) -> str | None:
     return f"{judgment.error.type}: {judgment.error.message}"
 
 
-NO_CHECKS = RawJson("[]")
+def judgment_values(root: Judgment, round_index: int | None) -> Iterator[tuple[Any, ...]]:
+    """One row per node of a judgment tree: ``JUDGMENT_COLUMNS`` from ``round_index`` on.
 
-
-def judgment_rows(root: Judgment, round_index: int | None) -> Iterator[dict[str, Any]]:
-    """One row per node of a judgment tree; ``tier`` is set below a cascade's root."""
+    The writer puts ``run_id`` and ``result_id`` in front; ``tier`` is set below a cascade's root.
+    """
     cascade = root.decided_by is not None
     for path, node in root.walk():
-        yield {
-            "round_index": round_index,
-            "path": path,
-            "depth": path.count("/") + 1 if path else 0,
-            "judge": node.judge or path.rsplit("/", 1)[-1],
-            "tier": path.split("/", 1)[0] if cascade and path else None,
-            "status": node.status.value,
-            "score": node.value,
-            "reasoning": to_jsonable(node.reasoning),
-            "checks": encode_json([check.to_dict() for check in node.checks]) if node.checks else NO_CHECKS,
-            "tokens": usage_tokens(node.metadata),
-            "cost": metadata_cost(node.metadata),
-            "confidence": node.confidence,
-            "degraded": node.degraded,
-        }
+        yield (
+            round_index,
+            path,
+            path.count("/") + 1 if path else 0,
+            node.judge or path.rsplit("/", 1)[-1],
+            path.split("/", 1)[0] if cascade and path else None,
+            node.status.value,
+            node.value,
+            to_jsonable(node.reasoning),
+            encode_json([check.to_dict() for check in node.checks]).text if node.checks else "[]",
+            usage_tokens(node.metadata),
+            metadata_cost(node.metadata),
+            node.confidence,
+            node.degraded,
+        )
 
 
 class JsonForms:
@@ -121,24 +187,25 @@ class JsonForms:
         return known[1]
 
 
-def round_row(record: RoundRecord, forms: JsonForms | None = None) -> dict[str, Any]:
-    """The ``round_results`` row of one round (``result_id`` is filled in by the writer)."""
+def round_values(record: RoundRecord, forms: JsonForms | None = None) -> tuple[Any, ...]:
+    """The ``round_results`` row of one round: ``ROUND_COLUMNS`` but the writer's ``result_id``."""
     forms = forms or JsonForms()
     context = record.context
-    return {
-        "round_index": record.index,
-        "prompt": to_jsonable(record.prompt),
-        "status": record.judgment.status.value,
-        "score": record.judgment.value,
-        "reasoning": to_jsonable(record.judgment.reasoning),
-        "duration": context.duration,
-        "tokens": usage_tokens(context.metadata),
-        "cost": context.cost,
-        "error": _error_text(record.judgment),
-        "follow_ups": encode_json([list(pair) for pair in record.follow_ups]),
-        "judgment": forms.judgment(record.judgment),
-        "context": forms.context(context),
-    }
+    judgment = record.judgment
+    return (
+        record.index,
+        to_jsonable(record.prompt),
+        judgment.status.value,
+        judgment.value,
+        to_jsonable(judgment.reasoning),
+        context.duration,
+        usage_tokens(context.metadata),
+        context.cost,
+        _error_text(judgment),
+        encode_json([list(pair) for pair in record.follow_ups]).text,
+        forms.judgment(judgment).text,
+        forms.context(context).text,
+    )
 
 
 def result_values(run_id: str, record: CaseRecord, forms: JsonForms | None = None) -> dict[str, Any]:

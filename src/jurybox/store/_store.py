@@ -27,26 +27,28 @@ from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo, as_utc
 from jurybox.store._records import CaseRecord
 from jurybox.store._rows import (
     CASE_VERSIONS,
-    INSERT_JUDGMENT,
-    INSERT_ROUND,
+    JUDGMENT_COLUMNS,
     REOPEN_RUN,
     RESULT_COLUMNS,
     RESULTS_NAMED,
+    ROUND_COLUMNS,
     RUN_STATUS,
     JsonForms,
     TreeReader,
     dialect_insert,
+    driver_insert,
     insert_result,
-    judgment_rows,
+    judgment_values,
     record_from_row,
     result_values,
-    round_row,
+    round_values,
     rounds_of,
 )
 from jurybox.store._schema import (
     judgments_table,
     lessons_table,
     results_table,
+    round_results_table,
     run_cases_table,
     runs_table,
     suites_table,
@@ -216,16 +218,21 @@ class Store:
             return [False] * len(names)
         if status != "running":
             connection.execute(REOPEN_RUN, {"run_id": run_id})
-        rounds: list[dict[str, Any]] = []
-        judgments: list[dict[str, Any]] = []
+        rounds: list[tuple[Any, ...]] = []
+        judgments: list[tuple[Any, ...]] = []
         for name, result_id in new_ids.items():
-            _, round_rows, judgment_rows_ = prepared[first[name]]
-            rounds.extend({**row, "result_id": result_id} for row in round_rows)
-            judgments.extend({**row, "run_id": run_id, "result_id": result_id} for row in judgment_rows_)
+            _, round_rows, judgment_rows = prepared[first[name]]
+            round_ids = (result_id,)
+            rounds.extend(round_ids + row for row in round_rows)
+            judgment_ids = (run_id, result_id)
+            judgments.extend(judgment_ids + row for row in judgment_rows)
+        # Straight to the driver's executemany: SQLAlchemy's per-value parameter processing cost
+        # as much CPU as building the rows, and the prepared values already are what it would bind.
+        dialect = connection.dialect
         if rounds:
-            connection.execute(INSERT_ROUND, rounds)
+            connection.exec_driver_sql(driver_insert(dialect, round_results_table, ROUND_COLUMNS), rounds)
         if judgments:
-            connection.execute(INSERT_JUDGMENT, judgments)
+            connection.exec_driver_sql(driver_insert(dialect, judgments_table, JUDGMENT_COLUMNS), judgments)
         return [first[name] == index and name in new_ids for index, name in enumerate(names)]
 
     def recorded_cases(self, run_id: str) -> set[str]:
@@ -747,8 +754,8 @@ def open_store(url: str | None = None, *, policy: RegressionPolicy | None = None
     return Store(engine, policy=policy)
 
 
-PreparedRows = tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]
-"""A record's result row, round rows and judgment rows, ready to insert."""
+PreparedRows = tuple[dict[str, Any], list[tuple[Any, ...]], list[tuple[Any, ...]]]
+"""A record's result row, and its round and judgment rows without the ids only the insert knows."""
 
 
 def _rows_named(connection: Connection, statement: Select[Any], run_id: str, names: Sequence[str]) -> Iterator[Any]:
@@ -769,14 +776,15 @@ def _prepare(run_id: str, record: CaseRecord) -> PreparedRows:
     """The result row, round rows and judgment rows of a record, JSON forms computed once."""
     forms = JsonForms()
     values = result_values(run_id, record, forms)
-    rounds = [round_row(r, forms) for r in record.rounds]
-    case_rows = list(judgment_rows(record.judgment, None))
+    rounds = [round_values(r, forms) for r in record.rounds]
+    case_rows = list(judgment_values(record.judgment, None))
     judgments = list(case_rows)
     for r in record.rounds:
         if r.judgment is record.judgment:  # a single-round case: its round's rows differ only in round_index
-            judgments.extend({**row, "round_index": r.index} for row in case_rows)
+            index = (r.index,)
+            judgments.extend(index + row[1:] for row in case_rows)
         else:
-            judgments.extend(judgment_rows(r.judgment, r.index))
+            judgments.extend(judgment_values(r.judgment, r.index))
     return values, rounds, judgments
 
 

@@ -3,6 +3,7 @@
 Prints the base URL on stdout (one line, flushed) once the server accepts connections,
 then serves until interrupted. ``GET <url>/_stub/stats`` returns its counters as JSON:
 requests received, TCP connections accepted and the most requests in flight at once;
+``--stats`` also reports the CPU seconds the stub process used (``cpu_s``);
 ``--stats`` prints the same counters as one JSON line on stderr when it stops (SIGINT or SIGTERM).
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import signal
 import sys
 from collections.abc import Sequence
@@ -31,6 +33,11 @@ def _parser() -> argparse.ArgumentParser:
         help="on exit, print one JSON line to stderr: connections accepted, requests, most in flight",
     )
     return parser
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -55,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "connections": server.connections,
                 "requests": len(server.requests),
                 "max_in_flight": server.max_in_flight,
+                "cpu_s": round(_cpu_seconds(), 3),
             }
             print(json.dumps(stats), file=sys.stderr, flush=True)
     sys.exit(0)
