@@ -352,8 +352,11 @@ def print_outro(result: RunResult, status: Console) -> None:
     cost = f"${spend.cost:.4f}" + (
         f" (+{spend.unpriced_calls} call(s) with unknown price)" if spend.unpriced_calls else ""
     )
+    tokens = f"{spend.tokens:,}" + (
+        f" (+{spend.unmetered_calls} call(s) with unknown usage)" if spend.unmetered_calls else ""
+    )
     status.print(
-        f"run {result.run_id}: {result.status}; judge calls {spend.calls}, tokens {spend.tokens}, cost {cost}",
+        f"run {result.run_id}: {result.status}; judge calls {spend.calls}, judge tokens {tokens}, cost {cost}",
         highlight=False,
     )
     if result.status == "interrupted":

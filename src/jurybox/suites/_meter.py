@@ -17,16 +17,25 @@ from jurybox.models import ChatMessage, ModelResponse
 
 @dataclass
 class Spend:
-    """Judge-model calls, tokens and cost. ``cost`` counts only calls with a known price."""
+    """Judge-model calls, tokens and cost.
+
+    ``tokens`` counts only calls whose provider reported usage (``unmetered_calls``
+    did not) and ``cost`` only calls with a known price (``unpriced_calls`` had none).
+    """
 
     calls: int = 0
     tokens: int = 0
     cost: float = 0.0
     unpriced_calls: int = 0
+    unmetered_calls: int = 0
 
     def add(self, response: ModelResponse) -> None:
         self.calls += 1
-        self.tokens += response.usage.total_tokens or 0
+        total = response.usage.total_tokens
+        if total is None:
+            self.unmetered_calls += 1
+        else:
+            self.tokens += total
         if response.cost is None:
             self.unpriced_calls += 1
         else:
@@ -37,6 +46,17 @@ class Spend:
         self.tokens += other.tokens
         self.cost += other.cost
         self.unpriced_calls += other.unpriced_calls
+        self.unmetered_calls += other.unmetered_calls
+
+    @property
+    def known_tokens(self) -> int | None:
+        """The token total, 0 with no calls, or None when any call's usage is unknown (never a silent 0)."""
+        return None if self.unmetered_calls else self.tokens
+
+    @property
+    def known_cost(self) -> float | None:
+        """The cost, 0 with no calls, or None when any call's price is unknown."""
+        return None if self.unpriced_calls else self.cost
 
 
 _case_spend: ContextVar[Spend | None] = ContextVar("jurybox_case_spend", default=None)

@@ -1,0 +1,129 @@
+"""Judge tokens: a provider that reports no usage makes them unknown, never a silent 0; no calls is a known 0."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from suite_helpers import TOY_HEADER, grade
+
+from jurybox._cli.run import print_outro
+from jurybox.models import ChatMessage, ModelResponse, Usage
+from jurybox.suites import RunOptions, SuiteRunner, load_suite
+from jurybox.suites._meter import Spend
+from jurybox.suites._runner import RunResult
+
+JUDGED = (
+    TOY_HEADER
+    + """\
+cases:
+  - name: lists
+    prompt: "What are my listings?"
+    judges:
+      - correctness: {reference: "Beach House, Mountain Cabin, City Apartment"}
+"""
+)
+
+CHECKED_ONLY = (
+    TOY_HEADER
+    + """\
+cases:
+  - name: lists
+    prompt: "What are my listings?"
+    judges: [{contains: "Beach House"}]
+"""
+)
+
+
+class UsageModel:
+    """A judge model that grades well and reports the usage it is given (None: the provider said nothing)."""
+
+    name = "fake:usage"
+
+    def __init__(self, usage: Usage) -> None:
+        self.usage = usage
+
+    async def generate(
+        self,
+        messages: Sequence[ChatMessage | Mapping[str, Any]],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        json_schema: Mapping[str, Any] | None = None,
+        seed: int | None = None,
+    ) -> ModelResponse:
+        prompt = "\n\n".join(m.content if isinstance(m, ChatMessage) else str(m["content"]) for m in messages)
+        return ModelResponse(text=grade(prompt), model=self.name, usage=self.usage)
+
+
+def test_a_call_without_usage_makes_the_total_unknown_and_is_counted() -> None:
+    spend = Spend()
+    spend.add(ModelResponse(text="a", model="m", usage=Usage(10, 5)))
+    spend.add(ModelResponse(text="b", model="m", usage=Usage()))
+
+    assert (spend.calls, spend.tokens, spend.unmetered_calls) == (2, 15, 1)
+    assert spend.known_tokens is None
+    assert Spend().known_tokens == 0 and Spend().known_cost == 0.0
+
+    total = Spend()
+    total.merge(spend)
+    total.merge(spend)
+    assert (total.calls, total.tokens, total.unmetered_calls) == (4, 30, 2)
+
+
+async def test_a_provider_without_usage_records_unknown_tokens(toy_suite: Callable[[str], Path]) -> None:
+    suite = load_suite(toy_suite(JUDGED), judge_model=UsageModel(Usage()))
+
+    result = await SuiteRunner(suite, RunOptions()).run()
+
+    (record,) = result.records
+    assert record.judge_calls == 1
+    assert record.tokens is None  # unknown, not 0
+    assert result.spend.unmetered_calls == 1
+
+
+async def test_reported_usage_is_recorded(toy_suite: Callable[[str], Path]) -> None:
+    suite = load_suite(toy_suite(JUDGED), judge_model=UsageModel(Usage(300, 20)))
+
+    result = await SuiteRunner(suite, RunOptions()).run()
+
+    (record,) = result.records
+    assert (record.judge_calls, record.tokens) == (1, 320)
+
+
+async def test_no_judge_calls_is_a_known_zero_like_the_cost(toy_suite: Callable[[str], Path]) -> None:
+    result = await SuiteRunner(load_suite(toy_suite(CHECKED_ONLY)), RunOptions()).run()
+
+    (record,) = result.records
+    assert (record.judge_calls, record.tokens, record.cost) == (0, 0, 0.0)
+
+
+def _outro(spend: Spend) -> str:
+    now = datetime.now(UTC)
+    result = RunResult(
+        suite="toy",
+        run_id="r1",
+        records=[],
+        status="completed",
+        started_at=now,
+        finished_at=now,
+        judge_model="fake:usage",
+        llm_skipped=False,
+        spend=spend,
+    )
+    out = io.StringIO()
+    print_outro(result, Console(file=out, width=200))
+    return out.getvalue()
+
+
+def test_the_run_summary_says_how_many_calls_had_no_usage() -> None:
+    spend = Spend()
+    spend.add(ModelResponse(text="a", model="m", usage=Usage(1000, 234)))
+    spend.add(ModelResponse(text="b", model="m", usage=Usage()))
+
+    assert "judge calls 2, judge tokens 1,234 (+1 call(s) with unknown usage)" in _outro(spend)
+    assert "judge calls 0, judge tokens 0," in _outro(Spend())
