@@ -6,6 +6,7 @@ import enum
 import math
 from datetime import UTC, datetime
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from store_testkit import make_multi_round_record, make_record, nodes_per_record
 from jurybox.core import CategoricalScore, Check, Context, ErrorInfo, Judgment, NumericScore, Status
 from jurybox.store import CaseRecord, Store, StoreError, open_store
 from jurybox.store._schema import cases_table, judgments_table, results_table, run_cases_table
-from jurybox.store._serialize import dumps, encode_json, to_jsonable
+from jurybox.store._serialize import dumps, encode_json, metadata_cost, to_jsonable, usage_tokens
 
 
 def test_records_round_trip_with_trees_contexts_and_rounds(store: Store) -> None:
@@ -92,7 +93,7 @@ def test_a_batch_is_written_in_one_transaction_all_or_nothing(store: Store, monk
     batches: list[list[str]] = []
 
     def fail_after_inserts(connection: Any, run: str, prepared: list[Any]) -> list[bool]:
-        batches.append([values["case_name"] for values, _, _ in prepared])
+        batches.append([name for name, _, _, _ in prepared])
         insert(connection, run, prepared)
         assert connection.execute(select(func.count()).select_from(results_table)).scalar_one() == 4
         raise RuntimeError("disk full")
@@ -289,6 +290,9 @@ class _Opaque:
         {"path": Path("a/b")},
         [Check("json_valid", True, "ok")],
         {"object": _Opaque()},
+        [],
+        (),
+        {},
     ],
     ids=lambda value: type(value).__name__,
 )
@@ -298,6 +302,45 @@ def test_encode_json_writes_what_to_jsonable_then_dumps_would(value: Any) -> Non
     assert "\\u0000" not in text
 
 
+def test_encode_json_refuses_a_cyclic_value_with_recursion_error() -> None:
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    with pytest.raises(RecursionError):
+        encode_json({"loop": cyclic})
+    assert encode_json({"after": [1]}).text == '{"after":[1]}'  # the shared encoder is left usable
+
+
 def test_encode_json_keeps_json_s_own_names_for_bool_and_none_keys() -> None:
     assert encode_json({True: 1, None: 2}).text == '{"true":1,"null":2}'
     assert dumps(encode_json([1, "x"])) == '[1,"x"]'
+
+
+@pytest.mark.parametrize(
+    ("metadata", "tokens"),
+    [
+        ({}, None),
+        ({"tokens": 150}, 150),
+        ({"tokens": 7.9}, 7),
+        ({"tokens": float("nan"), "usage": {"total_tokens": 5}}, 5),
+        ({"tokens": True}, None),
+        ({"tokens": {"total_tokens": 9, "input_tokens": 1}}, 9),
+        ({"tokens": {"total_tokens": False, "input_tokens": 3, "output_tokens": 4}}, 7),
+        ({"usage": {"prompt_tokens": 3, "completion_tokens": 4.5}}, 7),
+        ({"usage": {"input_tokens": 2, "output_tokens": True}}, 2),
+        ({"tokens": {"input": 368, "output": 22, "total": 390}}, 390),  # an LLM judge's own names
+        ({"tokens": {"input": 368, "output": 22, "total": None}}, 390),
+        ({"tokens": {"input": None, "output": None, "total": None}}, None),  # the provider said nothing
+        ({"tokens": {"prompt": 3, "answer": 4}}, None),  # names it does not know
+        ({"tokens": {}, "usage": {}}, None),
+        ({"tokens": "150"}, None),
+    ],
+)
+def test_usage_tokens_reads_a_count_or_a_usage_mapping(metadata: dict[str, Any], tokens: int | None) -> None:
+    assert usage_tokens(metadata) == tokens
+    assert usage_tokens(MappingProxyType(metadata)) == tokens
+
+
+def test_metadata_cost_is_a_finite_number_or_none() -> None:
+    assert metadata_cost({"cost": 1}) == 1.0
+    assert metadata_cost({"cost": 0.25}) == 0.25
+    assert [metadata_cost(m) for m in ({}, {"cost": True}, {"cost": math.inf}, {"cost": "1"})] == [None] * 4

@@ -1,31 +1,38 @@
-"""The writer's round and judgment rows go straight to the driver: the stored values must not change."""
+"""The writer's result, round and judgment rows go straight to the driver: the stored values must not change."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from sqlalchemy import JSON, Column, DateTime, Integer, MetaData, Table, create_engine, insert, text
+from sqlalchemy import JSON, Column, DateTime, Integer, MetaData, Table, create_engine, event, insert, text
 from sqlalchemy.engine import Connection
 from store_testkit import make_multi_round_record, make_record
 
 from jurybox.core import Check, Context, ErrorInfo, Judgment, NumericScore, Status
 from jurybox.store import CaseRecord, RoundRecord, Store
+from jurybox.store import _rows as rows_module
+from jurybox.store import _store as store_module
 from jurybox.store._rows import (
     JUDGMENT_COLUMNS,
+    RESULT_INSERT_COLUMNS,
     ROUND_COLUMNS,
-    JsonForms,
     driver_insert,
     insert_result,
-    result_values,
+    results_insert,
 )
 from jurybox.store._schema import judgments_table, results_table, round_results_table
 from jurybox.store._serialize import RawJson, encode_json, metadata_cost, to_jsonable, usage_tokens
 
 # The writer before rows went to the driver, kept verbatim as the reference for what is stored:
 # dict rows with RawJson values, inserted through SQLAlchemy's bind processing.
+
+RECORDED_AT = datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
+"""The time both writers stamp, so ``recorded_at`` is compared too."""
 
 
 def _legacy_judgment_rows(root: Judgment, round_index: int | None) -> Iterator[dict[str, Any]]:
@@ -48,7 +55,7 @@ def _legacy_judgment_rows(root: Judgment, round_index: int | None) -> Iterator[d
         }
 
 
-def _legacy_round_row(record: RoundRecord, forms: JsonForms) -> dict[str, Any]:
+def _legacy_round_row(record: RoundRecord, forms: _LegacyForms) -> dict[str, Any]:
     context = record.context
     error = record.judgment.error
     return {
@@ -67,11 +74,51 @@ def _legacy_round_row(record: RoundRecord, forms: JsonForms) -> dict[str, Any]:
     }
 
 
+class _LegacyForms:
+    def __init__(self) -> None:
+        self._forms: dict[int, tuple[object, RawJson]] = {}
+
+    def judgment(self, judgment: Judgment) -> RawJson:
+        return self._form(judgment, Judgment.to_dict)
+
+    def context(self, context: Context) -> RawJson:
+        return self._form(context, Context.to_dict)
+
+    def _form(self, value: Any, to_dict: Callable[[Any], Any]) -> RawJson:
+        known = self._forms.get(id(value))
+        if known is None:
+            known = self._forms[id(value)] = (value, encode_json(to_dict(value)))
+        return known[1]
+
+
+def _legacy_result_row(run_id: str, record: CaseRecord, forms: _LegacyForms) -> dict[str, Any]:
+    context = record.context
+    return {
+        "run_id": run_id,
+        "case_name": record.case,
+        "status": record.judgment.status.value,
+        "score": record.judgment.value,
+        "reasoning": to_jsonable(record.judgment.reasoning),
+        "decided_by": record.judgment.decided_by,
+        "duration": record.duration,
+        "tokens": record.tokens,
+        "cost": record.cost,
+        "judge_calls": record.judge_calls,
+        "error": to_jsonable(record.error),
+        "tags": encode_json(list(record.tags)),
+        "extra": encode_json(record.metadata),
+        "judgment": forms.judgment(record.judgment),
+        "context": forms.context(context) if context is not None else None,
+        "started_at": record.started_at,
+        "recorded_at": RECORDED_AT,
+    }
+
+
 def _legacy_write(connection: Connection, run_id: str, records: list[CaseRecord]) -> None:
-    forms = {record.case: JsonForms() for record in records}
+    forms = {record.case: _LegacyForms() for record in records}
     plan = text("SELECT case_name, case_id FROM run_cases WHERE run_id = :run")
     versions = {name: case_id for name, case_id in connection.execute(plan, {"run": run_id})}
-    rows = [{**result_values(run_id, r, forms[r.case]), "case_id": versions[r.case]} for r in records]
+    rows = [{**_legacy_result_row(run_id, r, forms[r.case]), "case_id": versions[r.case]} for r in records]
     ids = dict(connection.execute(insert_result(connection.dialect.name), rows).all())
     rounds, judgments = [], []
     for record in records:
@@ -115,7 +162,7 @@ def _odd_record(case: str) -> CaseRecord:
 def _stored(store: Store, table: Table, run_id: str) -> list[tuple[Any, ...]]:
     """Every column of the run's rows as stored (JSON as its text; SQLite adds each value's storage class)."""
     sqlite = store.engine.dialect.name == "sqlite"
-    names = [c.name for c in table.c if c.name not in ("id", "run_id", "result_id", "recorded_at")]
+    names = [c.name for c in table.c if c.name not in ("id", "run_id", "result_id")]
     columns = []
     for name in names:
         json = isinstance(table.c[name].type, JSON)
@@ -130,14 +177,45 @@ def _stored(store: Store, table: Table, run_id: str) -> list[tuple[Any, ...]]:
         return [tuple(row) for row in connection.execute(text(query), {"run": run_id})]
 
 
-def test_rows_written_through_the_driver_equal_the_sqlalchemy_path(store: Store) -> None:
+def _count_results_inserts(store: Store) -> dict[str, int]:
+    """Counts, as the store writes, the results INSERTs it sends by SQLAlchemy and straight to the driver."""
+    counts = {"driver": 0, "sqlalchemy": 0}
+
+    @event.listens_for(store.engine, "before_cursor_execute")
+    def _count(*args: Any) -> None:
+        statement, context = args[2], args[4]
+        if statement.startswith("INSERT INTO results "):
+            counts["sqlalchemy" if context.compiled is not None else "driver"] += 1
+
+    return counts
+
+
+@pytest.mark.parametrize(
+    ("path", "statements"),
+    [
+        ("driver", {"driver": 1, "sqlalchemy": 0}),
+        ("driver, 2 rows a statement", {"driver": 2, "sqlalchemy": 0}),
+        ("sqlalchemy (no multi-row RETURNING)", {"driver": 0, "sqlalchemy": 1}),
+    ],
+)
+def test_rows_written_through_the_driver_equal_the_sqlalchemy_path(
+    store: Store, monkeypatch: pytest.MonkeyPatch, path: str, statements: dict[str, int]
+) -> None:
     records = [make_record("a"), make_multi_round_record("b"), _odd_record("c"), make_record("d", llm=False)]
     cases = {r.case: {"prompt": r.case} for r in records}
     new_run = store.begin_run("suite", cases=cases)
     old_run = store.begin_run("suite", cases=cases)
+    monkeypatch.setattr(rows_module, "now", lambda: RECORDED_AT)
+    plan = rows_module.results_insert(store.engine.dialect)
+    assert plan is not None  # both test databases return rows from a multi-row INSERT
+    if path != "driver":
+        chosen = None if path.startswith("sqlalchemy") else dataclasses.replace(plan, rows_per_statement=2)
+        monkeypatch.setattr(store_module, "results_insert", lambda _dialect: chosen)
+    counts = _count_results_inserts(store)
 
     # "a" twice in one batch: its first record is the one written.
     assert store.record_cases(new_run, [*records, make_record("a", cost=9.0)]) == [True] * 4 + [False]
+    assert counts == statements
     with store.engine.begin() as connection:
         _legacy_write(connection, old_run, records)
 
@@ -177,3 +255,24 @@ def test_driver_insert_refuses_columns_that_need_bind_processing() -> None:
         driver_insert(create_engine("sqlite://").dialect, table, ("at",))
     with pytest.raises(ValueError, match="in that order"):
         driver_insert(create_engine("sqlite://").dialect, judgments_table, JUDGMENT_COLUMNS[::-1])
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "postgresql+psycopg://"])
+def test_the_results_insert_stays_under_the_parameter_limit_and_needs_returning(url: str) -> None:
+    dialect = create_engine(url).dialect
+    placeholder = "?" if dialect.name == "sqlite" else "%s"
+    columns = len(RESULT_INSERT_COLUMNS)
+    plan = results_insert(dialect)
+    assert plan is not None
+    assert 1 < plan.rows_per_statement <= dialect.insertmanyvalues_max_parameters // columns
+    sql = plan.statement(3)
+    assert sql.count(placeholder) == 3 * columns
+    assert sql.count("), (") == 2
+    assert " ON CONFLICT (run_id, case_name) DO NOTHING RETURNING " in sql
+
+    dialect.insertmanyvalues_max_parameters = 999  # SQLite before 3.32 allows 999 bound parameters
+    smaller = results_insert(dialect)
+    assert smaller is not None
+    assert smaller.rows_per_statement == 999 // columns
+    dialect.insert_returning = False  # SQLite before 3.35: no RETURNING, the writer keeps SQLAlchemy's insert
+    assert results_insert(dialect) is None

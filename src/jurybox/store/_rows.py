@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import JSON, Boolean, Float, Table, Text, bindparam, insert, select, type_coerce, update
@@ -25,7 +26,7 @@ from jurybox.store._schema import results_table, round_results_table, run_cases_
 from jurybox.store._serialize import (
     RawJson,
     context_from_json,
-    encode_json,
+    json_text,
     judgment_from_dict,
     metadata_cost,
     to_jsonable,
@@ -133,6 +134,106 @@ def insert_result(dialect: str) -> Any:
     )
 
 
+RESULT_INSERT_COLUMNS = tuple(column.name for column in results_table.c if column.name != "id")
+"""``results`` columns the writer inserts, in table order."""
+
+_JSON_RESULT_COLUMNS = frozenset(name for name in RESULT_INSERT_COLUMNS if isinstance(results_table.c[name].type, JSON))
+
+
+@dataclass(frozen=True)
+class ResultsInsert:
+    """``insert_result`` as SQL for the driver: one multi-row ``VALUES`` list, rows as flat parameters.
+
+    Built by ``results_insert``. The values of a row are ``RESULT_INSERT_COLUMNS``
+    with JSON as its text; ``parameters`` applies the other columns' bind processors
+    (SQLite's DATETIME text, for one), so the driver gets what SQLAlchemy would send.
+    """
+
+    head: str
+    row: str
+    tail: str
+    processors: tuple[tuple[int, Callable[[Any], Any]], ...]
+    rows_per_statement: int
+    """Rows one statement takes: SQLAlchemy's own page size and bound-parameter limit for the dialect."""
+
+    def statement(self, rows: int) -> str:
+        """The INSERT of ``rows`` rows."""
+        return self.head + ", ".join([self.row] * rows) + self.tail
+
+    def parameters(self, rows: Sequence[tuple[Any, ...]]) -> tuple[Any, ...]:
+        """The rows' values, bind-processed, one after another."""
+        if not self.processors:
+            return tuple(value for row in rows for value in row)
+        flat: list[Any] = []
+        for row in rows:
+            start = len(flat)
+            flat.extend(row)
+            for index, process in self.processors:
+                flat[start + index] = process(flat[start + index])
+        return tuple(flat)
+
+
+def results_insert(dialect: Dialect) -> ResultsInsert | None:
+    """The driver-level ``insert_result`` for ``dialect``, or None when it has no multi-row RETURNING.
+
+    SQLite before 3.35 has no RETURNING (SQLAlchemy then says ``insert_returning`` is
+    false); the writer keeps SQLAlchemy's statement for it.
+    """
+    if not (dialect.insert_returning and dialect.supports_multivalues_insert):
+        return None
+    per_statement = min(
+        dialect.insertmanyvalues_page_size, dialect.insertmanyvalues_max_parameters // len(RESULT_INSERT_COLUMNS)
+    )
+    dialect_class: Any = type(dialect)  # as in driver_insert: the class is the cache key
+    return _results_insert(dialect_class, dialect.paramstyle, max(1, per_statement))
+
+
+@functools.cache
+def _results_insert(dialect_class: type[Any], paramstyle: str, rows_per_statement: int) -> ResultsInsert:
+    dialect = dialect_class(paramstyle=_POSITIONAL_STYLE.get(paramstyle, paramstyle))
+    compiled = insert_result(dialect.name).compile(dialect=dialect, column_keys=list(RESULT_INSERT_COLUMNS))
+    if not dialect.positional or list(compiled.positiontup or ()) != list(RESULT_INSERT_COLUMNS):
+        raise ValueError(f"results: the INSERT does not take {RESULT_INSERT_COLUMNS} positionally, in that order")
+    head, row, tail = _split_values(compiled.string)
+    processors = []
+    for index, name in enumerate(RESULT_INSERT_COLUMNS):
+        column_type = results_table.c[name].type
+        process = column_type.dialect_impl(dialect).bind_processor(dialect)
+        # JSON values arrive as their text already; its processor would encode that text as a JSON string.
+        if process is not None and name not in _JSON_RESULT_COLUMNS:
+            processors.append((index, process))
+    return ResultsInsert(head, row, tail, tuple(processors), rows_per_statement)
+
+
+def _split_values(sql: str) -> tuple[str, str, str]:
+    """``INSERT ... VALUES (<row>) <tail>`` cut into ``INSERT ... VALUES ``, ``(<row>)`` and `` <tail>``."""
+    marker = " VALUES ("
+    start = sql.index(marker) + len(marker) - 1
+    depth = 0
+    for end in range(start, len(sql)):  # the row's own closing parenthesis: a cast may hold parentheses too
+        if sql[end] == "(":
+            depth += 1
+        elif sql[end] == ")":
+            depth -= 1
+            if depth == 0:
+                return sql[:start], sql[start : end + 1], sql[end + 1 :]
+    raise ValueError(f"no complete VALUES row in {sql!r}")
+
+
+def result_parameters(rows: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """Rows of ``RESULT_INSERT_COLUMNS`` as parameters of ``insert_result`` (SQLAlchemy's own path).
+
+    JSON text is wrapped as ``RawJson``, which the engine's serializer passes through as it is.
+    """
+    return [
+        {
+            name: RawJson(value) if name in _JSON_RESULT_COLUMNS else value
+            for name, value in zip(RESULT_INSERT_COLUMNS, row, strict=True)
+        }
+        for row in rows
+    ]
+
+
 def _error_text(judgment: Judgment) -> str | None:
     if judgment.error is None:
         return None
@@ -146,6 +247,7 @@ def judgment_values(root: Judgment, round_index: int | None) -> Iterator[tuple[A
     """
     cascade = root.decided_by is not None
     for path, node in root.walk():
+        metadata = node.metadata
         yield (
             round_index,
             path,
@@ -155,35 +257,35 @@ def judgment_values(root: Judgment, round_index: int | None) -> Iterator[tuple[A
             node.status.value,
             node.value,
             to_jsonable(node.reasoning),
-            encode_json([check.to_dict() for check in node.checks]).text if node.checks else "[]",
-            usage_tokens(node.metadata),
-            metadata_cost(node.metadata),
+            json_text([check.to_dict() for check in node.checks]) if node.checks else "[]",
+            usage_tokens(metadata),
+            metadata_cost(metadata),
             node.confidence,
             node.degraded,
         )
 
 
 class JsonForms:
-    """Encoded JSON of the judgments and contexts of one record, each encoded once.
+    """JSON text of the judgments and contexts of one record, each encoded once.
 
     A single-round case's round holds the very same judgment and context objects
     as the case; encoding them once instead of twice is a fifth of a write's CPU.
     """
 
     def __init__(self) -> None:
-        self._forms: dict[int, tuple[object, RawJson]] = {}
+        self._forms: dict[int, tuple[object, str]] = {}
 
-    def judgment(self, judgment: Judgment) -> RawJson:
+    def judgment(self, judgment: Judgment) -> str:
         return self._form(judgment, Judgment.to_dict)
 
-    def context(self, context: Context) -> RawJson:
+    def context(self, context: Context) -> str:
         return self._form(context, Context.to_dict)
 
-    def _form(self, value: Any, to_dict: Callable[[Any], Any]) -> RawJson:
+    def _form(self, value: Any, to_dict: Callable[[Any], Any]) -> str:
         # Keyed by id with the object kept alive alongside, so an id is never reused within one record.
         known = self._forms.get(id(value))
         if known is None:
-            known = self._forms[id(value)] = (value, encode_json(to_dict(value)))
+            known = self._forms[id(value)] = (value, json_text(to_dict(value)))
         return known[1]
 
 
@@ -202,35 +304,38 @@ def round_values(record: RoundRecord, forms: JsonForms | None = None) -> tuple[A
         usage_tokens(context.metadata),
         context.cost,
         _error_text(judgment),
-        encode_json([list(pair) for pair in record.follow_ups]).text,
-        forms.judgment(judgment).text,
-        forms.context(context).text,
+        json_text([list(pair) for pair in record.follow_ups]) if record.follow_ups else "[]",
+        forms.judgment(judgment),
+        forms.context(context),
     )
 
 
-def result_values(run_id: str, record: CaseRecord, forms: JsonForms | None = None) -> dict[str, Any]:
-    """The ``results`` row of a record (``case_id`` is filled in by the writer)."""
+def result_values(record: CaseRecord, forms: JsonForms | None = None) -> tuple[Any, ...]:
+    """The ``results`` row of a record: ``RESULT_INSERT_COLUMNS`` from ``status`` on.
+
+    The writer puts ``run_id``, ``case_name`` and ``case_id`` in front. A case
+    without a context stores the JSON ``null``, as SQLAlchemy's JSON type does with None.
+    """
     forms = forms or JsonForms()
     context = record.context
-    return {
-        "run_id": run_id,
-        "case_name": record.case,
-        "status": record.judgment.status.value,
-        "score": record.judgment.value,
-        "reasoning": to_jsonable(record.judgment.reasoning),
-        "decided_by": record.judgment.decided_by,
-        "duration": record.duration,
-        "tokens": record.tokens,
-        "cost": record.cost,
-        "judge_calls": record.judge_calls,
-        "error": to_jsonable(record.error),
-        "tags": encode_json(list(record.tags)),
-        "extra": encode_json(record.metadata),
-        "judgment": forms.judgment(record.judgment),
-        "context": forms.context(context) if context is not None else None,
-        "started_at": record.started_at,
-        "recorded_at": now(),
-    }
+    judgment = record.judgment
+    return (
+        judgment.status.value,
+        judgment.value,
+        to_jsonable(judgment.reasoning),
+        judgment.decided_by,
+        record.duration,
+        record.tokens,
+        record.cost,
+        record.judge_calls,
+        to_jsonable(record.error),
+        json_text(list(record.tags)),
+        json_text(record.metadata),
+        forms.judgment(judgment),
+        forms.context(context) if context is not None else "null",
+        record.started_at,
+        now(),
+    )
 
 
 class TreeReader:

@@ -12,7 +12,7 @@ import enum
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date, datetime
 from pathlib import PurePath
 from typing import Any
@@ -60,6 +60,39 @@ def to_jsonable(value: Any) -> Any:
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
+def _reusable_encode() -> Callable[[Any], str]:
+    """``_ENCODER.encode``, minus the set-up it repeats on every call: the C encoder, built once.
+
+    Built without the circular-reference check, whose markers cost more than a tenth of
+    encoding a judgment tree: a cyclic value raises RecursionError here instead of
+    ValueError, which is what ``to_jsonable`` raised on it after that ValueError anyway.
+    """
+    # Not in typeshed; None on an interpreter without the _json accelerator.
+    make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if make_encoder is None:
+        return _ENCODER.encode
+    settings = _ENCODER
+    encode = make_encoder(
+        None,  # the markers of the circular-reference check
+        settings.default,
+        json.encoder.encode_basestring,  # ensure_ascii=False's
+        settings.indent,
+        settings.key_separator,
+        settings.item_separator,
+        settings.sort_keys,
+        settings.skipkeys,
+        settings.allow_nan,
+    )
+
+    def encode_text(value: Any) -> str:
+        return "".join(encode(value, 0))
+
+    return encode_text
+
+
+_ENCODE = _reusable_encode()
+
+
 class RawJson:
     """JSON text already encoded for a JSON column: ``dumps`` passes it through as it is.
 
@@ -78,29 +111,41 @@ class RawJson:
 
 
 def encode_json(value: Any) -> RawJson:
+    """``value`` as JSON column text, equal to what ``dumps(to_jsonable(value))`` gives (see ``json_text``)."""
+    return RawJson(json_text(value))
+
+
+# Most tags, follow-ups and metadata a record holds are empty: their text is known without the encoder.
+_EMPTY_TEXT: dict[type, str] = {list: "[]", tuple: "[]", dict: "{}"}
+
+
+def json_text(value: Any) -> str:
     """``value`` as JSON column text, equal to what ``dumps(to_jsonable(value))`` gives.
 
     Plain data is encoded directly by the C encoder (``encode_plain``, which also
     says the one difference: bool and None dict keys); anything it refuses or a
     string holding NUL goes through ``to_jsonable`` first.
     """
-    text = encode_plain(_ENCODER, value)
+    empty = _EMPTY_TEXT.get(type(value))  # the type first: truth is ambiguous for some values (arrays)
+    if empty is not None and not value:
+        return empty
+    text = encode_plain(_ENCODE, value)
     if "\\u0000" in text:  # a NUL, which PostgreSQL text refuses: let to_jsonable replace it
-        return RawJson(_ENCODER.encode(to_jsonable(value)))
-    return RawJson(text)
+        return _ENCODE(to_jsonable(value))
+    return text
 
 
-def encode_plain(encoder: json.JSONEncoder, value: Any) -> str:
-    """``encoder.encode(value)``, through ``to_jsonable`` only when the encoder refuses a value.
+def encode_plain(encode: Callable[[Any], str], value: Any) -> str:
+    """``encode(value)``, through ``to_jsonable`` only when the encoder refuses a value.
 
     Plain data skips the ``to_jsonable`` copy; a datetime, a set or NaN still gets its
     ``to_jsonable`` form. A ``True``, ``False`` or ``None`` dict key becomes
     ``"true"``/``"false"``/``"null"`` (JSON's rule), not ``to_jsonable``'s ``"True"``...
     """
     try:
-        return encoder.encode(value)
+        return encode(value)
     except (TypeError, ValueError):
-        return encoder.encode(to_jsonable(value))
+        return encode(to_jsonable(value))
 
 
 def dumps(value: Any) -> str:
@@ -165,35 +210,55 @@ def context_from_json(data: Mapping[str, Any]) -> Context:
     return Context.from_dict(data)
 
 
+# Hoisted: ``int | float`` written inside a check builds a new union object on every call, once per node written.
+_NUMBER = (int, float)
+# OpenAI's, Anthropic's and our own judges' names (an LLM judge's metadata says tokens: {input, output, total}).
+_TOKEN_TOTALS = ("total_tokens", "total")
+_TOKEN_PARTS = ("input_tokens", "output_tokens", "prompt_tokens", "completion_tokens", "input", "output")
+
+
 def usage_tokens(metadata: Mapping[str, Any]) -> int | None:
     """Tokens a judge or execution reports in its metadata, or None when it reports none.
 
-    Accepts ``tokens`` as a number or as a usage mapping (``total_tokens``, or
-    input plus output tokens under OpenAI's or Anthropic's names), and a
-    ``usage`` mapping of the same shape.
+    Accepts ``tokens`` as a number or as a usage mapping (``total_tokens`` or
+    ``total``, or input plus output tokens under OpenAI's, Anthropic's or our
+    judges' names), and a ``usage`` mapping of the same shape.
     """
+    if not metadata:  # most judges report nothing; this runs once per judgment node written
+        return None
     for key in ("tokens", "usage"):
         value = metadata.get(key)
-        if value is None or isinstance(value, bool):
+        if value is None or value is True or value is False:
             continue
-        if isinstance(value, int | float) and math.isfinite(value):
-            return int(value)
-        if isinstance(value, Mapping):
-            total = value.get("total_tokens")
-            if isinstance(total, int | float) and not isinstance(total, bool):
-                return int(total)
-            parts = [
-                value.get(name) for name in ("input_tokens", "output_tokens", "prompt_tokens", "completion_tokens")
-            ]
-            numbers = [int(p) for p in parts if isinstance(p, int | float) and not isinstance(p, bool)]
-            if numbers:
-                return sum(numbers)
+        if isinstance(value, _NUMBER):
+            if math.isfinite(value):
+                return int(value)
+        elif isinstance(value, Mapping) and value:
+            counted = _counted_tokens(value)
+            if counted is not None:
+                return counted
     return None
+
+
+def _counted_tokens(usage: Mapping[str, Any]) -> int | None:
+    """A usage mapping's total, else the sum of its input and output counts, else None."""
+    for name in _TOKEN_TOTALS:
+        total = usage.get(name)
+        if isinstance(total, _NUMBER) and total is not True and total is not False:
+            return int(total)
+    counted = None
+    for name in _TOKEN_PARTS:
+        part = usage.get(name)
+        if isinstance(part, _NUMBER) and part is not True and part is not False:
+            counted = int(part) if counted is None else counted + int(part)
+    return counted
 
 
 def metadata_cost(metadata: Mapping[str, Any]) -> float | None:
     """``metadata["cost"]`` as a finite float, or None."""
+    if not metadata:
+        return None
     value = metadata.get("cost")
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+    if isinstance(value, _NUMBER) and value is not True and value is not False and math.isfinite(value):
         return float(value)
     return None
