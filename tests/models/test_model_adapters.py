@@ -209,3 +209,27 @@ def test_resolve_model(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(model, JudgeModel)
     with pytest.raises(TypeError):
         resolve_model(42)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("transport", ["direct", "httpx"])
+async def test_openai_schema_copies_are_shared_for_read_only_schemas_only(transport: str) -> None:
+    from types import MappingProxyType
+
+    from jurybox.models._openai import _schema_format
+
+    frozen = MappingProxyType(
+        {**SCHEMA, "properties": MappingProxyType({"score": MappingProxyType({"type": "number"})})}
+    )
+    assert _schema_format(frozen) is _schema_format(frozen)  # copied into plain dicts once
+    assert type(_schema_format(frozen)["schema"]["properties"]) is dict
+
+    mutable = json.loads(json.dumps(SCHEMA))
+    with StubServer("openai", reply='{"score": 0.9}') as stub:
+        model = get_model("openai:m", base_url=stub.base_url, cache=False, http_transport=transport)
+        await model.generate(PROMPT, json_schema=frozen)
+        await model.generate(PROMPT, json_schema=mutable)
+        mutable["required"] = ["score", "reasoning"]  # a mutable schema is read again on every call
+        await model.generate(PROMPT, json_schema=mutable)
+    sent = [r.body["response_format"]["json_schema"]["schema"] for r in stub.requests]
+    assert sent[0] == SCHEMA and sent[1] == SCHEMA
+    assert sent[2]["required"] == ["score", "reasoning"]

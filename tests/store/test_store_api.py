@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from store_testkit import make_multi_round_record, make_record, nodes_per_record
 
 from jurybox.core import CategoricalScore, Check, Context, ErrorInfo, Judgment, NumericScore, Status
-from jurybox.store import CaseRecord, Store, StoreError, open_store
+from jurybox.store import CaseRecord, RoundRecord, Store, StoreError, open_store
 from jurybox.store._schema import cases_table, judgments_table, results_table, run_cases_table
 from jurybox.store._serialize import dumps, encode_json, metadata_cost, to_jsonable, usage_tokens
 
@@ -344,3 +344,20 @@ def test_metadata_cost_is_a_finite_number_or_none() -> None:
     assert metadata_cost({"cost": 1}) == 1.0
     assert metadata_cost({"cost": 0.25}) == 0.25
     assert [metadata_cost(m) for m in ({}, {"cost": True}, {"cost": math.inf}, {"cost": "1"})] == [None] * 4
+
+
+def test_a_nul_in_a_judge_error_message_is_recorded_not_refused(store: Store) -> None:
+    # A judge's error can quote a garbage reply; PostgreSQL text refuses NUL, which once lost the whole batch.
+    judgment = Judgment(Status.ERROR, reasoning="judge failed", error=ErrorInfo("ParseError", "reply was \x00\x01"))
+    record = CaseRecord(
+        "nul-error", judgment, rounds=(RoundRecord(0, "q", Context(input="q"), judgment),), error="judge failed"
+    )
+    run_id = store.begin_run("suite", cases={"nul-error": {}})
+
+    assert store.record_case(run_id, record) is True
+
+    (back,) = store.run_records(run_id)
+    assert back.judgment.error is not None and back.judgment.error.message == "reply was \ufffd\x01"
+    with store.engine.connect() as connection:
+        errors = connection.exec_driver_sql("select error from round_results").scalars().all()
+    assert errors == ["ParseError: reply was \ufffd\x01"]

@@ -237,7 +237,10 @@ def result_parameters(rows: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
 def _error_text(judgment: Judgment) -> str | None:
     if judgment.error is None:
         return None
-    return f"{judgment.error.type}: {judgment.error.message}"
+    # Through to_jsonable like every other text column: an error may quote a reply holding NUL,
+    # which PostgreSQL text refuses (and the whole batch with it).
+    text: str = to_jsonable(f"{judgment.error.type}: {judgment.error.message}")
+    return text
 
 
 def judgment_values(root: Judgment, round_index: int | None) -> Iterator[tuple[Any, ...]]:
