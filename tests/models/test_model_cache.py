@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from jurybox.cli import app
 from jurybox.models import (
     GenerateRequest,
+    ModelResponse,
     ResponseCache,
     UsageTracker,
     cache_key,
@@ -243,3 +244,38 @@ def test_cli_explain_a_stored_key(tmp_path: Path) -> None:
     assert json.loads(shown.output)["messages"] == PROMPT
     missing = CliRunner().invoke(app, ["cache", "explain", "--key", "0" * 64, "--path", str(path)])
     assert missing.exit_code == 1
+
+
+async def test_forget_takes_a_reply_out_so_the_same_request_asks_again(tmp_path: Path) -> None:
+    with StubServer("openai", reply="Yes.") as stub:
+        model = get_model("openai:gpt-4o-mini", base_url=stub.base_url, cache_path=tmp_path / "c.sqlite3")
+        first = await model.generate(PROMPT)
+        hit = await model.generate(PROMPT)
+        assert first.cache_key is not None and hit.cache_key == first.cache_key
+        assert model.forget(hit) is True
+        assert model.forget(hit) is False  # nothing left to remove
+        again = await model.generate(PROMPT)
+    assert (first.cached, hit.cached, again.cached) == (False, True, False)
+    assert len(stub.requests) == 2
+    assert model.forget(ModelResponse(text="x")) is False  # a reply that never went through the cache
+
+
+async def test_an_unreadable_verdict_is_not_replayed_from_the_cache_on_the_next_run(tmp_path: Path) -> None:
+    from jurybox.core import Context, Status
+    from jurybox.llm import correctness
+
+    context = Context(input="2+2?", output="4", expected="4")
+    path = tmp_path / "c.sqlite3"
+    with StubServer("openai", reply="I cannot grade this.") as stub:
+        judge = correctness(model=get_model("openai:m", base_url=stub.base_url, cache_path=path), retries=1)
+        first = await judge(context)
+        second = await judge(context)
+    assert first.status is Status.ABSTAIN and second.status is Status.ABSTAIN
+    assert len(stub.requests) == 4  # each run asked the model again (one retry each), nothing replayed
+
+    good = json.dumps({"score": 1.0, "reasoning": "right", "issues": [], "strengths": []})
+    with StubServer("openai", reply=good) as stub:
+        judge = correctness(model=get_model("openai:m", base_url=stub.base_url, cache_path=path), retries=1)
+        assert (await judge(context)).status is Status.PASS
+        assert (await judge(context)).status is Status.PASS
+    assert len(stub.requests) == 1  # a readable verdict is cached as before

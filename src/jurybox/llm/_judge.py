@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -194,6 +195,7 @@ class LLMJudge:
         tally = _Tally(model=model.name)
         conversation = list(messages)
         last: Judgment | None = None
+        replies: list[ModelResponse] = []
         for _ in range(self.retries + 1):
             try:
                 response = await model.generate(
@@ -207,6 +209,7 @@ class LLMJudge:
                 reason = f"judge model {model.name} failed: {type(exc).__name__}: {exc}"
                 return Judgment.errored(reason, exception=exc, metadata=tally.metadata(), judge=self.name)
             tally.add(response, model.name)
+            replies.append(response)
             try:
                 last = self.classifier.classify(response.text)
             except Exception as exc:  # a custom classifier's bug must not crash the run or pass
@@ -226,6 +229,7 @@ class LLMJudge:
                 ),
             ]
         assert last is not None  # the loop runs at least once
+        _forget(model, replies)
         problem = str(last.metadata.get("parse_error") or last.reasoning)
         reason = f"no readable verdict after {tally.attempts} attempt(s): {problem}"
         metadata = {**last.metadata, **tally.metadata()}
@@ -251,6 +255,20 @@ class LLMJudge:
     def __repr__(self) -> str:
         model = self.model if isinstance(self.model, str | None) else getattr(self.model, "name", self.model)
         return f"<llm judge {self.name} model={model!r} threshold={self.threshold:g}>"
+
+
+def _forget(model: JudgeModel, replies: Sequence[ModelResponse]) -> None:
+    """Take unreadable replies out of the model's response cache, so the next run asks again.
+
+    Kept, a reply at temperature 0 would be replayed on every run and the judge could never
+    reach a verdict until someone cleared the cache. Models without a cache have no ``forget``.
+    """
+    forget = getattr(model, "forget", None)
+    if not callable(forget):
+        return
+    for reply in replies:
+        with contextlib.suppress(Exception):  # the cache is an optimisation: failing to trim it is harmless
+            forget(reply)
 
 
 def _vote(runs: Sequence[Judgment], threshold: float) -> Judgment:

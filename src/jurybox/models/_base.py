@@ -209,6 +209,17 @@ class ProviderModel(ABC):
         record_usage(response)
         return response
 
+    def forget(self, response: ModelResponse) -> bool:
+        """Take ``response`` out of the response cache, so the same request asks the model again.
+
+        For a reply that turned out to be unusable (a judge could not read a verdict in it):
+        at temperature 0 a cached reply is otherwise replayed on every later run. True when
+        an entry was removed; False for a reply that was never cached.
+        """
+        if response.cache_key is None:
+            return False
+        return self.cache.delete(response.cache_key)
+
     async def aclose(self) -> None:
         """Close the HTTP clients of the running event loop.
 
@@ -288,6 +299,7 @@ class ProviderModel(ABC):
             raise
         else:
             cache.put(key, material, response)
+            response = dataclasses.replace(response, cache_key=key)
             future.set_result(response)
             return response
         finally:

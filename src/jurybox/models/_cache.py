@@ -147,6 +147,7 @@ class ResponseCache:
                 cost=0.0,  # a cached reply costs nothing; the original call's cost was counted when it was made
                 cached=True,
                 raw=data.get("raw"),
+                cache_key=key,
             )
         except (ValueError, KeyError, TypeError, AttributeError):
             # A damaged row (a crash mid-write by an old version, a hand edit) is a miss, not an
@@ -172,6 +173,12 @@ class ResponseCache:
                 "INSERT OR REPLACE INTO responses (key, model, material, response, created_at) VALUES (?, ?, ?, ?, ?)",
                 (key, response.model, canonical_json(material), encoded, time.time()),
             )
+
+    def delete(self, key: str) -> bool:
+        """Remove the entry for ``key``; True when there was one."""
+        with self._lock:
+            cursor = self._connect().execute("DELETE FROM responses WHERE key = ?", (key,))
+        return cursor.rowcount > 0
 
     def material(self, key: str) -> dict[str, Any] | None:
         """The key material stored with ``key`` (what the cached request was), or None."""

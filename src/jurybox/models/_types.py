@@ -84,6 +84,8 @@ class ModelResponse:
         cost: USD for this call, or None when the price is unknown.
         cached: True when the reply came from the response cache.
         raw: The provider's response body, parsed, for debugging.
+        cache_key: The response cache key the reply is stored under (served from or just
+            written to), or None when the cache was not used; ``forget`` takes it out again.
     """
 
     text: str
@@ -94,6 +96,7 @@ class ModelResponse:
     cost: float | None = None
     cached: bool = False
     raw: Any = None
+    cache_key: str | None = None
 
 
 class ModelError(Exception):
