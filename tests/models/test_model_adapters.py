@@ -221,6 +221,12 @@ async def test_openai_schema_copies_are_shared_for_read_only_schemas_only(transp
         {**SCHEMA, "properties": MappingProxyType({"score": MappingProxyType({"type": "number"})})}
     )
     assert _schema_format(frozen) is _schema_format(frozen)  # copied into plain dicts once
+    from jurybox.models import GenerateRequest
+
+    request = GenerateRequest(messages=({"role": "user", "content": "x"},), json_schema=frozen)
+    assert request.json_schema is frozen  # so every call of a judge meets the same object
+    copied = GenerateRequest(messages=({"role": "user", "content": "x"},), json_schema=dict(SCHEMA)).json_schema
+    assert type(copied) is MappingProxyType and copied == SCHEMA
     assert type(_schema_format(frozen)["schema"]["properties"]) is dict
 
     mutable = json.loads(json.dumps(SCHEMA))

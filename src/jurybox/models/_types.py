@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
 from jurybox.core._context import freeze_mapping
@@ -48,7 +49,9 @@ class GenerateRequest:
         object.__setattr__(self, "messages", tuple(ChatMessage.coerce(m) for m in self.messages))
         if not self.messages:
             raise ValueError("a generate request needs at least one message")
-        if self.json_schema is not None:
+        # A read-only mapping stays the very object it is: a judge's schema, frozen once and shared
+        # by all its calls, is then recognised by identity (the OpenAI provider's plain copy of it).
+        if self.json_schema is not None and type(self.json_schema) is not MappingProxyType:
             object.__setattr__(self, "json_schema", freeze_mapping(self.json_schema))
 
     @property
