@@ -33,6 +33,8 @@ def check_error_policy(errors: str) -> None:
 
 async def run_judges(judges: Sequence[Any], names: Sequence[str], context: Context) -> list[Judgment]:
     """Run judges concurrently; each result is named after its judge."""
+    if len(judges) == len(names) == 1:  # a tier of one judge: awaited in place, no task to create and schedule
+        return [(await aevaluate(judges[0], context)).named(names[0])]
     results = await asyncio.gather(*(aevaluate(j, context) for j in judges))
     return [result.named(name) for result, name in zip(results, names, strict=True)]
 

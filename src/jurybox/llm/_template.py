@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from jurybox.core import Context
 from jurybox.models import ChatMessage
@@ -173,11 +174,19 @@ def _neutralise(text: str) -> str:
 def _nonce(template: Template, values: Mapping[str, str | list[Block]]) -> str:
     # Derived from the content (not random) so the same case renders the same prompt and the
     # response cache can hit; a text cannot contain a tag made from a hash of itself.
-    digest = hashlib.sha256()
-    for part in (template.system, template.user):
-        digest.update(part.encode())
+    digest = _template_digest(template.system, template.user).copy()
     for name, value in values.items():
         digest.update(name.encode())
         for block in [Block(name, value)] if isinstance(value, str) else value:
             digest.update(b"\x00" + block.label.encode() + b"\x00" + block.text.encode())
-    return digest.hexdigest()[:16]
+    nonce: str = digest.hexdigest()[:16]
+    return nonce
+
+
+@functools.lru_cache(maxsize=256)
+def _template_digest(system: str, user: str) -> Any:
+    # The hash state after a template's own text, shared by its renders (each continues from a copy).
+    digest = hashlib.sha256()
+    for part in (system, user):
+        digest.update(part.encode())
+    return digest
