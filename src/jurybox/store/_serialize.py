@@ -72,21 +72,27 @@ def _reusable_encode() -> Callable[[Any], str]:
     if make_encoder is None:
         return _ENCODER.encode
     settings = _ENCODER
-    encode = make_encoder(
-        None,  # the markers of the circular-reference check
-        settings.default,
-        json.encoder.encode_basestring,  # ensure_ascii=False's
-        settings.indent,
-        settings.key_separator,
-        settings.item_separator,
-        settings.sort_keys,
-        settings.skipkeys,
-        settings.allow_nan,
-    )
+    try:
+        encode = make_encoder(
+            None,  # the markers of the circular-reference check
+            settings.default,
+            json.encoder.encode_basestring,  # ensure_ascii=False's
+            settings.indent,
+            settings.key_separator,
+            settings.item_separator,
+            settings.sort_keys,
+            settings.skipkeys,
+            settings.allow_nan,
+        )
+    except TypeError:  # a Python whose private encoder takes other arguments: the public way
+        return _ENCODER.encode
 
     def encode_text(value: Any) -> str:
         return "".join(encode(value, 0))
 
+    probe = {"a": [1, 2.5, None, True, "é\u2028"], "b": {}}
+    if encode_text(probe) != _ENCODER.encode(probe):  # same bytes as the public encoder, or not used at all
+        return _ENCODER.encode
     return encode_text
 
 
