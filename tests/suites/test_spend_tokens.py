@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from suite_helpers import TOY_HEADER, grade
 
 from jurybox._cli.run import print_outro
-from jurybox.models import ChatMessage, ModelResponse, Usage
+from jurybox.models import FakeModel, GenerateRequest, ModelResponse, Usage
 from jurybox.suites import RunOptions, SuiteRunner, load_suite
 from jurybox.suites._meter import Spend
 from jurybox.suites._runner import RunResult
@@ -39,25 +38,13 @@ cases:
 )
 
 
-class UsageModel:
-    """A judge model that grades well and reports the usage it is given (None: the provider said nothing)."""
+def usage_model(usage: Usage) -> FakeModel:
+    """A judge model that grades well and reports ``usage`` (``Usage()``: the provider said nothing)."""
 
-    name = "fake:usage"
+    def reply(request: GenerateRequest) -> ModelResponse:
+        return ModelResponse(text=grade(request.prompt), model="fake:usage", usage=usage)
 
-    def __init__(self, usage: Usage) -> None:
-        self.usage = usage
-
-    async def generate(
-        self,
-        messages: Sequence[ChatMessage | Mapping[str, Any]],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        json_schema: Mapping[str, Any] | None = None,
-        seed: int | None = None,
-    ) -> ModelResponse:
-        prompt = "\n\n".join(m.content if isinstance(m, ChatMessage) else str(m["content"]) for m in messages)
-        return ModelResponse(text=grade(prompt), model=self.name, usage=self.usage)
+    return FakeModel(reply, name="fake:usage")
 
 
 def test_a_call_without_usage_makes_the_total_unknown_and_is_counted() -> None:
@@ -76,7 +63,7 @@ def test_a_call_without_usage_makes_the_total_unknown_and_is_counted() -> None:
 
 
 async def test_a_provider_without_usage_records_unknown_tokens(toy_suite: Callable[[str], Path]) -> None:
-    suite = load_suite(toy_suite(JUDGED), judge_model=UsageModel(Usage()))
+    suite = load_suite(toy_suite(JUDGED), judge_model=usage_model(Usage()))
 
     result = await SuiteRunner(suite, RunOptions()).run()
 
@@ -87,7 +74,7 @@ async def test_a_provider_without_usage_records_unknown_tokens(toy_suite: Callab
 
 
 async def test_reported_usage_is_recorded(toy_suite: Callable[[str], Path]) -> None:
-    suite = load_suite(toy_suite(JUDGED), judge_model=UsageModel(Usage(300, 20)))
+    suite = load_suite(toy_suite(JUDGED), judge_model=usage_model(Usage(300, 20)))
 
     result = await SuiteRunner(suite, RunOptions()).run()
 

@@ -11,7 +11,7 @@ import functools
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import JSON, Boolean, Float, Table, Text, bindparam, insert, select, type_coerce, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -357,24 +357,27 @@ class TreeReader:
         self._contexts: dict[str, Context] = {}
 
     def judgment(self, value: Any) -> Judgment:
-        if type(value) is not str:
-            return judgment_from_dict(value)
-        known = self._judgments.get(value)
-        if known is None:
-            known = self._judgments[value] = judgment_from_dict(json.loads(value))
-        return known
+        return _rebuilt(self._judgments, value, judgment_from_dict)
 
     def context(self, value: Any) -> Context:
-        if type(value) is not str:
-            return context_from_json(value)
-        known = self._contexts.get(value)
-        if known is None:
-            known = self._contexts[value] = context_from_json(json.loads(value))
-        return known
+        return _rebuilt(self._contexts, value, context_from_json)
 
     def optional_context(self, value: Any) -> Context | None:
         """A case's context, or None when it has none (SQL NULL or the JSON ``null`` SQLite keeps as text)."""
         return None if value is None or value == "null" else self.context(value)
+
+
+_T = TypeVar("_T")
+
+
+def _rebuilt(known: dict[str, _T], value: Any, build: Callable[[Any], _T]) -> _T:
+    """``build`` of a column value; stored text is decoded and rebuilt once per reader."""
+    if type(value) is not str:  # psycopg decoded JSONB already
+        return build(value)
+    item = known.get(value)
+    if item is None:
+        item = known[value] = build(json.loads(value))
+    return item
 
 
 def _as_text(table: Table, *names: str) -> list[Any]:
