@@ -10,10 +10,20 @@ import sys
 
 import httpx
 import pytest
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from jurybox.stubs import StubReply, StubServer, StubToolCall
+from jurybox.stubs import StubReply, StubServer, StubToolCall, _server
 
 MESSAGES = [{"role": "user", "content": "Is Paris the capital of France?"}]
+
+
+@pytest.fixture(autouse=True, params=["installed", "plain"])
+def http_stack(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test on the stack the stub picks (httptools and uvloop when installed) and on h11 and asyncio."""
+    if request.param == "plain":
+        monkeypatch.setattr(_server, "_HttpProtocol", H11Protocol)
+        monkeypatch.setattr(_server, "_new_event_loop", asyncio.new_event_loop)
+    return str(request.param)
 
 
 def post(stub: StubServer, path: str, body: dict[str, object]) -> httpx.Response:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -82,9 +84,14 @@ def test_every_format_is_identical_streamed_or_held(store: Store, records: list[
 def test_pieces_join_to_the_whole_document(store: Store, records: list[CaseRecord]) -> None:
     streamed, _ = both(store, stored_run(store, records))
 
+    # The first pass adds the totals up while it encodes the cases, so they come back from a spool.
+    assert not streamed.tallied
+    spooled = "".join(iter_json(streamed))
+    assert streamed.tallied
     pieces = list(iter_json(streamed))
     assert len(pieces) == len(records) + 2  # head, one per case, tail
-    assert json.loads("".join(pieces))["totals"]["cases"] == len(records)
+    assert "".join(pieces) == spooled
+    assert json.loads(spooled)["totals"]["cases"] == len(records)
     assert len(list(iter_junit(streamed))) == len(records) + 2
     assert len(list(iter_html(streamed))) == len(records) + 2
 
@@ -154,6 +161,32 @@ def test_stored_records_read_only_the_cases_asked_for(store: Store, records: lis
             assert (back.context is read.context) == (kept.context is original.context)
 
 
+def test_write_reports_reads_the_store_once_in_full_for_json_and_console(
+    store: Store, records: list[CaseRecord], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_id = stored_run(store, records, copies=25)  # 200 cases
+    held = replace(report_from_store(store, run_id), records=store.run_records(run_id))
+    passes: list[int] = []
+    iter_records = Store.iter_records
+
+    def counted(self: Store, run_id: str, **options: Any) -> Iterator[CaseRecord]:
+        passes.append(0)
+        for record in iter_records(self, run_id, **options):
+            passes[-1] += 1
+            yield record
+
+    monkeypatch.setattr(Store, "iter_records", counted)
+    streamed = report_from_store(store, run_id)
+    console = Console(record=True, width=200, color_system=None, force_terminal=False)
+    written = write_reports(streamed, ["console", "json"], tmp_path, console=console, console_rows=10)
+
+    # The JSON pass also gives the totals and the failing-first ranks; the console then reads its 10 rows.
+    assert passes == [200, 10]
+    assert list(written) == ["console", "json"]
+    assert Path(str(written["json"])).read_text(encoding="utf-8") == to_json(held)
+    assert console.export_text() == console_text(held, 10)
+
+
 def test_write_reports_streams_files_and_cuts_the_console(
     store: Store, records: list[CaseRecord], tmp_path: Path
 ) -> None:
@@ -200,3 +233,22 @@ def test_a_streamed_report_checks_duplicates_and_plan_without_reading_trees(
         suite="s", run_id=run_id, records=store.records(run_id), started_at=START, finished_at=START + timedelta(1)
     )
     assert report.totals.cases == len(records)
+
+
+def test_records_held_in_memory_write_the_json_of_their_stored_copies(store: Store, records: list[CaseRecord]) -> None:
+    """Values the encoder takes as they are, values it hands to ``to_jsonable``, and NaN, which it refuses."""
+    awkward = {"at": START, "labels": {"b", "a"}, "frozen": MappingProxyType({"k": (1, 2)}), True: "yes", 3: "three"}
+    held_records = [replace(records[0], metadata=awkward), replace(records[1], metadata={"ratio": math.nan})]
+    streamed, _ = both(store, stored_run(store, held_records))
+    held = replace(streamed, records=held_records)
+
+    assert to_json(held) == to_json(streamed)
+    cases = json.loads(to_json(held))["cases"]
+    assert cases[0]["metadata"] == {
+        "at": START.isoformat(),
+        "labels": ["a", "b"],
+        "frozen": {"k": [1, 2]},
+        "true": "yes",
+        "3": "three",
+    }
+    assert cases[1]["metadata"] == {"ratio": "nan"}

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import date, datetime
 from enum import Enum
 from importlib.metadata import PackageNotFoundError, version
@@ -45,7 +46,7 @@ from jurybox.core import (
     Score,
     Status,
 )
-from jurybox.report._model import RunReport, Totals
+from jurybox.report._model import CaseSummary, RunReport, Totals
 from jurybox.store import CaseRecord, RoundRecord
 
 SCHEMA_VERSION = 1
@@ -72,6 +73,37 @@ def iter_json(report: RunReport, *, indent: int | None = 2) -> Iterator[str]:
     greps and diffs a case per line and is encoded by the C encoder; ``indent=None``
     gives exactly ``json.dumps`` of the whole report.
     """
+    if report.tallied:
+        before, after = _envelope(report, indent)
+        yield before
+        wrote = False
+        for line in _case_lines(report.cases, indent):
+            wrote = True
+            yield line
+        yield _closing(after, indent, wrote)
+        return
+    # A streamed report whose totals are not known yet: the totals go before the cases, so one
+    # pass over the store encodes the cases into a temporary file while adding the totals up,
+    # instead of one pass for the totals and a second for the cases.
+    with tempfile.TemporaryFile("w+", encoding="utf-8", newline="\n") as spool:
+        wrote = False
+        for line in _case_lines(report.tally_cases(), indent):
+            wrote = True
+            spool.write(line)
+        before, after = _envelope(report, indent)
+        yield before
+        spool.seek(0)
+        while chunk := spool.read(_SPOOL_CHUNK):
+            yield chunk
+        yield _closing(after, indent, wrote)
+
+
+_SPOOL_CHUNK = 1 << 20
+"""Characters read back from the spooled case lines at a time."""
+
+
+def _envelope(report: RunReport, indent: int | None) -> tuple[str, str]:
+    """The document with an empty ``cases`` list, cut inside that list: the cases go between the two parts."""
     head = {
         "schema_version": SCHEMA_VERSION,
         "generator": f"jurybox {_jurybox_version()}",
@@ -87,50 +119,47 @@ def iter_json(report: RunReport, *, indent: int | None = 2) -> Iterator[str]:
         "metadata": dict(report.metadata),
         "totals": _totals(report.totals),
     }
-    # The head without its closing brace, then "cases" written one case at a time.
-    opening = _dumps({**to_jsonable(head), "cases": []}, indent)
-    closing_at = opening.rindex("[]")
-    yield opening[: closing_at + 1]
-    # What goes between cases and around a non-empty list at the "cases" depth.
+    document = _dumps({**to_jsonable(head), "cases": []}, indent)
+    cut = document.rindex("[]") + 1
+    return document[:cut], document[cut:]
+
+
+def _case_lines(summaries: Iterable[CaseSummary], indent: int | None) -> Iterator[str]:
+    """Each case's text with what goes before it: a separator after the first, and its indent."""
     inner = "" if indent is None else "\n" + " " * (2 * indent)
     separator = ", " if indent is None else ","
-    # A streamed report's records were read back from JSON columns: plain JSON types with
-    # string keys only, so the C encoder takes them as they are (to_jsonable only on refusal).
-    encode = _encode_case if report.streamed else _encode_held_case
-    first = True
-    for summary in report.cases:
-        text = encode(summary.record, summary.reason, summary.tier, summary.degraded, summary.skipped)
-        yield ("" if first else separator) + inner + text
-        first = False
-    outer = "" if indent is None or first else "\n" + " " * indent
-    yield outer + opening[closing_at + 1 :]
+    lead = inner
+    for summary in summaries:
+        yield lead + _encode_case(summary.record, summary.reason, summary.tier, summary.degraded, summary.skipped)
+        lead = separator + inner
+
+
+def _closing(after: str, indent: int | None, wrote: bool) -> str:
+    """What follows the last case: the indent of the list's ``]`` (when there were cases), and the rest."""
+    outer = "" if indent is None or not wrote else "\n" + " " * indent
+    return outer + after
 
 
 def _dumps(value: Any, indent: int | None) -> str:
     return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
 
 
-_CASE_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
-"""One case as one line; what ``json.dumps(case, ensure_ascii=False, allow_nan=False)`` gives, without its set-up."""
-
-
 def _encode_case(record: CaseRecord, reason: str, tier: str | None, degraded: bool, skipped: Mapping[str, str]) -> str:
-    """One case of plain data encoded directly, or through ``to_jsonable`` when the encoder refuses a value.
+    """One case as one line: its values encoded directly, through ``to_jsonable`` only where needed.
 
-    Only for records whose mappings all have string keys (a ``True`` or ``None`` key
-    would be written ``"true"``/``"null"`` here, ``"True"``/``"None"`` by ``to_jsonable``).
+    The encoder hands what it cannot encode itself (a read-only mapping, a datetime,
+    a set, an enum) to ``to_jsonable``, so a case's plain data is never copied. A
+    value it refuses outright (NaN, a dict key of another type) sends the whole case
+    through ``to_jsonable``. A ``True``, ``False`` or ``None`` dict key is written
+    ``"true"``/``"false"``/``"null"`` (JSON's rule), as the store writes it, so a
+    report streamed back from the store and one built from the records in memory
+    are the same text.
     """
     case = _case_data(record, reason, tier, degraded, dict(skipped))
     try:
         return _CASE_ENCODER.encode(case)
-    except (TypeError, ValueError):  # a datetime, a set, NaN...: what to_jsonable is for
+    except (TypeError, ValueError):
         return _CASE_ENCODER.encode(to_jsonable(case))
-
-
-def _encode_held_case(
-    record: CaseRecord, reason: str, tier: str | None, degraded: bool, skipped: Mapping[str, str]
-) -> str:
-    return _CASE_ENCODER.encode(_case(record, reason, tier, degraded, skipped))
 
 
 def from_json(text: str, *, source: str = "<json>") -> RunReport:
@@ -213,12 +242,6 @@ def _record_data(record: CaseRecord) -> dict[str, Any]:
     }
 
 
-def _case(
-    record: CaseRecord, reason: str, tier: str | None, degraded: bool, skipped: Mapping[str, str]
-) -> dict[str, Any]:
-    return _with_derived(record_to_dict(record), reason, tier, degraded, to_jsonable(skipped))
-
-
 def _case_data(
     record: CaseRecord, reason: str, tier: str | None, degraded: bool, skipped: dict[str, str]
 ) -> dict[str, Any]:
@@ -281,6 +304,10 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, PurePath):
         return str(value)
     return repr(value)
+
+
+_CASE_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=to_jsonable)
+"""What ``json.dumps(case, ensure_ascii=False, allow_nan=False)`` gives, with ``to_jsonable`` for other types."""
 
 
 def _iso(moment: datetime | None) -> str | None:

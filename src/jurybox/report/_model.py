@@ -245,8 +245,31 @@ class RunReport:
     @cached_property
     def _streamed_tally(self) -> tuple[Totals, bytes]:
         # One pass over the store gives the totals and the failing-first rank of every case.
-        ranks = bytearray()
-        return _compute_totals(self, ranks), bytes(ranks)
+        tally = _Tally(self)
+        for summary in self.cases:
+            tally.add(summary)
+        return tally.totals(), bytes(tally.ranks)
+
+    @property
+    def tallied(self) -> bool:
+        """True when the totals and the failing-first order are known without another pass over the cases."""
+        return not self.streamed or "_streamed_tally" in self.__dict__
+
+    def tally_cases(self) -> Iterator[CaseSummary]:
+        """``cases``, adding up the totals and the failing-first order on the way.
+
+        A renderer that needs the totals only after the cases (the JSON report,
+        spooling its case lines) iterates this instead of ``cases``: a streamed
+        report then reads the store once, not once for the totals and once more
+        for the cases. The totals are kept only when the pass runs to the end.
+        """
+        tally = _Tally(self)
+        for summary in self.cases:
+            tally.add(summary)
+            yield summary
+        if self.streamed:
+            # cached_property keeps its value in the instance dict: the pass just made is that value.
+            self.__dict__.setdefault("_streamed_tally", (tally.totals(), bytes(tally.ranks)))
 
     @property
     def ok(self) -> bool:
@@ -496,65 +519,77 @@ def explain(judgment: Judgment) -> str:
 
 def compute_totals(report: RunReport) -> Totals:
     """Derive the run-level figures from the case records, in one pass (one store read when streamed)."""
-    return _compute_totals(report, None)
-
-
-def _compute_totals(report: RunReport, ranks: bytearray | None) -> Totals:
-    """``compute_totals``, also appending each case's ``attention_rank`` to ``ranks`` when given."""
-    by_status = dict.fromkeys(_STATUS_ORDER, 0)
-    cases = 0
-    tokens = tokens_known = 0
-    cost = 0.0
-    cost_known = judge_calls = degraded_judgments = degraded_cases = 0
-    case_time = 0.0
-    tiers: dict[str, list[int]] = {}
-    skipped_reasons = dict(report.skipped_tiers)
-    skipped_counts = dict.fromkeys(report.skipped_tiers, 0)
+    tally = _Tally(report)
     for summary in report.cases:
+        tally.add(summary)
+    return tally.totals()
+
+
+class _Tally:
+    """The run-level figures, added up one case at a time; also each case's ``attention_rank``, in order."""
+
+    def __init__(self, report: RunReport) -> None:
+        self.report = report
+        self.by_status = dict.fromkeys(_STATUS_ORDER, 0)
+        self.cases = 0
+        self.tokens = self.tokens_known = 0
+        self.cost = 0.0
+        self.cost_known = self.judge_calls = self.degraded_judgments = self.degraded_cases = 0
+        self.case_time = 0.0
+        self.tiers: dict[str, list[int]] = {}
+        self.skipped_reasons = dict(report.skipped_tiers)
+        self.skipped_counts = dict.fromkeys(report.skipped_tiers, 0)
+        self.ranks = bytearray()
+
+    def add(self, summary: CaseSummary) -> None:
         record = summary.record
-        cases += 1
-        by_status[record.status] += 1
+        self.cases += 1
+        self.by_status[record.status] += 1
         if record.tokens is not None:
-            tokens += record.tokens
-            tokens_known += 1
+            self.tokens += record.tokens
+            self.tokens_known += 1
         if record.cost is not None:
-            cost += record.cost
-            cost_known += 1
-        case_time += record.duration
-        judge_calls += record.judge_calls
-        degraded_judgments += summary.degraded_judgments
-        degraded_cases += summary.degraded
-        if ranks is not None:
-            ranks.append(attention_rank(summary))
+            self.cost += record.cost
+            self.cost_known += 1
+        self.case_time += record.duration
+        self.judge_calls += record.judge_calls
+        self.degraded_judgments += summary.degraded_judgments
+        self.degraded_cases += summary.degraded
+        self.ranks.append(attention_rank(summary))
         for tier, verdict, decided in tier_verdicts(record):
-            counts = tiers.setdefault(tier, [0, 0, 0])
+            counts = self.tiers.setdefault(tier, [0, 0, 0])
             counts[0] += 1
             counts[1] += verdict.status is Status.PASS
             counts[2] += decided
         configured = record.metadata.get(SKIPPED_TIERS_KEY)
         if isinstance(configured, Mapping):
             for tier, reason in configured.items():
-                skipped_reasons.setdefault(str(tier), str(reason))
-                skipped_counts[str(tier)] = skipped_counts.get(str(tier), 0) + 1
-    if report.started_at is not None and report.finished_at is not None:
-        duration: float | None = max(0.0, (report.finished_at - report.started_at).total_seconds())
-    else:
-        duration = case_time if cases else None
-    return Totals(
-        cases=cases,
-        by_status=MappingProxyType(by_status),
-        pass_rate=by_status[Status.PASS] / cases if cases else None,
-        tokens=tokens if tokens_known else None,
-        tokens_unknown=cases - tokens_known,
-        cost=cost if cost_known else None,
-        cost_unknown=cases - cost_known,
-        judge_calls=judge_calls,
-        duration=duration,
-        case_time=case_time,
-        tiers=MappingProxyType({tier: TierRate(tier, *counts) for tier, counts in tiers.items()}),
-        degraded_judgments=degraded_judgments,
-        degraded_cases=degraded_cases,
-        skipped_tiers=MappingProxyType(
-            {tier: SkippedTier(tier, skipped_reasons[tier], skipped_counts[tier]) for tier in skipped_reasons}
-        ),
-    )
+                self.skipped_reasons.setdefault(str(tier), str(reason))
+                self.skipped_counts[str(tier)] = self.skipped_counts.get(str(tier), 0) + 1
+
+    def totals(self) -> Totals:
+        report, cases, by_status = self.report, self.cases, self.by_status
+        tokens_known, cost_known, tiers = self.tokens_known, self.cost_known, self.tiers
+        skipped_reasons, skipped_counts = self.skipped_reasons, self.skipped_counts
+        if report.started_at is not None and report.finished_at is not None:
+            duration: float | None = max(0.0, (report.finished_at - report.started_at).total_seconds())
+        else:
+            duration = self.case_time if cases else None
+        return Totals(
+            cases=cases,
+            by_status=MappingProxyType(by_status),
+            pass_rate=by_status[Status.PASS] / cases if cases else None,
+            tokens=self.tokens if tokens_known else None,
+            tokens_unknown=cases - tokens_known,
+            cost=self.cost if cost_known else None,
+            cost_unknown=cases - cost_known,
+            judge_calls=self.judge_calls,
+            duration=duration,
+            case_time=self.case_time,
+            tiers=MappingProxyType({tier: TierRate(tier, *counts) for tier, counts in tiers.items()}),
+            degraded_judgments=self.degraded_judgments,
+            degraded_cases=self.degraded_cases,
+            skipped_tiers=MappingProxyType(
+                {tier: SkippedTier(tier, skipped_reasons[tier], skipped_counts[tier]) for tier in skipped_reasons}
+            ),
+        )

@@ -87,28 +87,38 @@ def write_reports(
     if unknown:
         raise ValueError(f"unknown report format(s) {', '.join(map(repr, unknown))}; valid: {', '.join(FORMATS)}")
     file_formats = [f for f in FORMATS if f in wanted and f != "console"]
+    if file_formats and output is None:
+        raise ValueError(f"format(s) {', '.join(file_formats)} write files: give an output path (--output)")
+    to_stdout = output is not None and str(output) == "-"
+    if to_stdout and len(file_formats) > 1:
+        raise ValueError(f"output '-' (standard output) takes one format, got {', '.join(file_formats)}")
+    target = Path(output) if output is not None else Path()
+    single_file = len(file_formats) == 1 and target.suffix != "" and not target.is_dir()
     written: dict[str, Path | None] = {}
+
+    def write(fmt: str) -> None:
+        if to_stdout:
+            sys.stdout.writelines(_RENDERERS[fmt](report))
+            written[fmt] = None
+            return
+        path = target if single_file else target / report_filename(report.suite, fmt)
+        _write_atomic(path, _RENDERERS[fmt](report))
+        written[fmt] = path
+
+    # The JSON report of a streamed run adds the totals up in the pass that writes its cases
+    # (see iter_json); written first, it spares the console and the other files a pass over the store.
+    # Not on standard output, where the console table comes first as it always has.
+    first = ["json"] if "json" in file_formats and not report.tallied and not to_stdout else []
+    for fmt in first:
+        write(fmt)
     if "console" in wanted:
         limit = console_rows if console_rows is not None and console_rows < len(report.cases) else None
         render_console(report, console or Console(), limit=limit)
         written["console"] = None
-    if not file_formats:
-        return written
-    if output is None:
-        raise ValueError(f"format(s) {', '.join(file_formats)} write files: give an output path (--output)")
-    if str(output) == "-":
-        if len(file_formats) > 1:
-            raise ValueError(f"output '-' (standard output) takes one format, got {', '.join(file_formats)}")
-        sys.stdout.writelines(_RENDERERS[file_formats[0]](report))
-        written[file_formats[0]] = None
-        return written
-    target = Path(output)
-    single_file = len(file_formats) == 1 and target.suffix != "" and not target.is_dir()
     for fmt in file_formats:
-        path = target if single_file else target / report_filename(report.suite, fmt)
-        _write_atomic(path, _RENDERERS[fmt](report))
-        written[fmt] = path
-    return written
+        if fmt not in first:
+            write(fmt)
+    return {fmt: written[fmt] for fmt in FORMATS if fmt in written}
 
 
 def _write_atomic(path: Path, pieces: Iterable[str]) -> None:

@@ -57,7 +57,9 @@ def to_jsonable(value: Any) -> Any:
     return repr(value)
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+# Values of other types (a read-only mapping, a datetime, a set) are handed to to_jsonable
+# one at a time, so the plain data around them is encoded as it is, never copied.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=to_jsonable)
 
 
 def _reusable_encode() -> Callable[[Any], str]:
@@ -129,8 +131,9 @@ def json_text(value: Any) -> str:
     """``value`` as JSON column text, equal to what ``dumps(to_jsonable(value))`` gives.
 
     Plain data is encoded directly by the C encoder (``encode_plain``, which also
-    says the one difference: bool and None dict keys); anything it refuses or a
-    string holding NUL goes through ``to_jsonable`` first.
+    says the one difference: bool and None dict keys), which hands values of other
+    types to ``to_jsonable``; a value it refuses (NaN) or a string holding NUL sends
+    the whole value through ``to_jsonable`` first.
     """
     empty = _EMPTY_TEXT.get(type(value))  # the type first: truth is ambiguous for some values (arrays)
     if empty is not None and not value:
@@ -145,8 +148,9 @@ def encode_plain(encode: Callable[[Any], str], value: Any) -> str:
     """``encode(value)``, through ``to_jsonable`` only when the encoder refuses a value.
 
     Plain data skips the ``to_jsonable`` copy; a datetime, a set or NaN still gets its
-    ``to_jsonable`` form. A ``True``, ``False`` or ``None`` dict key becomes
-    ``"true"``/``"false"``/``"null"`` (JSON's rule), not ``to_jsonable``'s ``"True"``...
+    ``to_jsonable`` form (the encoder's ``default`` for the first two). A ``True``,
+    ``False`` or ``None`` dict key becomes ``"true"``/``"false"``/``"null"`` (JSON's
+    rule), not ``to_jsonable``'s ``"True"``...
     """
     try:
         return encode(value)
@@ -173,7 +177,9 @@ def score_from_dict(data: Mapping[str, Any] | None) -> Score | None:
         return None
     kind = data.get("kind")
     if kind == "numeric":
-        return NumericScore(float(data["value"]), float(data.get("min", 0.0)), float(data.get("max", 1.0)))
+        # Numbers as stored: a judge's integer 2 on a 0..2 scale reads back as 2, not 2.0, so a
+        # report from the store is the same text as the one written during the run.
+        return NumericScore(data["value"], data.get("min", 0.0), data.get("max", 1.0))
     if kind == "boolean":
         return BooleanScore(bool(data["value"]))
     if kind == "categorical":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from jurybox import judges as deterministic
@@ -78,22 +79,27 @@ class JudgeFactory:
     factory: Callable[..., Any]
     tier: str
 
+    @cached_property
+    def _signature(self) -> inspect.Signature | None:
+        # Read once per factory, not once per case: a suite of 10,000 cases asks 20,000 times.
+        try:
+            return inspect.signature(self.factory)
+        except (TypeError, ValueError):
+            return None
+
     def parameters(self) -> list[str]:
         """The keyword options the factory accepts, for error messages."""
-        try:
-            signature = inspect.signature(self.factory)
-        except (TypeError, ValueError):
+        if self._signature is None:
             return []
         return [
             p.name
-            for p in signature.parameters.values()
+            for p in self._signature.parameters.values()
             if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
         ]
 
     def accepts(self, option: str) -> bool:
-        try:
-            signature = inspect.signature(self.factory)
-        except (TypeError, ValueError):
+        signature = self._signature
+        if signature is None:
             return False
         if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
             return True
