@@ -196,10 +196,17 @@ peaks: dict[str, float] = {}
 
 @contextlib.contextmanager
 def _phase(phases: dict[str, tuple[float, float]], name: str) -> Iterator[None]:
-    wall, cpu = time.perf_counter(), time.process_time()
+    # CPU of this process and of the children reaped meanwhile: the --workers processes (the stub
+    # server is reaped only after the last phase, the floor's and the store set-up's before the first).
+    wall, cpu = time.perf_counter(), time.process_time() + _children_cpu()
     yield
-    phases[name] = (time.perf_counter() - wall, time.process_time() - cpu)
+    phases[name] = (time.perf_counter() - wall, time.process_time() + _children_cpu() - cpu)
     peaks[name] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -223,6 +230,12 @@ def main() -> None:
         "--no-floor", action="store_true", help="skip the bare-HTTP floor measurement against a second stub"
     )
     parser.add_argument("--floor-only", choices=("httpx2", "aiohttp"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes, as `jurybox run --workers N` (needs --store sqlite); CPU figures include theirs",
+    )
     parser.add_argument("--cache", action="store_true", help="keep the judge response cache on (default: off)")
     parser.add_argument("--profile", help="write a pyinstrument profile of the run to this file (.html, else text)")
     parser.add_argument(
@@ -282,7 +295,8 @@ def main() -> None:
                 model = SleepingModel(args.latency) if args.in_process_model else None
                 suite = load_suite(path, concurrency=args.concurrency, judge_model=model)
             with _phase(phases, "run"), frozen_heap():
-                runner = SuiteRunner(suite, RunOptions(concurrency=args.concurrency), store=store)
+                options = RunOptions(concurrency=args.concurrency, workers=args.workers)
+                runner = SuiteRunner(suite, options, store=store)
                 result = asyncio.run(runner.run())
             with _phase(phases, "report"), frozen_heap():
                 report = build_report(result, suite)
@@ -309,6 +323,7 @@ def main() -> None:
     figures = {
         "cases": cases,
         "concurrency": args.concurrency,
+        "workers": args.workers,
         "latency_s": args.latency,
         "store": args.store,
         "exit_code": code,
@@ -324,6 +339,8 @@ def main() -> None:
         "phases_wall_cpu_s": {name: [round(w, 3), round(c, 3)] for name, (w, c) in phases.items()},
         "peak_rss_mb": round(peak_mb, 1),
         "peak_rss_mb_after_phase": {name: round(mb, 1) for name, mb in peaks.items()},
+        # Largest child reaped so far: a worker with --workers (else the floor's or the store set-up's process).
+        "peak_rss_mb_largest_child": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
         "judge_model": "in-process (sleep)"
         if args.in_process_model
         else f"openai provider (http_transport={transport}) -> stub server",

@@ -22,6 +22,7 @@ from jurybox._cli.run import EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_US
 from jurybox.cli import app
 from jurybox.store import open_store
 from jurybox.stubs import StubServer
+from jurybox.suites import fork_available
 
 EXAMPLE = REPO / "examples" / "property_agent" / "suite.yaml"
 
@@ -57,6 +58,26 @@ def test_the_example_suite_passes_offline_with_the_llm_tier_skipped(in_tmp: Path
     tiers = {tier for case in data["cases"] for tier in case["judgment"]["children"]}
     assert tiers == {"deterministic", "similarity"}
     assert (in_tmp / ".jurybox" / "jurybox.db").exists()  # streamed to the default store
+
+
+@pytest.mark.embed
+@pytest.mark.skipif(not fork_available(), reason="--workers forks its worker processes")
+def test_the_example_suite_passes_in_two_worker_processes(in_tmp: Path) -> None:
+    """The similarity judge's model, the agent's SQLite database and the store, each used from two processes."""
+    code, report, status = run(RunRequest(suites=(EXAMPLE,), formats=("json",), output=str(in_tmp), workers=2))
+
+    assert code == EXIT_OK, report + status
+    data = json.loads((in_tmp / "property-agent.json").read_text())
+    assert data["totals"]["cases"] >= 15
+    assert data["totals"]["by_status"]["pass"] == data["totals"]["cases"]
+    assert data["status"] == "completed"
+
+
+def test_workers_without_a_store_is_a_usage_error(in_tmp: Path) -> None:
+    code, _, status = run(RunRequest(suites=(EXAMPLE,), no_store=True, workers=2))
+
+    assert code == EXIT_USAGE
+    assert "--workers" in status and "--no-store" in status
 
 
 @pytest.mark.embed

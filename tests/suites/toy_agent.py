@@ -8,12 +8,15 @@ the failures (crash, hang, garbage).
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
 
 _attempts: dict[str, int] = {}
+_LOADED_IN = os.getpid()
 _lock = threading.Lock()
 
 
@@ -38,6 +41,9 @@ class ToyAgent:
         text = message.lower()
         if "crash" in text:
             raise RuntimeError("the toy agent crashed on purpose")
+        if "die" in text and os.environ.get("TOY_AGENT_MAY_DIE") == "1" and os.getpid() != _LOADED_IN:
+            # A worker process killed outright (``--workers`` tests); never the test process itself.
+            os.kill(os.getpid(), signal.SIGKILL)
         if "hang" in text:
             await asyncio.sleep(60)
         if "slow" in text:

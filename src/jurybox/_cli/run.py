@@ -30,6 +30,7 @@ from jurybox.suites import (
     Suite,
     SuiteError,
     SuiteRunner,
+    fork_available,
     frozen_heap,
     load_suite,
     paused_collector,
@@ -62,6 +63,7 @@ class RunRequest:
     retries: int | None = None
     progress: bool = True
     rows: int = DEFAULT_CONSOLE_ROWS
+    workers: int = 1
 
 
 class UsageProblemError(Exception):
@@ -117,6 +119,16 @@ def run(
         int | None, typer.Option("--retries", min=0, max=10, help="Extra attempts after an agent crash or hang.")
     ] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the live progress bar.")] = True,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            "-w",
+            min=1,
+            help="Processes that run the cases (default 1): each runs every N-th case with its share of "
+            "--concurrency and writes to the store. For big suites, when one core cannot keep up.",
+        ),
+    ] = 1,
     rows: Annotated[
         int,
         typer.Option(
@@ -148,6 +160,7 @@ def run(
         retries=retries,
         progress=progress,
         rows=rows,
+        workers=workers,
     )
     raise typer.Exit(execute(request))
 
@@ -208,6 +221,12 @@ def _check_request(request: RunRequest) -> None:
         raise UsageProblemError("with several suites, --output must be a directory (one report file per suite)")
     if request.resume is not None and request.no_store:
         raise UsageProblemError("--resume reads the earlier run from the store; it cannot be used with --no-store")
+    if request.workers > 1 and request.no_store:
+        raise UsageProblemError(
+            "--workers: each worker writes its results to the store; it cannot be used with --no-store"
+        )
+    if request.workers > 1 and not fork_available():
+        raise UsageProblemError("--workers needs os.fork (Linux or macOS); run without it here")
     if request.resume not in (None, "last") and len(request.suites) > 1:
         raise UsageProblemError(
             "--resume RUN_ID names one run of one suite; give a single suite (or use --resume last)"
@@ -231,6 +250,7 @@ async def _run_all(
             timeout=request.timeout,
             retries=request.retries,
             git_commit=_git_commit(suite.base_dir),
+            workers=request.workers,
         )
         progress = RichProgress(status) if request.progress and status.is_terminal else None
         runner = SuiteRunner(suite, options, store=store, progress=progress)
@@ -282,6 +302,7 @@ def build_report(result: RunResult, suite: Suite) -> RunReport:
         )
     if result.resumed:
         notes.append(f"resumed run: {result.resumed} case(s) were judged before the restart and are included")
+    notes.extend(result.worker_errors)
     if result.store_errors:
         notes.append(
             f"{len(result.store_errors)} result(s) could not be written to the store: {result.store_errors[0]}"

@@ -111,8 +111,14 @@ class ResponseCache:
         self._busy_timeout = busy_timeout
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
+        self._connected_in = os.getpid()
 
     def _connect(self) -> sqlite3.Connection:
+        if self._connected_in != os.getpid():
+            # A forked child (``jurybox run --workers``) inherited the parent's connection, which
+            # SQLite forbids using across fork: leave it to the parent and open this process's own.
+            self._connection = None
+            self._connected_in = os.getpid()
         if self._connection is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(

@@ -11,7 +11,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from jurybox.store._schema import cases_table, suites_table
-from jurybox.store._serialize import content_hash, to_jsonable
+from jurybox.store._serialize import jsonable_hash, to_jsonable
 
 CHUNK = 500
 """Rows per statement when a large run plans or imports many cases at once."""
@@ -70,7 +70,7 @@ def upsert_case_versions(
     wanted: dict[str, tuple[str, Any, int]] = {}
     for position, (name, definition) in enumerate(cases):
         data = to_jsonable(definition)
-        wanted[name] = (content_hash(data), data, position)
+        wanted[name] = (jsonable_hash(data), data, position)
     names = list(wanted)
     ids: dict[str, int] = {}
     stamp = now()

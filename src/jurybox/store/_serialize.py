@@ -167,7 +167,12 @@ def dumps(value: Any) -> str:
 
 def content_hash(definition: Mapping[str, Any]) -> str:
     """A stable SHA-256 of a case definition: equal definitions hash equal whatever their key order."""
-    canonical = json.dumps(to_jsonable(definition), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return jsonable_hash(to_jsonable(definition))
+
+
+def jsonable_hash(data: Any) -> str:
+    """``content_hash`` of data that is ``to_jsonable``'s output already (no second copy)."""
+    canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 

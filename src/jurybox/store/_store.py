@@ -98,6 +98,14 @@ class Store:
         """Release every pooled connection."""
         self._engine.dispose()
 
+    def after_fork(self) -> None:
+        """In a forked child: forget the parent's pooled connections (left open for the parent) and open new ones.
+
+        A database connection must not be used by two processes; SQLAlchemy's way for a
+        forked child is to drop the pool it inherited without closing what the parent uses.
+        """
+        self._engine.dispose(close=False)
+
     def __enter__(self) -> Store:
         return self
 

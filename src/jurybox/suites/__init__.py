@@ -26,6 +26,7 @@ from jurybox.suites._registry import (
 from jurybox.suites._runner import DEFAULT_CONCURRENCY, ProgressSink, RunOptions, RunResult, RunStore, SuiteRunner
 from jurybox.suites._seeds import Seed, load_seed, load_seeds, parse_seed
 from jurybox.suites._verdict import LLM_SKIP_REASON, LLM_SKIPPED
+from jurybox.suites._workers import fork_available
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
@@ -56,6 +57,7 @@ __all__ = [
     "Suite",
     "SuiteError",
     "SuiteRunner",
+    "fork_available",
     "frozen_heap",
     "load_seed",
     "load_seeds",

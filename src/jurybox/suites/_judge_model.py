@@ -12,9 +12,11 @@ from jurybox.models import (
     JudgeModel,
     ModelError,
     ModelNotConfigured,
+    ProviderModel,
     get_model,
     resolve_model,
 )
+from jurybox.suites._meter import MeteredModel
 
 HOW_TO_ENABLE = (
     "configure a judge model to run it: --judge-model ollama:llama3.1, --judge-model openai:gpt-4o-mini, "
@@ -92,3 +94,17 @@ def model_label(model: Any) -> str | None:
         return None
     name = getattr(model, "name", None)
     return name if isinstance(name, str) and name else type(model).__name__
+
+
+def share_connections(model: Any, index: int, count: int) -> None:
+    """In worker ``index`` of ``count``: cut each judge model's limit to this worker's share of it.
+
+    The shares add up to the limit, so the TCP connections all workers open stay
+    within it, as in a one-process run. For the run's model and every model built
+    for a judge here; call it in the worker, on the worker's copy of the models.
+    """
+    run_model = model.model if isinstance(model, MeteredModel) else model
+    models = {id(m): m for m in (run_model, *_built.values())}
+    for each in models.values():
+        if isinstance(each, ProviderModel):
+            each.concurrency = max(1, each.concurrency // count + (1 if index < each.concurrency % count else 0))

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import signal
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from multiprocessing.connection import Connection
 from typing import Any, Literal, Protocol, TypeVar
 
 from jurybox.agents import (
@@ -36,6 +38,7 @@ from jurybox.report import SKIPPED_TIERS_KEY
 from jurybox.store import CaseRecord, RoundRecord, StoredRecords
 from jurybox.suites._case import Case, Suite
 from jurybox.suites._conversation_helpers import clarification_detector, follow_up_writer
+from jurybox.suites._judge_model import share_connections
 from jurybox.suites._meter import Spend, start_case_spend
 from jurybox.suites._registry import TIER_DETERMINISTIC, TIER_LLM
 from jurybox.suites._sql import Databases, SqlCheckJudge
@@ -47,12 +50,26 @@ from jurybox.suites._verdict import (
     not_judged,
     round_judgment,
 )
+from jurybox.suites._workers import (
+    Message,
+    PipeProgress,
+    Worker,
+    WorkerEnded,
+    fork_available,
+    interrupt,
+    readable,
+    send,
+    split,
+    start_worker,
+)
 
 T = TypeVar("T")
 RunStatus = Literal["completed", "interrupted", "failed"]
 DEFAULT_CONCURRENCY = 8
 SESSION_CLOSE_TIMEOUT = 5.0
 """Seconds a finished case waits for the agent to release its session before moving on."""
+WORKER_EXIT_TIMEOUT = 30.0
+"""Seconds a worker process gets to exit after its last message (or a stop) before it is killed."""
 MAX_PENDING_WRITES = 64
 """Finished records queued for the store's writer before the workers wait for it, whatever the concurrency.
 
@@ -116,6 +133,10 @@ class RunOptions:
         retries: Extra attempts after an agent crash or timeout, overriding the suite's.
         git_commit: Recorded with the run.
         agent_version: Recorded with the run.
+        workers: Processes that run the cases (see ``jurybox.suites._workers``): above 1, the
+            run forks that many workers, each running every N-th case with its share of
+            ``concurrency`` and writing its records to the store. Needs a store, ``os.fork``
+            and the suite's own agent spec.
     """
 
     concurrency: int = DEFAULT_CONCURRENCY
@@ -124,10 +145,13 @@ class RunOptions:
     retries: int | None = None
     git_commit: str | None = None
     agent_version: str | None = None
+    workers: int = 1
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
+        if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
+            raise ValueError(f"workers must be a whole number >= 1, got {self.workers!r}")
         if self.timeout is not None and self.timeout <= 0:
             raise ValueError(f"timeout must be positive seconds, got {self.timeout}")
         if self.retries is not None and self.retries < 0:
@@ -147,6 +171,7 @@ class RunResult:
         spend: Judge-model calls, tokens and cost of this session.
         store_errors: Writes that failed (the run went on; the store misses these cases).
         llm_skipped_cases: Cases whose LLM judges were left out for want of a judge model.
+        worker_errors: Worker processes that ended before finishing their cases, and how.
     """
 
     suite: str
@@ -162,6 +187,7 @@ class RunResult:
     total_cases: int = 0
     store_errors: list[str] = field(default_factory=list)
     llm_skipped_cases: int = 0
+    worker_errors: list[str] = field(default_factory=list)
 
     def count(self, status: Status) -> int:
         return self._status_counts()[status]
@@ -180,6 +206,7 @@ class RunResult:
         return (
             self.status == "completed"
             and not self.store_errors
+            and not self.worker_errors
             and bool(self.records)
             and len(self.records) >= self.total_cases
             and self.count(Status.PASS) == len(self.records)
@@ -223,6 +250,7 @@ class SuiteRunner:
         self._linger: asyncio.TimerHandle | None = None  # a pending write of the queue, once it has gathered
         self._written = asyncio.Event()
         self._store_errors: list[str] = []
+        self._worker_errors: list[str] = []
         self._llm_skipped_cases = 0
         self._max_pending = MAX_PENDING_WRITES
         self._detector = clarification_detector(suite.model)
@@ -241,6 +269,7 @@ class SuiteRunner:
         try:
             # The agent first: a bad agent spec must fail before a run is opened in the store.
             self._require_target()
+            self._check_workers()
             run_id, done = await self._open_run(cases, resume)
             todo = [case for case in cases if case.name not in done]
             # Kept only without a store: with one, each record is written as its case ends and dropped.
@@ -280,6 +309,7 @@ class SuiteRunner:
             total_cases=len(cases),
             store_errors=list(self._store_errors),
             llm_skipped_cases=self._llm_skipped_cases,
+            worker_errors=list(self._worker_errors),
         )
 
     # -- run bookkeeping ---------------------------------------------------------------------------
@@ -311,6 +341,8 @@ class SuiteRunner:
     async def _run_cases(self, run_id: str, todo: Sequence[Case], records: list[CaseRecord] | None) -> RunStatus:
         if not todo:
             return "completed"
+        if self.options.workers > 1 and len(todo) > 1 and self.options.concurrency > 1:
+            return await self._run_in_workers(run_id, todo)
         queue: Iterator[Case] = iter(todo)
         workers = [
             asyncio.create_task(self._worker(run_id, queue, records), name=f"jurybox-case-worker-{i}")
@@ -334,6 +366,110 @@ class SuiteRunner:
         if failure is not None and not isinstance(failure, asyncio.CancelledError):
             raise failure  # a runner bug, not a case failure: cases never raise
         return "interrupted" if self._stopping.is_set() else "completed"
+
+    # -- worker processes (--workers) ----------------------------------------------------------------
+
+    def _check_workers(self) -> None:
+        """Refuse ``workers`` > 1 where worker processes cannot do what one process does."""
+        if self.options.workers == 1:
+            return
+        if self.store is None:
+            raise ValueError("--workers needs a store: each worker writes its cases' results there (drop --no-store)")
+        if not self._own_target:
+            raise ValueError(
+                "--workers: each worker builds its agent from the suite's agent spec; "
+                "a target given to the runner cannot be shared between processes"
+            )
+        if not fork_available():
+            raise ValueError("--workers needs os.fork (Linux or macOS); run in one process here")
+
+    async def _run_in_workers(self, run_id: str, todo: Sequence[Case]) -> RunStatus:
+        """Run ``todo`` in forked worker processes (``jurybox.suites._workers``); this process only listens."""
+        count = min(self.options.workers, len(todo), self.options.concurrency)
+        shares = split(self.options.concurrency, count)
+        loop = asyncio.get_running_loop()
+        latest: dict[int, Spend] = {}
+        all_gone = loop.create_future()
+        live = count
+
+        def on_message(worker: Worker, message: Message) -> None:
+            latest[worker.index] = message.spend
+            if isinstance(message, WorkerEnded):
+                worker.ended = message
+                self._store_errors.extend(message.store_errors)
+                return
+            self._llm_skipped_cases += message.llm_skipped
+            if self.progress is not None:
+                summary = CaseRecord(message.case, Judgment(message.status, reasoning="judged in a worker process"))
+                self.progress.case_done(summary, _added(latest.values()))
+
+        def on_eof(worker: Worker) -> None:
+            nonlocal live
+            loop.remove_reader(worker.connection.fileno())
+            worker.connection.close()
+            live -= 1
+            if live == 0 and not all_gone.done():
+                all_gone.set_result(None)
+
+        workers: list[Worker] = []
+        restore = _on_sigint(self.stop)
+        stopper = asyncio.create_task(self._stopping.wait())
+        try:
+            for index in range(count):
+                cases = todo[index::count]
+                main = functools.partial(self._worker_main, run_id, cases, shares[index], index, count)
+                worker = start_worker(index, len(cases), main)
+                workers.append(worker)
+                loop.add_reader(worker.connection.fileno(), readable, worker, on_message, on_eof)
+            await asyncio.wait({all_gone, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            if not all_gone.done():
+                # Ctrl-C or stop(): the workers stop as a one-process run does, writing what finished.
+                interrupt(workers)
+                await all_gone
+        except asyncio.CancelledError:
+            interrupt(workers)
+            raise
+        finally:
+            restore()
+            stopper.cancel()
+            for worker in workers:
+                await asyncio.to_thread(worker.process.join, WORKER_EXIT_TIMEOUT)
+                if worker.process.is_alive():
+                    worker.process.kill()
+                if worker.ended is None:
+                    self._worker_errors.append(worker.describe_exit())
+        self._spend.merge(_added(latest.values()))
+        stopped = self._stopping.is_set() or any(w.ended is None or w.ended.status != "completed" for w in workers)
+        return "interrupted" if stopped else "completed"
+
+    def _worker_main(
+        self, run_id: str, cases: Sequence[Case], concurrency: int, index: int, count: int, connection: Connection
+    ) -> None:
+        """In a forked worker: run this worker's cases, writing to the store, and report to the parent."""
+        after_fork = getattr(self.store, "after_fork", None)
+        if callable(after_fork):
+            after_fork()  # the parent's database connections are the parent's
+        share_connections(self.suite.model, index, count)
+        runner = SuiteRunner(
+            self.suite,
+            replace(self.options, concurrency=concurrency, workers=1),
+            store=self.store,
+            progress=PipeProgress(connection, lambda record: record.metadata.get("llm_tier") == LLM_SKIPPED),
+        )
+        status = asyncio.run(runner._run_share(run_id, cases))
+        send(connection, WorkerEnded(status, runner._spend, list(runner._store_errors)))
+        connection.close()
+
+    async def _run_share(self, run_id: str, cases: Sequence[Case]) -> RunStatus:
+        """A worker's part of a run that the parent opened and will finish."""
+        self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-store")
+        try:
+            self._require_target()
+            status = await self._run_cases(run_id, cases, None)
+            await self._drain(run_id)
+        finally:
+            await self._close()
+        return status
 
     async def _worker(self, run_id: str, queue: Iterator[Case], records: list[CaseRecord] | None) -> None:
         for case in queue:
@@ -676,3 +812,11 @@ def _on_sigint(stop: Callable[[], None]) -> Callable[[], None]:
             loop.remove_signal_handler(signal.SIGINT)
 
     return restore
+
+
+def _added(spends: Iterable[Spend]) -> Spend:
+    """The sum of several running totals (one per worker process)."""
+    total = Spend()
+    for spend in spends:
+        total.merge(spend)
+    return total

@@ -1,0 +1,160 @@
+"""Worker processes for ``jurybox run --workers N``: the process plumbing, not the running of cases.
+
+One interpreter runs one case's Python at a time. Past a few hundred cases in
+flight, its CPU (agent call, prompt, HTTP client, verdict, store write) rather
+than the judge model's latency sets the pace, and a second core sits idle.
+With workers, the runner opens the run and then forks N processes from the
+loaded suite (nothing is imported or parsed again); each runs every N-th case
+with its share of the concurrency, exactly as a one-process run does, and
+writes its records to the store itself. Each sends the parent one small
+message per finished case (for the progress bar) and one when it ends.
+
+Fork, not spawn: a spawned worker would import jurybox and load the suite
+again, about a second per worker, which is most of what a big run saves.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+
+from jurybox.core import Status
+from jurybox.store import CaseRecord
+from jurybox.suites._meter import Spend
+
+
+def fork_available() -> bool:
+    """True where worker processes can be forked (Linux, macOS; not Windows)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def split(total: int, parts: int) -> list[int]:
+    """``total`` in ``parts`` near-equal whole shares that add up to it exactly (the larger ones first)."""
+    return [total // parts + (1 if index < total % parts else 0) for index in range(parts)]
+
+
+@dataclass(frozen=True)
+class CaseFinished:
+    """A worker's message for one finished case: enough for the progress bar and the run's counts."""
+
+    case: str
+    status: Status
+    llm_skipped: bool
+    spend: Spend
+
+
+@dataclass(frozen=True)
+class WorkerEnded:
+    """A worker's last message: how its share of the run ended."""
+
+    status: str
+    spend: Spend
+    store_errors: list[str] = field(default_factory=list)
+
+
+Message = CaseFinished | WorkerEnded
+
+
+class PipeProgress:
+    """A worker's ProgressSink: each finished case goes to the parent as a ``CaseFinished``."""
+
+    def __init__(self, connection: Connection, llm_skipped: Callable[[CaseRecord], bool]) -> None:
+        self._connection = connection
+        self._llm_skipped = llm_skipped
+
+    def start(self, suite: str, total: int, done: int) -> None:
+        """The parent draws the bar; a worker has nothing to start."""
+
+    def case_done(self, record: CaseRecord, spend: Spend) -> None:
+        # The worker's running total, copied: the parent adds up the latest total of each worker.
+        total = Spend(spend.calls, spend.tokens, spend.cost, spend.unpriced_calls, spend.unmetered_calls)
+        send(self._connection, CaseFinished(record.case, record.status, self._llm_skipped(record), total))
+
+    def stop(self) -> None:
+        """Nothing to stop: the worker's last message is ``WorkerEnded``."""
+
+
+def send(connection: Connection, message: Message) -> None:
+    connection.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def receive(connection: Connection) -> Message:
+    message = pickle.loads(connection.recv_bytes())
+    if not isinstance(message, CaseFinished | WorkerEnded):
+        raise TypeError(f"unexpected message from a worker: {message!r}")
+    return message
+
+
+@dataclass
+class Worker:
+    """A running worker process and the read end of its pipe."""
+
+    index: int
+    process: BaseProcess
+    connection: Connection
+    cases: int
+    ended: WorkerEnded | None = None
+
+    def describe_exit(self) -> str:
+        """Why a worker stopped without its last message, for the run's errors."""
+        code = self.process.exitcode
+        how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
+        return (
+            f"worker {self.index} {how} before it finished; its unfinished cases have no result "
+            "(resume the run to judge them)"
+        )
+
+
+def start_worker(index: int, cases: int, main: Callable[[Connection], None]) -> Worker:
+    """Fork a worker that runs ``main(connection)``; it sends its messages on ``connection``."""
+    reader, writer = multiprocessing.get_context("fork").Pipe(duplex=False)
+    process = multiprocessing.get_context("fork").Process(
+        target=_worker_entry, args=(main, writer, reader), name=f"jurybox-worker-{index}", daemon=True
+    )
+    process.start()
+    # The parent keeps only the read end: the pipe reports EOF when the worker's end closes with it.
+    writer.close()
+    return Worker(index, process, reader, cases)
+
+
+def _worker_entry(main: Callable[[Connection], None], writer: Connection, reader: Connection) -> None:
+    reader.close()
+    _forget_parent_signals()
+    main(writer)
+
+
+def _forget_parent_signals() -> None:
+    """Undo what the parent's event loop set up for signals, which a forked child inherits.
+
+    The parent's loop points the C-level signal wake-up at its own socket: left in
+    place, a Ctrl-C reaching the worker would also be delivered to the parent's loop
+    as if it had received a second one. The worker's own loop installs its handler.
+    """
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def interrupt(workers: list[Worker]) -> None:
+    """Ask every live worker to stop as Ctrl-C does: no new cases, finished records written."""
+    for worker in workers:
+        pid = worker.process.pid
+        if worker.ended is None and pid is not None and worker.process.is_alive():
+            try:
+                os.kill(pid, signal.SIGINT)
+            except ProcessLookupError:  # it ended meanwhile
+                continue
+
+
+def readable(worker: Worker, on_message: Callable[[Worker, Message], None], on_eof: Callable[[Worker], None]) -> None:
+    """Read every message waiting on a worker's pipe; the pipe's end means the worker is gone."""
+    try:
+        while worker.connection.poll():
+            on_message(worker, receive(worker.connection))
+    except (EOFError, OSError):
+        on_eof(worker)
