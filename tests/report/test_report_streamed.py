@@ -252,3 +252,16 @@ def test_records_held_in_memory_write_the_json_of_their_stored_copies(store: Sto
         "3": "three",
     }
     assert cases[1]["metadata"] == {"ratio": "nan"}
+
+
+def test_the_console_table_is_printed_when_the_json_file_cannot_be_written(
+    store: Store, records: list[CaseRecord], tmp_path: Path
+) -> None:
+    report = report_from_store(store, stored_run(store, records))
+    (tmp_path / "taken").write_text("a file, not a folder", encoding="utf-8")
+    console = Console(record=True, width=200, color_system=None, force_terminal=False)
+
+    with pytest.raises(OSError):
+        write_reports(report, ["console", "json"], tmp_path / "taken" / "report.json", console=console)
+
+    assert records[0].case in console.export_text()

@@ -182,16 +182,24 @@ KILLABLE = (
 )
 
 
-@pytest.mark.parametrize(("stop_with", "after"), [(signal.SIGKILL, 2), (signal.SIGKILL, 17), (signal.SIGINT, 5)])
+STOPS = [(signal.SIGKILL, 2, 1), (signal.SIGKILL, 17, 1), (signal.SIGINT, 5, 1)]
+if fork_available():
+    STOPS.append((signal.SIGINT, 5, 2))  # Ctrl-C at a terminal reaches the parent and both workers
+
+
+@pytest.mark.parametrize(("stop_with", "after", "workers"), STOPS)
 def test_a_stopped_run_resumed_with_resume_last_judges_every_case_exactly_once(
-    toy_suite: Callable[[str], Path], in_tmp: Path, stop_with: signal.Signals, after: int
+    toy_suite: Callable[[str], Path], in_tmp: Path, stop_with: signal.Signals, after: int, workers: int
 ) -> None:
     suite = toy_suite(KILLABLE)
     store_url = f"sqlite:///{in_tmp / 'runs.db'}"
     jurybox = str(Path(sys.executable).parent / "jurybox")
-    command = [jurybox, "run", str(suite), "--store", store_url, "--no-progress", "-j", "2"]
+    command = [jurybox, "run", str(suite), "--store", store_url, "--no-progress", "-j", "2", "--workers", str(workers)]
     log = (in_tmp / "stopped.log").open("w")
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
+    # Its own process group, as a command started from a shell is: a Ctrl-C goes to the whole group.
+    process = subprocess.Popen(
+        command, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ), start_new_session=True
+    )
     try:
         recorded: set[str] = set()
         deadline = time.monotonic() + 60
@@ -199,7 +207,10 @@ def test_a_stopped_run_resumed_with_resume_last_judges_every_case_exactly_once(
             time.sleep(0.02)
             recorded = _recorded(store_url)
     finally:
-        process.send_signal(stop_with)
+        if stop_with is signal.SIGINT:
+            os.killpg(process.pid, signal.SIGINT)
+        else:
+            process.send_signal(stop_with)
         code = process.wait(timeout=30)
         log.close()
     before = _recorded(store_url)
@@ -209,6 +220,7 @@ def test_a_stopped_run_resumed_with_resume_last_judges_every_case_exactly_once(
         # Ctrl-C: the run stops cleanly, keeps what finished, says how to resume, and is marked interrupted.
         assert code == EXIT_INTERRUPTED, output
         assert "--resume" in output
+        assert "Traceback" not in output and "worker" not in output, output  # no worker crashed
         assert _status(store_url) == "interrupted"
 
     code, _, status = run(RunRequest(suites=(suite,), store=store_url, resume="last"))

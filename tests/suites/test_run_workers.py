@@ -75,21 +75,25 @@ async def test_workers_record_every_case_once_with_the_verdicts_of_one_process(
     assert two.count(Status.ERROR) == 5 and two.count(Status.FAIL) == 5 and not two.ok
 
 
-async def test_workers_keep_judge_connections_within_the_concurrency(
-    toy_suite: Callable[[str], Path], tmp_path: Path
-) -> None:
-    text = MIXED.replace("[{contains: Beach House}]", '[{correctness: {reference: "Beach House"}}]')
-    with StubServer("openai", stub_reply, latency=0.05) as stub, open_sqlite(tmp_path, "runs.db") as store:
-        suite = load_suite(toy_suite(text), judge_model=f"openai:gpt-4o-mini@{stub.base_url}", concurrency=4)
+async def test_workers_share_a_judge_models_connection_limit(toy_suite: Callable[[str], Path], tmp_path: Path) -> None:
+    """A judge naming its own model (limit 16) in a run of concurrency 32: each worker gets 8 connections."""
+    with StubServer("openai", stub_reply, latency=0.1) as stub, open_sqlite(tmp_path, "runs.db") as store:
+        model = f"openai:gpt-4o-mini@{stub.base_url}"
+        text = TOY_HEADER + "cases:\n"
+        for i in range(48):
+            text += f"  - name: case-{i:02d}\n    prompt: 'What are my listings? ({i})'\n"
+            text += f"    judges: [{{correctness: {{reference: 'Beach House', model: '{model}'}}}}]\n"
+        # The suite's own judge model (limit 32) turns the LLM tier on; the judges use theirs (limit 16).
+        suite = load_suite(toy_suite(text), judge_model=model, concurrency=32)
         progress = Recorder()
-        result = await SuiteRunner(suite, RunOptions(concurrency=4, workers=2), store=store, progress=progress).run()
+        result = await SuiteRunner(suite, RunOptions(concurrency=32, workers=2), store=store, progress=progress).run()
 
-        judged = [r for r in result.records if r.status is not Status.ERROR]
-        assert result.status == "completed" and len(result.records) == 20
-        assert stub.connections <= 4 and stub.max_in_flight <= 4
-        # Each worker's spend reaches the parent: one judge call per case that got to the LLM tier.
-        assert result.spend.calls == len(judged) == len(stub.requests) == 15
-        assert progress.last_spend.calls == result.spend.calls
+        assert result.status == "completed" and result.ok and len(result.records) == 48
+        # Without the shares, each worker's 16 cases in flight would use the model's 16 connections: 32.
+        assert stub.connections <= 16 and stub.max_in_flight <= 16
+        # Each worker's spend reaches the parent: one judge call per case.
+        assert result.spend.calls == len(stub.requests) == 48
+        assert progress.last_spend.calls == 48
 
 
 async def test_stop_reaches_the_workers_and_resume_judges_the_rest_exactly_once(
@@ -124,7 +128,9 @@ async def test_a_killed_worker_is_reported_and_its_cases_are_left_for_resume(
     with open_sqlite(tmp_path, "runs.db") as store:
         first = await SuiteRunner(suite, RunOptions(concurrency=2, workers=2), store=store).run()
 
-        assert first.status == "interrupted" and not first.ok
+        # Not "interrupted" (nobody stopped it): the run failed, and --resume finishes it.
+        assert first.status == "failed" and not first.ok
+        assert store.get_run(first.run_id).status == "failed"
         assert len(first.worker_errors) == 1
         assert "was killed by signal 9" in first.worker_errors[0]
         assert "resume the run" in first.worker_errors[0]
@@ -144,9 +150,27 @@ def test_workers_need_a_store_and_the_suites_own_agent(toy_suite: Callable[[str]
         asyncio.run(SuiteRunner(suite, RunOptions(workers=2)).run())
     with pytest.raises(ValueError, match="workers must be a whole number"):
         RunOptions(workers=0)
+    with open_store("sqlite://") as store, pytest.raises(ValueError, match="more than --concurrency 2"):
+        asyncio.run(SuiteRunner(suite, RunOptions(concurrency=2, workers=3), store=store).run())
 
 
 def test_workers_refuse_a_target_they_cannot_rebuild(toy_suite: Callable[[str], Path], tmp_path: Path) -> None:
     suite = load_suite(toy_suite(MIXED))
     with open_sqlite(tmp_path, "runs.db") as store, pytest.raises(ValueError, match="agent spec"):
         asyncio.run(SuiteRunner(suite, RunOptions(workers=2), store=store, target=object()).run())  # type: ignore[arg-type]
+
+
+async def test_a_worker_that_fails_before_its_cases_says_why(
+    toy_suite: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(self: SuiteRunner, run_id: str, cases: object) -> str:
+        raise RuntimeError("no database here")
+
+    monkeypatch.setattr(SuiteRunner, "_run_share", broken)  # only workers run their share
+    suite = load_suite(toy_suite(MIXED))
+    with open_sqlite(tmp_path, "runs.db") as store:
+        result = await SuiteRunner(suite, RunOptions(concurrency=2, workers=2), store=store).run()
+
+    assert result.status == "failed" and not result.records
+    assert len(result.worker_errors) == 2
+    assert all("failed: RuntimeError: no database here" in error for error in result.worker_errors)

@@ -252,6 +252,11 @@ async def _run_all(
             git_commit=_git_commit(suite.base_dir),
             workers=request.workers,
         )
+        if options.workers > options.concurrency:
+            raise UsageProblemError(
+                f"--workers {options.workers} is more than the run's concurrency ({options.concurrency}): "
+                "each worker runs at least one case at a time; raise --concurrency"
+            )
         progress = RichProgress(status) if request.progress and status.is_terminal else None
         runner = SuiteRunner(suite, options, store=store, progress=progress)
         result = await runner.run(resume=resume)
@@ -314,7 +319,11 @@ def build_report(result: RunResult, suite: Suite) -> RunReport:
         started_at=result.started_at,
         finished_at=result.finished_at,
         judge_model=result.judge_model,
-        status="interrupted" if result.status == "interrupted" else "completed",
+        status="interrupted"
+        if result.status == "interrupted"
+        else "failed"
+        if result.status == "failed"
+        else "completed",
         notes=notes,
         skipped_tiers=skipped,
         planned=result.total_cases,
@@ -380,7 +389,7 @@ def print_outro(result: RunResult, status: Console) -> None:
         f"run {result.run_id}: {result.status}; judge calls {spend.calls}, judge tokens {tokens}, cost {cost}",
         highlight=False,
     )
-    if result.status == "interrupted":
+    if result.status in ("interrupted", "failed"):
         status.print(f"finish it with: jurybox run ... --resume {result.run_id}", highlight=False)
 
 

@@ -33,6 +33,7 @@ from jurybox.models._registry import (
     parse_spec,
     provider_class,
     resolve_model,
+    resolved_models,
     set_default_model,
 )
 from jurybox.models._retry import RetryPolicy, parse_retry_after
@@ -99,6 +100,7 @@ __all__ = [
     "provider_class",
     "record_usage",
     "resolve_model",
+    "resolved_models",
     "set_default_model",
     "set_price",
 ]

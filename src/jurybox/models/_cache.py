@@ -112,11 +112,14 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self._connected_in = os.getpid()
+        self._inherited: list[sqlite3.Connection] = []
 
     def _connect(self) -> sqlite3.Connection:
         if self._connected_in != os.getpid():
             # A forked child (``jurybox run --workers``) inherited the parent's connection, which
-            # SQLite forbids using across fork: leave it to the parent and open this process's own.
+            # SQLite forbids using across fork, or closing: kept, untouched, and this process opens its own.
+            if self._connection is not None:
+                self._inherited.append(self._connection)
             self._connection = None
             self._connected_in = os.getpid()
         if self._connection is None:

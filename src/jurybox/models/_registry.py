@@ -105,3 +105,13 @@ def resolve_model(model: JudgeModel | str | None) -> JudgeModel:
     if not isinstance(model, JudgeModel):
         raise TypeError(f"expected a JudgeModel, a 'provider:model' string or None, got {type(model).__name__}")
     return model
+
+
+def resolved_models() -> list[JudgeModel]:
+    """The models ``resolve_model`` built from names and keeps for this process (and the default model)."""
+    with _lock:
+        models = list(_resolved.values())
+        default = _default
+    if default is not None and not isinstance(default, str):
+        models.append(default)
+    return models

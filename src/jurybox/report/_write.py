@@ -109,12 +109,14 @@ def write_reports(
     # (see iter_json); written first, it spares the console and the other files a pass over the store.
     # Not on standard output, where the console table comes first as it always has.
     first = ["json"] if "json" in file_formats and not report.tallied and not to_stdout else []
-    for fmt in first:
-        write(fmt)
-    if "console" in wanted:
-        limit = console_rows if console_rows is not None and console_rows < len(report.cases) else None
-        render_console(report, console or Console(), limit=limit)
-        written["console"] = None
+    try:
+        for fmt in first:
+            write(fmt)
+    finally:  # the table is printed even when that file could not be written
+        if "console" in wanted:
+            limit = console_rows if console_rows is not None and console_rows < len(report.cases) else None
+            render_console(report, console or Console(), limit=limit)
+            written["console"] = None
     for fmt in file_formats:
         if fmt not in first:
             write(fmt)

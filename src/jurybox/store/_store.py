@@ -98,13 +98,14 @@ class Store:
         """Release every pooled connection."""
         self._engine.dispose()
 
-    def after_fork(self) -> None:
-        """In a forked child: forget the parent's pooled connections (left open for the parent) and open new ones.
+    def before_fork(self) -> None:
+        """Close the pooled connections before this process forks (``jurybox run --workers``).
 
-        A database connection must not be used by two processes; SQLAlchemy's way for a
-        forked child is to drop the pool it inherited without closing what the parent uses.
+        A database connection must not cross a fork: SQLite forbids using one in the
+        child, and a child that closed its inherited copy could disturb the parent's.
+        The store opens new connections in each process as it needs them.
         """
-        self._engine.dispose(close=False)
+        self._engine.dispose()
 
     def __enter__(self) -> Store:
         return self

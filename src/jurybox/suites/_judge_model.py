@@ -15,6 +15,7 @@ from jurybox.models import (
     ProviderModel,
     get_model,
     resolve_model,
+    resolved_models,
 )
 from jurybox.suites._meter import MeteredModel
 
@@ -100,11 +101,13 @@ def share_connections(model: Any, index: int, count: int) -> None:
     """In worker ``index`` of ``count``: cut each judge model's limit to this worker's share of it.
 
     The shares add up to the limit, so the TCP connections all workers open stay
-    within it, as in a one-process run. For the run's model and every model built
-    for a judge here; call it in the worker, on the worker's copy of the models.
+    within it, as in a one-process run; a model whose limit is below ``count`` still
+    gets one connection per worker. For the run's model, the models built for a
+    judge's own ``model:`` and those resolved by name; call it in the worker, on the
+    worker's copies of the models.
     """
     run_model = model.model if isinstance(model, MeteredModel) else model
-    models = {id(m): m for m in (run_model, *_built.values())}
+    models = {id(m): m for m in (run_model, *_built.values(), *resolved_models())}
     for each in models.values():
         if isinstance(each, ProviderModel):
             each.concurrency = max(1, each.concurrency // count + (1 if index < each.concurrency % count else 0))

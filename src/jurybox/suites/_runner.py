@@ -61,6 +61,7 @@ from jurybox.suites._workers import (
     send,
     split,
     start_worker,
+    stop_on_signal,
 )
 
 T = TypeVar("T")
@@ -69,7 +70,9 @@ DEFAULT_CONCURRENCY = 8
 SESSION_CLOSE_TIMEOUT = 5.0
 """Seconds a finished case waits for the agent to release its session before moving on."""
 WORKER_EXIT_TIMEOUT = 30.0
-"""Seconds a worker process gets to exit after its last message (or a stop) before it is killed."""
+"""Seconds the workers get, together, to exit after their last message (or a stop) before they are killed."""
+WORKER_KILL_GRACE = 2.0
+"""Seconds the workers get to exit after a second Ctrl-C before they are killed."""
 MAX_PENDING_WRITES = 64
 """Finished records queued for the store's writer before the workers wait for it, whatever the concurrency.
 
@@ -274,9 +277,15 @@ class SuiteRunner:
             todo = [case for case in cases if case.name not in done]
             # Kept only without a store: with one, each record is written as its case ends and dropped.
             kept: list[CaseRecord] | None = [] if self.store is None else None
+            # Workers are forked before the progress bar starts its refresh thread: a thread holding
+            # a lock (the terminal's, say) at the fork would leave that lock held in the worker forever.
+            workers = self._start_workers(run_id, todo) if self._use_workers(todo) else None
             if self.progress is not None:
                 self.progress.start(self.suite.name, len(cases), len(cases) - len(todo))
-            status = await self._run_cases(run_id, todo, kept)
+            if workers is not None:
+                status = await self._await_workers(workers)
+            else:
+                status = await self._run_cases(run_id, todo, kept)
             await self._drain(run_id)
             wanted = {case.name for case in cases}
             records: Sequence[CaseRecord]
@@ -326,6 +335,7 @@ class SuiteRunner:
             "selectors": list(self.options.selectors),
             "suite_file": str(self.suite.path),
             "llm_tier": "enabled" if self.suite.llm_enabled else LLM_SKIPPED,
+            "workers": self.options.workers,
         }
         run_id = await self._io_call(
             self.store.begin_run,
@@ -341,8 +351,6 @@ class SuiteRunner:
     async def _run_cases(self, run_id: str, todo: Sequence[Case], records: list[CaseRecord] | None) -> RunStatus:
         if not todo:
             return "completed"
-        if self.options.workers > 1 and len(todo) > 1 and self.options.concurrency > 1:
-            return await self._run_in_workers(run_id, todo)
         queue: Iterator[Case] = iter(todo)
         workers = [
             asyncio.create_task(self._worker(run_id, queue, records), name=f"jurybox-case-worker-{i}")
@@ -382,15 +390,38 @@ class SuiteRunner:
             )
         if not fork_available():
             raise ValueError("--workers needs os.fork (Linux or macOS); run in one process here")
+        if self.options.workers > self.options.concurrency:
+            raise ValueError(
+                f"--workers {self.options.workers} is more than --concurrency {self.options.concurrency}: "
+                "each worker runs at least one case at a time"
+            )
 
-    async def _run_in_workers(self, run_id: str, todo: Sequence[Case]) -> RunStatus:
-        """Run ``todo`` in forked worker processes (``jurybox.suites._workers``); this process only listens."""
-        count = min(self.options.workers, len(todo), self.options.concurrency)
+    def _use_workers(self, todo: Sequence[Case]) -> bool:
+        return self.options.workers > 1 and len(todo) > 1
+
+    def _start_workers(self, run_id: str, todo: Sequence[Case]) -> list[Worker]:
+        """Fork the worker processes, each with every N-th case of ``todo`` and its share of the concurrency."""
+        count = min(self.options.workers, len(todo))
         shares = split(self.options.concurrency, count)
+        before_fork = getattr(self.store, "before_fork", None)
+        if callable(before_fork):
+            before_fork()  # no open database connection crosses the fork
+        workers: list[Worker] = []
+        try:
+            for index in range(count):
+                main = functools.partial(self._worker_main, run_id, todo[index::count], shares[index], index, count)
+                workers.append(start_worker(index, main))
+        except BaseException:
+            interrupt(workers)  # the ones already started must not run on alone
+            _reap(workers, time.monotonic() + WORKER_EXIT_TIMEOUT)
+            raise
+        return workers
+
+    async def _await_workers(self, workers: list[Worker]) -> RunStatus:
+        """Listen to the workers until every one has ended: progress, spend, errors; stop them on Ctrl-C."""
         loop = asyncio.get_running_loop()
         latest: dict[int, Spend] = {}
         all_gone = loop.create_future()
-        live = count
 
         def on_message(worker: Worker, message: Message) -> None:
             latest[worker.index] = message.spend
@@ -404,51 +435,46 @@ class SuiteRunner:
                 self.progress.case_done(summary, _added(latest.values()))
 
         def on_eof(worker: Worker) -> None:
-            nonlocal live
+            reading.discard(worker)
             loop.remove_reader(worker.connection.fileno())
             worker.connection.close()
-            live -= 1
-            if live == 0 and not all_gone.done():
+            if not reading and not all_gone.done():
                 all_gone.set_result(None)
 
-        workers: list[Worker] = []
+        reading: set[Worker] = set(workers)
+        for worker in workers:
+            loop.add_reader(worker.connection.fileno(), readable, worker, on_message, on_eof)
         restore = _on_sigint(self.stop)
         stopper = asyncio.create_task(self._stopping.wait())
+        grace = WORKER_EXIT_TIMEOUT
         try:
-            for index in range(count):
-                cases = todo[index::count]
-                main = functools.partial(self._worker_main, run_id, cases, shares[index], index, count)
-                worker = start_worker(index, len(cases), main)
-                workers.append(worker)
-                loop.add_reader(worker.connection.fileno(), readable, worker, on_message, on_eof)
             await asyncio.wait({all_gone, stopper}, return_when=asyncio.FIRST_COMPLETED)
             if not all_gone.done():
-                # Ctrl-C or stop(): the workers stop as a one-process run does, writing what finished.
+                # Ctrl-C (which a terminal also sends the workers) or stop(): each worker stops as a
+                # one-process run does, writing what finished.
                 interrupt(workers)
                 await all_gone
-        except asyncio.CancelledError:
+        except BaseException:
             interrupt(workers)
+            grace = WORKER_KILL_GRACE  # a second Ctrl-C stops at once
             raise
         finally:
             restore()
             stopper.cancel()
-            for worker in workers:
-                await asyncio.to_thread(worker.process.join, WORKER_EXIT_TIMEOUT)
-                if worker.process.is_alive():
-                    worker.process.kill()
-                if worker.ended is None:
-                    self._worker_errors.append(worker.describe_exit())
+            for worker in reading:  # left only when this wait was cancelled
+                loop.remove_reader(worker.connection.fileno())
+            await asyncio.to_thread(_reap, workers, time.monotonic() + grace)
+            self._worker_errors.extend(problem for problem in (w.problem() for w in workers) if problem is not None)
         self._spend.merge(_added(latest.values()))
-        stopped = self._stopping.is_set() or any(w.ended is None or w.ended.status != "completed" for w in workers)
-        return "interrupted" if stopped else "completed"
+        if self._stopping.is_set() or any(w.ended is not None and w.ended.status == "interrupted" for w in workers):
+            return "interrupted"
+        # A worker that died or failed leaves its unfinished cases for --resume: the run failed, it was not stopped.
+        return "failed" if any(w.problem() is not None for w in workers) else "completed"
 
     def _worker_main(
         self, run_id: str, cases: Sequence[Case], concurrency: int, index: int, count: int, connection: Connection
     ) -> None:
         """In a forked worker: run this worker's cases, writing to the store, and report to the parent."""
-        after_fork = getattr(self.store, "after_fork", None)
-        if callable(after_fork):
-            after_fork()  # the parent's database connections are the parent's
         share_connections(self.suite.model, index, count)
         runner = SuiteRunner(
             self.suite,
@@ -456,7 +482,20 @@ class SuiteRunner:
             store=self.store,
             progress=PipeProgress(connection, lambda record: record.metadata.get("llm_tier") == LLM_SKIPPED),
         )
-        status = asyncio.run(runner._run_share(run_id, cases))
+        # The parent's stop (SIGTERM) may come at any moment, even after this worker's loop has
+        # ended, so it is not the loop's to handle: asyncio restores a handled signal's default
+        # (for SIGTERM: die) when its loop closes. A Ctrl-C before the loop handles it stops too.
+        signal.signal(signal.SIGTERM, stop_on_signal(runner.stop))
+        signal.signal(signal.SIGINT, stop_on_signal(runner.stop))
+        try:
+            status = asyncio.run(runner._run_share(run_id, cases))
+        except KeyboardInterrupt:  # a second Ctrl-C: stop at once, as the parent does, without a traceback
+            send(connection, WorkerEnded("interrupted", runner._spend, list(runner._store_errors)))
+            return
+        except BaseException as exc:
+            # Building the agent, say: the parent reports why instead of only an exit code.
+            send(connection, WorkerEnded("failed", runner._spend, list(runner._store_errors), _describe(exc)))
+            raise
         send(connection, WorkerEnded(status, runner._spend, list(runner._store_errors)))
         connection.close()
 
@@ -820,3 +859,18 @@ def _added(spends: Iterable[Spend]) -> Spend:
     for spend in spends:
         total.merge(spend)
     return total
+
+
+def _reap(workers: list[Worker], deadline: float) -> None:
+    """Wait for the workers to exit until ``deadline`` (one for all of them); kill those still running."""
+    for worker in workers:
+        worker.process.join(max(0.0, deadline - time.monotonic()))
+        if worker.process.is_alive():
+            worker.killed = True
+            worker.process.kill()
+            worker.process.join()
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

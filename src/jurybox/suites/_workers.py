@@ -15,6 +15,7 @@ again, about a second per worker, which is most of what a big run saves.
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import os
 import pickle
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
+from types import FrameType
 
 from jurybox.core import Status
 from jurybox.store import CaseRecord
@@ -51,11 +53,12 @@ class CaseFinished:
 
 @dataclass(frozen=True)
 class WorkerEnded:
-    """A worker's last message: how its share of the run ended."""
+    """A worker's last message: how its share of the run ended (``error``: why it failed, if it did)."""
 
     status: str
     spend: Spend
     store_errors: list[str] = field(default_factory=list)
+    error: str | None = None
 
 
 Message = CaseFinished | WorkerEnded
@@ -91,36 +94,42 @@ def receive(connection: Connection) -> Message:
     return message
 
 
-@dataclass
+@dataclass(eq=False)
 class Worker:
     """A running worker process and the read end of its pipe."""
 
     index: int
     process: BaseProcess
     connection: Connection
-    cases: int
     ended: WorkerEnded | None = None
+    killed: bool = False
 
-    def describe_exit(self) -> str:
-        """Why a worker stopped without its last message, for the run's errors."""
-        code = self.process.exitcode
-        how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
-        return (
-            f"worker {self.index} {how} before it finished; its unfinished cases have no result "
-            "(resume the run to judge them)"
-        )
+    def problem(self) -> str | None:
+        """Why this worker did not finish its cases, for the run's notes; None when it did."""
+        if self.ended is not None and self.ended.error is None:
+            return None
+        if self.ended is not None:
+            how = f"failed: {self.ended.error}"
+        elif self.killed:
+            how = "did not exit in time and was killed"
+        elif self.process.exitcode is not None and self.process.exitcode < 0:
+            how = f"was killed by signal {-self.process.exitcode}"
+        else:
+            how = f"exited with code {self.process.exitcode}"
+        return f"worker {self.index} {how}; its unfinished cases have no result (resume the run to judge them)"
 
 
-def start_worker(index: int, cases: int, main: Callable[[Connection], None]) -> Worker:
+def start_worker(index: int, main: Callable[[Connection], None]) -> Worker:
     """Fork a worker that runs ``main(connection)``; it sends its messages on ``connection``."""
-    reader, writer = multiprocessing.get_context("fork").Pipe(duplex=False)
-    process = multiprocessing.get_context("fork").Process(
+    context = multiprocessing.get_context("fork")
+    reader, writer = context.Pipe(duplex=False)
+    process = context.Process(
         target=_worker_entry, args=(main, writer, reader), name=f"jurybox-worker-{index}", daemon=True
     )
     process.start()
     # The parent keeps only the read end: the pipe reports EOF when the worker's end closes with it.
     writer.close()
-    return Worker(index, process, reader, cases)
+    return Worker(index, process, reader)
 
 
 def _worker_entry(main: Callable[[Connection], None], writer: Connection, reader: Connection) -> None:
@@ -134,21 +143,42 @@ def _forget_parent_signals() -> None:
 
     The parent's loop points the C-level signal wake-up at its own socket: left in
     place, a Ctrl-C reaching the worker would also be delivered to the parent's loop
-    as if it had received a second one. The worker's own loop installs its handler.
+    as if it had received a second one. The worker installs its own handlers.
     """
     signal.set_wakeup_fd(-1)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def interrupt(workers: list[Worker]) -> None:
-    """Ask every live worker to stop as Ctrl-C does: no new cases, finished records written."""
+    """Ask every live worker to stop as Ctrl-C does: no new cases, finished records written.
+
+    SIGTERM, not SIGINT: a Ctrl-C at a terminal reaches the workers too (one process
+    group), and a second SIGINT is a worker's "stop at once".
+    """
     for worker in workers:
         pid = worker.process.pid
         if worker.ended is None and pid is not None and worker.process.is_alive():
             try:
-                os.kill(pid, signal.SIGINT)
+                os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:  # it ended meanwhile
                 continue
+
+
+def stop_on_signal(stop: Callable[[], None]) -> Callable[[int, FrameType | None], None]:
+    """A signal handler that calls ``stop``: through the running event loop when there is one.
+
+    Through ``call_soon_threadsafe``, which wakes a loop waiting for I/O; a plain call
+    from the handler would run ``stop`` but leave the loop asleep until its next event.
+    """
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # before the worker's loop starts, or after it ended
+            stop()
+        else:
+            loop.call_soon_threadsafe(stop)
+
+    return handler
 
 
 def readable(worker: Worker, on_message: Callable[[Worker, Message], None], on_eof: Callable[[Worker], None]) -> None:
