@@ -72,6 +72,10 @@ def iter_json(report: RunReport, *, indent: int | None = 2) -> Iterator[str]:
     inside ``cases`` (``json.dumps`` of the case without indent), so a big report
     greps and diffs a case per line and is encoded by the C encoder; ``indent=None``
     gives exactly ``json.dumps`` of the whole report.
+
+    A streamed report whose totals are not known yet spools its case lines to a
+    temporary file (in ``$TMPDIR``, about the size of the report) while one pass
+    over the store adds the totals up; see ``RunReport.tally_cases``.
     """
     if report.tallied:
         before, after = _envelope(report, indent)
