@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from jurybox.core import Check, Context, Judgment, Message, ToolCall
@@ -112,10 +113,18 @@ def make_multi_round_record(case: str) -> CaseRecord:
     return CaseRecord(case=case, judgment=overall, rounds=rounds, duration=0.5, tokens=20)
 
 
+def single_round(record: CaseRecord) -> CaseRecord:
+    """``record`` with the one round the runner gives a single-prompt case: its verdict is the case's own."""
+    assert record.context is not None
+    only = RoundRecord(index=0, prompt=record.context.input, context=record.context, judgment=record.judgment)
+    return replace(record, rounds=(only,))
+
+
 def nodes_per_record(record: CaseRecord) -> int:
-    """How many judgment rows a record produces (case tree plus round trees)."""
+    """How many judgment rows a record produces (case tree plus each round's own tree)."""
     count = sum(1 for _ in record.judgment.walk())
-    return count + sum(sum(1 for _ in r.judgment.walk()) for r in record.rounds)
+    own = [r for r in record.rounds if r.judgment is not record.judgment]
+    return count + sum(sum(1 for _ in r.judgment.walk()) for r in own)
 
 
 def record_run(store: Store, suite: str, outcomes: dict[str, tuple[bool, bool]]) -> str:

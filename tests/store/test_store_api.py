@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 from sqlalchemy import func, select
-from store_testkit import make_multi_round_record, make_record, nodes_per_record
+from store_testkit import make_multi_round_record, make_record, nodes_per_record, single_round
 
 from jurybox.core import CategoricalScore, Check, Context, ErrorInfo, Judgment, NumericScore, Status
-from jurybox.store import CaseRecord, RoundRecord, Store, StoreError, open_store
+from jurybox.store import CaseRecord, Rate, RoundRecord, Store, StoreError, open_store
 from jurybox.store._schema import cases_table, judgments_table, results_table, run_cases_table
 from jurybox.store._serialize import dumps, encode_json, metadata_cost, to_jsonable, usage_tokens
 
@@ -361,3 +361,18 @@ def test_a_nul_in_a_judge_error_message_is_recorded_not_refused(store: Store) ->
     with store.engine.connect() as connection:
         errors = connection.exec_driver_sql("select error from round_results").scalars().all()
     assert errors == ["ParseError: reply was \ufffd\x01"]
+
+
+def test_a_single_round_case_counts_once_in_tier_rates_and_failing_cases(store: Store) -> None:
+    run_id = store.begin_run("suite", cases={"single": {}, "multi": {}})
+    single = single_round(make_record("single", llm=False))
+    store.record_case(run_id, single)
+    store.record_case(run_id, make_multi_round_record("multi"))
+
+    # The single-round case's verdict once, and each of the two-round case's round verdicts.
+    assert store.run_metrics(run_id)["llm_judge"] == Rate(passed=2, total=3)
+    failing, total = store.failing_cases(run_id, "llm_judge")
+    assert total == 1 and [row["case"] for row in failing] == ["single"]
+    with store.engine.connect() as connection:
+        rows = connection.execute(select(func.count()).select_from(judgments_table)).scalar_one()
+    assert rows == nodes_per_record(single) + nodes_per_record(make_multi_round_record("multi"))

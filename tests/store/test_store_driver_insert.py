@@ -124,7 +124,10 @@ def _legacy_write(connection: Connection, run_id: str, records: list[CaseRecord]
     for record in records:
         result_id = ids[record.case]
         rounds.extend({**_legacy_round_row(r, forms[record.case]), "result_id": result_id} for r in record.rounds)
-        trees = [(record.judgment, None)] + [(r.judgment, r.index) for r in record.rounds]
+        # One change since: a round whose verdict is the case's own is not stored a second time.
+        trees = [(record.judgment, None)] + [
+            (r.judgment, r.index) for r in record.rounds if r.judgment is not record.judgment
+        ]
         for tree, index in trees:
             judgments.extend(
                 {**row, "run_id": run_id, "result_id": result_id} for row in _legacy_judgment_rows(tree, index)

@@ -9,11 +9,12 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect, text
+from sqlalchemy import func, inspect, select, text
+from store_testkit import make_multi_round_record, make_record, nodes_per_record, single_round
 
-from jurybox.store import StoreError, StoreVersionError, open_store, schema_head
+from jurybox.store import Rate, StoreError, StoreVersionError, open_store, schema_head
 from jurybox.store._engine import SCHEMA_HEAD, create_store_engine, known_revisions, stored_revisions
-from jurybox.store._schema import metadata
+from jurybox.store._schema import judgments_table, metadata
 
 
 def _config(connection: object) -> Config:
@@ -24,8 +25,8 @@ def _config(connection: object) -> Config:
 
 
 def test_migrations_know_a_linear_history() -> None:
-    assert schema_head() == SCHEMA_HEAD == "0002_lessons"
-    assert known_revisions() == {"0001_initial", "0002_lessons"}
+    assert schema_head() == SCHEMA_HEAD == "0003_single_verdict_rows"
+    assert known_revisions() == {"0001_initial", "0002_lessons", "0003_single_verdict_rows"}
 
 
 def test_tables_the_code_queries_match_what_the_migrations_create(store_url: str) -> None:
@@ -58,7 +59,7 @@ def test_store_at_an_older_revision_is_migrated_on_open_and_keeps_its_data(store
         assert store.get_run("old-run").suite == "old"
         assert store.lessons() == []
         with store.engine.connect() as connection:
-            assert stored_revisions(connection) == ("0002_lessons",)
+            assert stored_revisions(connection) == ("0003_single_verdict_rows",)
             assert inspect(connection).has_table("lessons")
 
 
@@ -74,7 +75,7 @@ def test_store_from_a_newer_jurybox_is_refused_and_not_touched(store_url: str) -
         open_store(store_url)
 
     message = str(raised.value)
-    assert "newer jurybox" in message and "0099_future" in message and "0002_lessons" in message
+    assert "newer jurybox" in message and "0099_future" in message and "0003_single_verdict_rows" in message
     engine = create_store_engine(store_url)
     with engine.connect() as connection:
         assert stored_revisions(connection) == ("0099_future",)
@@ -96,3 +97,31 @@ def test_opening_twice_is_a_no_op(store_url: str) -> None:
         run_id = store.begin_run("suite", cases={})
     with open_store(store_url) as store:
         assert store.get_run(run_id).suite == "suite"
+
+
+def test_a_single_round_verdict_stored_twice_before_0003_is_kept_once(store_url: str) -> None:
+    single = single_round(make_record("single", llm=False))
+    multi = make_multi_round_record("multi")
+    with open_store(store_url) as store:
+        run_id = store.begin_run("suite", cases={"single": {}, "multi": {}})
+        store.record_case(run_id, single)
+        store.record_case(run_id, multi)
+        with store.engine.begin() as connection:
+            # What writers before 0003 stored: the single-round case's rows again, as its round's.
+            columns = ", ".join(c.name for c in judgments_table.c if c.name not in ("id", "round_index"))
+            connection.execute(
+                text(
+                    f"INSERT INTO judgments (round_index, {columns}) SELECT 0, {columns} FROM judgments"
+                    " WHERE round_index IS NULL AND result_id = (SELECT id FROM results WHERE case_name = 'single')"
+                )
+            )
+            connection.execute(text("UPDATE alembic_version SET version_num = '0002_lessons'"))
+        assert store.run_metrics(run_id)["llm_judge"].total == 4  # the double count, before
+
+    with open_store(store_url) as store:
+        assert store.run_metrics(run_id)["llm_judge"] == Rate(passed=2, total=3)
+        with store.engine.connect() as connection:
+            assert stored_revisions(connection) == ("0003_single_verdict_rows",)
+            rows = connection.execute(select(func.count()).select_from(judgments_table)).scalar_one()
+        # The two-round case's own round verdicts are kept.
+        assert rows == nodes_per_record(single) + nodes_per_record(multi)

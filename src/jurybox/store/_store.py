@@ -804,13 +804,11 @@ def _prepare(record: CaseRecord) -> PreparedRows:
     forms = JsonForms()
     values = result_values(record, forms)
     rounds = [round_values(r, forms) for r in record.rounds]
-    case_rows = list(judgment_values(record.judgment, None))
-    judgments = list(case_rows)
+    judgments = list(judgment_values(record.judgment, None))
     for r in record.rounds:
-        if r.judgment is record.judgment:  # a single-round case: its round's rows differ only in round_index
-            index = (r.index,)
-            judgments.extend(index + row[1:] for row in case_rows)
-        else:
+        # A single-round case's one verdict is the case's and its round's: its rows are written once,
+        # as the case's, so a query over judgments (tier rates, failing cases) counts it once.
+        if r.judgment is not record.judgment:
             judgments.extend(judgment_values(r.judgment, r.index))
     return record.case, values, rounds, judgments
 
