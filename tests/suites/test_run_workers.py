@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from collections.abc import Callable
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ from jurybox.core import Status
 from jurybox.store import CaseRecord, Store, open_store
 from jurybox.stubs import StubServer
 from jurybox.suites import RunOptions, Spend, SuiteRunner, fork_available, load_suite
+from jurybox.suites._workers import start_worker, stopped_early
 
 pytestmark = pytest.mark.skipif(not fork_available(), reason="--workers forks its worker processes")
 
@@ -174,3 +178,14 @@ async def test_a_worker_that_fails_before_its_cases_says_why(
     assert result.status == "failed" and not result.records
     assert len(result.worker_errors) == 2
     assert all("failed: RuntimeError: no database here" in error for error in result.worker_errors)
+
+
+def test_a_stop_that_reaches_a_worker_before_its_runner_is_kept_not_fatal() -> None:
+    def main(connection: Connection) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)  # the parent's stop, before the runner's handlers exist
+        connection.send_bytes(b"noted" if stopped_early() else b"missed")
+
+    worker = start_worker(0, main)
+    assert worker.connection.poll(10) and worker.connection.recv_bytes() == b"noted"
+    worker.process.join(10)
+    assert worker.process.exitcode == 0  # SIGTERM's default would have killed it

@@ -62,6 +62,7 @@ from jurybox.suites._workers import (
     split,
     start_worker,
     stop_on_signal,
+    stopped_early,
 )
 
 T = TypeVar("T")
@@ -487,6 +488,8 @@ class SuiteRunner:
         # (for SIGTERM: die) when its loop closes. A Ctrl-C before the loop handles it stops too.
         signal.signal(signal.SIGTERM, stop_on_signal(runner.stop))
         signal.signal(signal.SIGINT, stop_on_signal(runner.stop))
+        if stopped_early():
+            runner.stop()
         try:
             status = asyncio.run(runner._run_share(run_id, cases))
         except KeyboardInterrupt:  # a second Ctrl-C: stop at once, as the parent does, without a traceback

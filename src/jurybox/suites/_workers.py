@@ -138,14 +138,27 @@ def _worker_entry(main: Callable[[Connection], None], writer: Connection, reader
     main(writer)
 
 
+_early_stops: list[int] = []
+"""Stop signals a worker received before its runner existed (see ``stopped_early``)."""
+
+
 def _forget_parent_signals() -> None:
     """Undo what the parent's event loop set up for signals, which a forked child inherits.
 
     The parent's loop points the C-level signal wake-up at its own socket: left in
     place, a Ctrl-C reaching the worker would also be delivered to the parent's loop
-    as if it had received a second one. The worker installs its own handlers.
+    as if it had received a second one. Until the worker's runner takes them over, a
+    Ctrl-C or the parent's stop is only noted: SIGTERM's default would kill the worker.
     """
     signal.set_wakeup_fd(-1)
+    _early_stops.clear()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda number, _frame: _early_stops.append(number))
+
+
+def stopped_early() -> bool:
+    """True when a stop reached this worker before its runner's handlers were installed."""
+    return bool(_early_stops)
 
 
 def interrupt(workers: list[Worker]) -> None:
