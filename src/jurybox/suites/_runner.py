@@ -407,6 +407,9 @@ class SuiteRunner:
         before_fork = getattr(self.store, "before_fork", None)
         if callable(before_fork):
             before_fork()  # no open database connection crosses the fork
+        # Nor a thread: the store's writer thread is stopped and started again after the fork.
+        if self._io is not None:
+            self._io.shutdown(wait=True)
         workers: list[Worker] = []
         try:
             for index in range(count):
@@ -416,6 +419,9 @@ class SuiteRunner:
             interrupt(workers)  # the ones already started must not run on alone
             _reap(workers, time.monotonic() + WORKER_EXIT_TIMEOUT)
             raise
+        finally:
+            if self._io is not None:
+                self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-store")
         return workers
 
     async def _await_workers(self, workers: list[Worker]) -> RunStatus:
