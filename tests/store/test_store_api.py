@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 from store_testkit import make_multi_round_record, make_record, nodes_per_record, single_round
 
 from jurybox.core import CategoricalScore, Check, Context, ErrorInfo, Judgment, NumericScore, Status
@@ -376,3 +376,38 @@ def test_a_single_round_case_counts_once_in_tier_rates_and_failing_cases(store: 
     with store.engine.connect() as connection:
         rows = connection.execute(select(func.count()).select_from(judgments_table)).scalar_one()
     assert rows == nodes_per_record(single) + nodes_per_record(make_multi_round_record("multi"))
+
+
+def test_planning_an_unchanged_suite_again_writes_no_case_row(store: Store) -> None:
+    cases = {name: {"prompt": f"q {name}"} for name in "abc"}
+    store.begin_run("suite", cases=cases)
+
+    def case_writes(plan: dict[str, Any]) -> list[str]:
+        statements: list[str] = []
+
+        def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+            if statement.lstrip().upper().startswith(("INSERT INTO CASES", "UPDATE CASES")):
+                statements.append(statement.split(maxsplit=1)[0].upper())
+
+        event.listen(store.engine, "before_cursor_execute", seen)
+        try:
+            store.begin_run("suite", cases=plan)
+        finally:
+            event.remove(store.engine, "before_cursor_execute", seen)
+        return statements
+
+    assert case_writes(cases) == []  # the same plan again: nothing to write
+    edited = {"b": {"prompt": "q b"}, "a": {"prompt": "edited"}, "c": {"prompt": "q c"}}
+    # a's new version, the old one no longer current, and b moved to the front.
+    assert case_writes(edited) == ["INSERT", "UPDATE", "UPDATE"]
+    with store.engine.connect() as connection:
+        current = connection.execute(
+            select(cases_table.c.name, cases_table.c.definition, cases_table.c.position)
+            .where(cases_table.c.current.is_(True))
+            .order_by(cases_table.c.position)
+        ).all()
+    assert [tuple(row) for row in current] == [
+        ("b", {"prompt": "q b"}, 0),
+        ("a", {"prompt": "edited"}, 1),
+        ("c", {"prompt": "q c"}, 2),
+    ]
