@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from suite_helpers import TOY_HEADER, grading_model
+from suite_helpers import TOY_HEADER, grading_model, stub_reply
 
 from jurybox.agents import TargetConfigError
 from jurybox.core import Status
 from jurybox.models import FakeModel
 from jurybox.store import CaseRecord, StoredRecords, open_store
+from jurybox.stubs import StubServer
 from jurybox.suites import (
     LLM_SKIPPED,
     TIER_DETERMINISTIC,
@@ -204,6 +205,49 @@ cases:
     # A case with only LLM judges is not judged at all, and says so: never a silent pass.
     assert only_llm.status is Status.ABSTAIN
     assert "--judge-model" in only_llm.judgment.reasoning
+
+
+async def test_a_judge_with_its_own_model_runs_when_the_suite_has_none(toy_suite: Callable[[str], Path]) -> None:
+    with StubServer("openai", stub_reply) as stub:
+        own = f"openai:gpt-4o-mini@{stub.base_url}"
+        text = (
+            TOY_HEADER
+            + f"""\
+cases:
+  - name: own-model
+    prompt: "What are my listings?"
+    judges:
+      - contains: "Beach House"
+      - correctness: {{reference: "Beach House, Mountain Cabin, City Apartment", model: "{own}"}}
+  - name: jury-half-own
+    prompt: "What are my listings?"
+    judges:
+      - contains: "Beach House"
+      - jury: {{judges: [{{correctness: {{reference: "Beach House", model: "{own}"}}}}, {{relevance: {{}}}}]}}
+  - name: suite-model
+    prompt: "What are my listings?"
+    judges:
+      - contains: "Beach House"
+      - correctness: {{reference: "Beach House"}}
+"""
+        )
+        suite = load_suite(toy_suite(text))
+        plan = plan_run(suite, suite.cases)
+        result = await SuiteRunner(suite).run()
+
+    assert not suite.llm_enabled
+    assert [(c.skipped, c.min_calls, c.max_calls) for c in plan.cases] == [
+        ([], 0, 1),
+        (["jury"], 0, 0),  # a jury runs only when every member has a model to call
+        (["correctness"], 0, 0),
+    ]
+    own_model, jury, suite_model = result.records
+    assert own_model.status is Status.PASS and own_model.judgment.decided_by == TIER_LLM
+    assert own_model.judge_calls == 1 and "llm_tier" not in own_model.metadata
+    assert jury.metadata["llm_tier"] == LLM_SKIPPED and jury.metadata["skipped_judges"] == ["jury"]
+    assert suite_model.metadata["llm_tier"] == LLM_SKIPPED
+    assert len(stub.requests) == 1
+    assert result.llm_skipped and result.llm_skipped_cases == 2
 
 
 async def test_case_voting_overrides_all_must_pass(toy_suite: Callable[[str], Path]) -> None:

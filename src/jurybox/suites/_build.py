@@ -321,7 +321,28 @@ class JudgeBuilder:
 def built(
     judge: Any, tier: str, calls: int, *, key: str, label: str, round_index: int | None, line: int | None
 ) -> BuiltJudge:
-    return BuiltJudge(judge=judge, tier=tier, key=key, label=label, round=round_index, llm_calls=calls, line=line)
+    own_model = tier == TIER_LLM and has_own_model(judge)
+    return BuiltJudge(
+        judge=judge, tier=tier, key=key, label=label, round=round_index, llm_calls=calls, line=line, own_model=own_model
+    )
+
+
+def has_own_model(judge: Any) -> bool:
+    """True when a judge's every model-backed part was built with a model of its own.
+
+    A judge, or each LLM member of a jury or cascade, at any depth. One with no
+    model-backed part (a Python judge that only says it is an LLM judge) has none.
+    """
+    parts = _model_parts(judge)
+    return bool(parts) and all(getattr(part, "model", None) is not None for part in parts)
+
+
+def _model_parts(judge: Any) -> list[Any]:
+    if isinstance(judge, Jury):
+        return [part for member in judge.judges for part in _model_parts(member)]
+    if isinstance(judge, Cascade):
+        return [part for tier in judge.tiers for member in tier.judges for part in _model_parts(member)]
+    return [judge] if tier_of(judge) == TIER_LLM else []
 
 
 def entry_label(entry: Any, judge: Any) -> str:

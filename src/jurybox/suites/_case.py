@@ -25,6 +25,8 @@ class BuiltJudge:
         round: The round whose reply it judges (0-based), or None for the whole conversation.
         llm_calls: Judge-model calls it makes at most (0 for deterministic judges).
         line: Where the entry is in the suite file.
+        own_model: An LLM judge whose entry names its model (``model:``), or a jury or cascade
+            whose every LLM member does: it runs even when the suite has no judge model.
     """
 
     judge: Any
@@ -34,6 +36,11 @@ class BuiltJudge:
     round: int | None = None
     llm_calls: int = 0
     line: int | None = None
+    own_model: bool = False
+
+    def runs_without_suite_model(self) -> bool:
+        """True unless this is an LLM judge that would use the suite's judge model."""
+        return self.tier != TIER_LLM or self.own_model
 
 
 @dataclass(frozen=True)
@@ -75,21 +82,26 @@ class Case:
         return len(self.rounds) > 1
 
     def tiers(self, *, llm_enabled: bool = True) -> dict[str, list[BuiltJudge]]:
-        """The judges by tier, in run order; the LLM tier is left out when no judge model is configured."""
+        """The judges by tier, in run order; with no judge model, LLM judges without one of their own are left out."""
         by_tier: dict[str, list[BuiltJudge]] = {}
         for tier in TIERS:
-            members = [j for j in self.judges if j.tier == tier]
-            if members and (llm_enabled or tier != TIER_LLM):
+            members = [j for j in self.judges if j.tier == tier and (llm_enabled or j.runs_without_suite_model())]
+            if members:
                 by_tier[tier] = members
         return by_tier
 
     def llm_judges(self) -> list[BuiltJudge]:
         return [j for j in self.judges if j.tier == TIER_LLM]
 
-    def judge_calls(self) -> tuple[int, int]:
+    def skipped_without_model(self) -> list[BuiltJudge]:
+        """The LLM judges left out when the suite has no judge model (those without one of their own)."""
+        return [j for j in self.judges if not j.runs_without_suite_model()]
+
+    def judge_calls(self, *, llm_enabled: bool = True) -> tuple[int, int]:
         """(fewest, most) judge-model calls the verdict needs: fewest when a cheap tier fails first."""
-        most = sum(j.llm_calls for j in self.judges)
-        cheap = any(j.tier != TIER_LLM for j in self.judges)
+        running = [j for j in self.judges if llm_enabled or j.runs_without_suite_model()]
+        most = sum(j.llm_calls for j in running)
+        cheap = any(j.tier != TIER_LLM for j in running)
         fewest = 0 if cheap and self.voting is None else most
         return fewest, most
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from jurybox.models import Usage, get_price, parse_spec
 from jurybox.suites._case import Case, Suite
-from jurybox.suites._registry import TIER_DETERMINISTIC, TIER_LLM
+from jurybox.suites._registry import TIER_DETERMINISTIC
 
 # A typical judge prompt (instructions, the case and the answer) and verdict; used only for estimates.
 TYPICAL_INPUT_TOKENS = 900
@@ -79,8 +79,8 @@ def _plan_case(case: Case, *, llm_enabled: bool) -> CasePlan:
         merged = {TIER_DETERMINISTIC: [*tiers.get(TIER_DETERMINISTIC, []), *keys]}
         merged.update((tier, keys) for tier, keys in tiers.items() if tier != TIER_DETERMINISTIC)
         tiers = merged
-    skipped = [] if llm_enabled else [j.key for j in case.judges if j.tier == TIER_LLM]
-    fewest, most = case.judge_calls() if llm_enabled else (0, 0)
+    skipped = [] if llm_enabled else [j.key for j in case.skipped_without_model()]
+    fewest, most = case.judge_calls(llm_enabled=llm_enabled)
     if llm_enabled:
         # The model-backed clarification detector runs after each reply that may be a question,
         # and the follow-up writer once the scripted replies run out.

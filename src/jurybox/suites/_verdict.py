@@ -52,7 +52,7 @@ def case_verdict_judge(
         case: The case.
         rounds: Each round's context, in order.
         final: The whole conversation's context (case-level judges see it).
-        llm_enabled: False when no judge model is configured.
+        llm_enabled: False when the suite has no judge model (LLM judges with a model of their own still run).
         extra: (tier, key, judge) added at run time, e.g. SQL checks bound to the session.
 
     Returns:
@@ -61,7 +61,7 @@ def case_verdict_judge(
     groups: dict[str, list[OnContext]] = {tier: [] for tier in TIERS}
     skipped: list[str] = []
     for item in case.judges:
-        if item.tier == TIER_LLM and not llm_enabled:
+        if not llm_enabled and not item.runs_without_suite_model():
             skipped.append(item.key)
             continue
         context = rounds[item.round] if item.round is not None else final
