@@ -229,6 +229,12 @@ cases:
     judges:
       - contains: "Beach House"
       - correctness: {{reference: "Beach House"}}
+  - name: mixed
+    prompt: "What are my listings?"
+    judges:
+      - contains: "Beach House"
+      - correctness: {{reference: "Beach House", model: "{own}"}}
+      - relevance: {{}}
 """
         )
         suite = load_suite(toy_suite(text))
@@ -240,14 +246,18 @@ cases:
         ([], 0, 1),
         (["jury"], 0, 0),  # a jury runs only when every member has a model to call
         (["correctness"], 0, 0),
+        (["correctness", "relevance"], 0, 0),  # and a case's LLM tier when every LLM judge has one
     ]
-    own_model, jury, suite_model = result.records
+    assert plan.estimated_cost() is None  # the judges' own models are not priced here
+    own_model, jury, suite_model, mixed = result.records
     assert own_model.status is Status.PASS and own_model.judgment.decided_by == TIER_LLM
     assert own_model.judge_calls == 1 and "llm_tier" not in own_model.metadata
     assert jury.metadata["llm_tier"] == LLM_SKIPPED and jury.metadata["skipped_judges"] == ["jury"]
     assert suite_model.metadata["llm_tier"] == LLM_SKIPPED
+    assert mixed.metadata["skipped_judges"] == ["correctness", "relevance"]
+    assert mixed.judgment.decided_by == TIER_DETERMINISTIC and mixed.judge_calls == 0
     assert len(stub.requests) == 1
-    assert result.llm_skipped and result.llm_skipped_cases == 2
+    assert result.llm_skipped and result.llm_skipped_cases == 3
 
 
 async def test_case_voting_overrides_all_must_pass(toy_suite: Callable[[str], Path]) -> None:

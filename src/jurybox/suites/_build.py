@@ -319,30 +319,41 @@ class JudgeBuilder:
 
 
 def built(
-    judge: Any, tier: str, calls: int, *, key: str, label: str, round_index: int | None, line: int | None
+    judge: Any,
+    tier: str,
+    calls: int,
+    *,
+    key: str,
+    label: str,
+    round_index: int | None,
+    line: int | None,
+    suite_model: Any = None,
 ) -> BuiltJudge:
-    own_model = tier == TIER_LLM and has_own_model(judge)
+    """A BuiltJudge; ``suite_model`` is the model the builder gave judges that name none."""
+    own_model = tier == TIER_LLM and has_own_model(judge, tier, suite_model)
     return BuiltJudge(
         judge=judge, tier=tier, key=key, label=label, round=round_index, llm_calls=calls, line=line, own_model=own_model
     )
 
 
-def has_own_model(judge: Any) -> bool:
-    """True when a judge's every model-backed part was built with a model of its own.
+def has_own_model(judge: Any, tier: str, suite_model: Any = None) -> bool:
+    """True when a judge's every model-backed part was built with a model other than the suite's.
 
-    A judge, or each LLM member of a jury or cascade, at any depth. One with no
+    ``tier`` is the entry's (a registered factory's judge need not say it is an LLM
+    judge); inside a jury or cascade, each member's ``kind`` says. One with no
     model-backed part (a Python judge that only says it is an LLM judge) has none.
     """
-    parts = _model_parts(judge)
-    return bool(parts) and all(getattr(part, "model", None) is not None for part in parts)
+    parts = _model_parts(judge, tier)
+    return bool(parts) and all(getattr(part, "model", None) not in (None, suite_model) for part in parts)
 
 
-def _model_parts(judge: Any) -> list[Any]:
+def _model_parts(judge: Any, tier: str) -> list[Any]:
     if isinstance(judge, Jury):
-        return [part for member in judge.judges for part in _model_parts(member)]
+        return [part for member in judge.judges for part in _model_parts(member, tier_of(member))]
     if isinstance(judge, Cascade):
-        return [part for tier in judge.tiers for member in tier.judges for part in _model_parts(member)]
-    return [judge] if tier_of(judge) == TIER_LLM else []
+        members = [member for level in judge.tiers for member in level.judges]
+        return [part for member in members for part in _model_parts(member, tier_of(member))]
+    return [judge] if tier == TIER_LLM and hasattr(judge, "model") else []
 
 
 def entry_label(entry: Any, judge: Any) -> str:

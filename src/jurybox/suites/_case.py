@@ -26,7 +26,7 @@ class BuiltJudge:
         llm_calls: Judge-model calls it makes at most (0 for deterministic judges).
         line: Where the entry is in the suite file.
         own_model: An LLM judge whose entry names its model (``model:``), or a jury or cascade
-            whose every LLM member does: it runs even when the suite has no judge model.
+            whose every LLM member does: it can run when the suite has no judge model.
     """
 
     judge: Any
@@ -37,10 +37,6 @@ class BuiltJudge:
     llm_calls: int = 0
     line: int | None = None
     own_model: bool = False
-
-    def runs_without_suite_model(self) -> bool:
-        """True unless this is an LLM judge that would use the suite's judge model."""
-        return self.tier != TIER_LLM or self.own_model
 
 
 @dataclass(frozen=True)
@@ -82,24 +78,34 @@ class Case:
         return len(self.rounds) > 1
 
     def tiers(self, *, llm_enabled: bool = True) -> dict[str, list[BuiltJudge]]:
-        """The judges by tier, in run order; with no judge model, LLM judges without one of their own are left out."""
+        """The judges by tier, in run order; the LLM tier only when it runs (``llm_tier_runs``)."""
         by_tier: dict[str, list[BuiltJudge]] = {}
+        llm_runs = self.llm_tier_runs(llm_enabled=llm_enabled)
         for tier in TIERS:
-            members = [j for j in self.judges if j.tier == tier and (llm_enabled or j.runs_without_suite_model())]
-            if members:
+            members = [j for j in self.judges if j.tier == tier]
+            if members and (llm_runs or tier != TIER_LLM):
                 by_tier[tier] = members
         return by_tier
 
     def llm_judges(self) -> list[BuiltJudge]:
         return [j for j in self.judges if j.tier == TIER_LLM]
 
-    def skipped_without_model(self) -> list[BuiltJudge]:
-        """The LLM judges left out when the suite has no judge model (those without one of their own)."""
-        return [j for j in self.judges if not j.runs_without_suite_model()]
+    def llm_tier_runs(self, *, llm_enabled: bool) -> bool:
+        """True when this case's LLM judges run: with the suite's judge model, or each with its own.
+
+        All or none: a tier that ran some of its judges would decide on less than the
+        case asks for, and be counted in the tier's pass rate as if it had not.
+        """
+        return llm_enabled or all(j.own_model for j in self.llm_judges())
+
+    def skipped_without_model(self, *, llm_enabled: bool = False) -> list[BuiltJudge]:
+        """The LLM judges left out of the case (all of them, or none: see ``llm_tier_runs``)."""
+        return [] if self.llm_tier_runs(llm_enabled=llm_enabled) else self.llm_judges()
 
     def judge_calls(self, *, llm_enabled: bool = True) -> tuple[int, int]:
         """(fewest, most) judge-model calls the verdict needs: fewest when a cheap tier fails first."""
-        running = [j for j in self.judges if llm_enabled or j.runs_without_suite_model()]
+        llm_runs = self.llm_tier_runs(llm_enabled=llm_enabled)
+        running = [j for j in self.judges if llm_runs or j.tier != TIER_LLM]
         most = sum(j.llm_calls for j in running)
         cheap = any(j.tier != TIER_LLM for j in running)
         fewest = 0 if cheap and self.voting is None else most

@@ -240,6 +240,7 @@ def _judges_for(
                 label=entry_label(entry, judge),
                 round_index=round_index,
                 line=line_of(entry_path),
+                suite_model=builder.model,
             )
         )
     if criteria is not None:
@@ -262,6 +263,7 @@ def _judges_for(
                         label="criteria",
                         round_index=round_index,
                         line=line_of(criteria_path),
+                        suite_model=builder.model,
                     )
                 )
             except BuildFailedError:

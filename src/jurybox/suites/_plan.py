@@ -53,9 +53,15 @@ class RunPlan:
         return sum(len(c.skipped) for c in self.cases)
 
     def estimated_cost(self) -> float | None:
-        """USD for ``max_calls`` typical judge calls, or None when the model's price is unknown."""
-        if self.suite.judge_model is None:
+        """USD for ``max_calls`` typical judge calls at the suite model's price, or None when unknown.
+
+        Unknown too when the suite has no judge model but judges that name their own will be
+        called: their prices are not looked up here.
+        """
+        if self.max_calls == 0:
             return 0.0
+        if self.suite.judge_model is None:
+            return None
         try:
             provider, model = parse_spec(self.suite.judge_model)
         except ValueError:
@@ -79,7 +85,7 @@ def _plan_case(case: Case, *, llm_enabled: bool) -> CasePlan:
         merged = {TIER_DETERMINISTIC: [*tiers.get(TIER_DETERMINISTIC, []), *keys]}
         merged.update((tier, keys) for tier, keys in tiers.items() if tier != TIER_DETERMINISTIC)
         tiers = merged
-    skipped = [] if llm_enabled else [j.key for j in case.skipped_without_model()]
+    skipped = [j.key for j in case.skipped_without_model(llm_enabled=llm_enabled)]
     fewest, most = case.judge_calls(llm_enabled=llm_enabled)
     if llm_enabled:
         # The model-backed clarification detector runs after each reply that may be a question,

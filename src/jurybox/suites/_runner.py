@@ -313,7 +313,7 @@ class SuiteRunner:
             started_at=started_at,
             finished_at=datetime.now(UTC),
             judge_model=self.suite.judge_model,
-            llm_skipped=not self.suite.llm_enabled and any(c.skipped_without_model() for c in cases),
+            llm_skipped=any(c.skipped_without_model(llm_enabled=self.suite.llm_enabled) for c in cases),
             spend=self._spend,
             resumed=len(cases) - len(todo),
             total_cases=len(cases),

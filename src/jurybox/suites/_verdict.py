@@ -52,7 +52,8 @@ def case_verdict_judge(
         case: The case.
         rounds: Each round's context, in order.
         final: The whole conversation's context (case-level judges see it).
-        llm_enabled: False when the suite has no judge model (LLM judges with a model of their own still run).
+        llm_enabled: False when the suite has no judge model (a case whose every LLM judge names
+            its own model still runs them).
         extra: (tier, key, judge) added at run time, e.g. SQL checks bound to the session.
 
     Returns:
@@ -60,8 +61,9 @@ def case_verdict_judge(
     """
     groups: dict[str, list[OnContext]] = {tier: [] for tier in TIERS}
     skipped: list[str] = []
+    llm_runs = case.llm_tier_runs(llm_enabled=llm_enabled)
     for item in case.judges:
-        if not llm_enabled and not item.runs_without_suite_model():
+        if item.tier == TIER_LLM and not llm_runs:
             skipped.append(item.key)
             continue
         context = rounds[item.round] if item.round is not None else final
