@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import math
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
@@ -15,7 +16,8 @@ from store_testkit import make_multi_round_record, make_record, nodes_per_record
 
 from jurybox.core import CategoricalScore, Check, Context, ErrorInfo, Judgment, NumericScore, Status
 from jurybox.store import CaseRecord, Rate, RoundRecord, Store, StoreError, open_store
-from jurybox.store._schema import cases_table, judgments_table, results_table, run_cases_table
+from jurybox.store._cases import upsert_case_versions
+from jurybox.store._schema import cases_table, judgments_table, results_table, run_cases_table, suites_table
 from jurybox.store._serialize import dumps, encode_json, metadata_cost, to_jsonable, usage_tokens
 
 
@@ -411,3 +413,26 @@ def test_planning_an_unchanged_suite_again_writes_no_case_row(store: Store) -> N
         ("a", {"prompt": "edited"}, 1),
         ("c", {"prompt": "q c"}, 2),
     ]
+
+
+def test_two_plans_at_once_leave_one_current_version_of_a_case(store_url: str) -> None:
+    """The second planner waits for the first (PostgreSQL's row lock; SQLite's write lock) and sees its version."""
+    with open_store(store_url) as store, open_store(store_url) as other:
+        store.begin_run("suite", cases={"x": {"v": 0}})
+        with store.engine.connect() as connection:
+            suite_key = connection.execute(select(suites_table.c.id)).scalar_one()
+        done = threading.Event()
+        with store.engine.connect() as first, first.begin():
+            upsert_case_versions(first, suite_key, [("x", {"v": 1})])  # not committed yet
+            planner = threading.Thread(
+                target=lambda: (other.begin_run("suite", cases={"x": {"v": 2}}), done.set()), daemon=True
+            )
+            planner.start()
+            assert not done.wait(0.5)  # it waits for the first plan's transaction
+        planner.join(30)
+        assert done.is_set()
+        with store.engine.connect() as connection:
+            current = connection.execute(
+                select(cases_table.c.definition).where(cases_table.c.name == "x", cases_table.c.current.is_(True))
+            ).all()
+    assert [row[0] for row in current] == [{"v": 2}]

@@ -71,6 +71,10 @@ def upsert_case_versions(
     written: a suite run again unchanged writes nothing here, a new one only its
     inserts (at 10,000 cases, planning a run cost 0.5 s while every row was updated).
     """
+    # Planners of one suite take turns, so each reads the versions the one before left and
+    # exactly one version of each case stays current. PostgreSQL needs the row lock; SQLite
+    # (which has no FOR UPDATE) already runs one write transaction at a time.
+    connection.execute(select(suites_table.c.id).where(suites_table.c.id == suite).with_for_update())
     wanted: dict[str, tuple[str, Any, int]] = {}
     for position, (name, definition) in enumerate(cases):
         data = to_jsonable(definition)
