@@ -108,8 +108,10 @@ def upsert_case_versions(
         for name, (digest, _, position) in wanted.items()
         if known[(name, digest)].position != position
     ]
-    for ids_part, current in [*((part, False) for part in chunked(stale)), *((part, True) for part in chunked(fresh))]:
-        connection.execute(update(cases_table).where(cases_table.c.id.in_(ids_part)).values(current=current))
+    for versions in chunked(stale):
+        connection.execute(update(cases_table).where(cases_table.c.id.in_(versions)).values(current=False))
+    for versions in chunked(fresh):
+        connection.execute(update(cases_table).where(cases_table.c.id.in_(versions)).values(current=True))
     if moved:
         connection.execute(
             update(cases_table)

@@ -18,6 +18,7 @@ from jurybox.models import (
     resolved_models,
 )
 from jurybox.suites._meter import MeteredModel
+from jurybox.suites._workers import split
 
 HOW_TO_ENABLE = (
     "configure a judge model to run it: --judge-model ollama:llama3.1, --judge-model openai:gpt-4o-mini, "
@@ -110,4 +111,4 @@ def share_connections(model: Any, index: int, count: int) -> None:
     models = {id(m): m for m in (run_model, *_built.values(), *resolved_models())}
     for each in models.values():
         if isinstance(each, ProviderModel):
-            each.concurrency = max(1, each.concurrency // count + (1 if index < each.concurrency % count else 0))
+            each.concurrency = max(1, split(each.concurrency, count)[index])

@@ -46,6 +46,7 @@ from jurybox.suites._verdict import (
     LLM_SKIP_REASON,
     LLM_SKIPPED,
     case_verdict_judge,
+    llm_was_skipped,
     mark_llm_skipped,
     not_judged,
     round_judgment,
@@ -298,9 +299,7 @@ class SuiteRunner:
             if not isinstance(records, StoredRecords):  # a StoredRecords is in plan (suite) order already
                 records = sorted((r for r in records if r.case in wanted), key=_order(cases))
             if done:  # cases judged before the restart: one pass over their stored records
-                self._llm_skipped_cases += sum(
-                    1 for r in records if r.case in done and r.metadata.get("llm_tier") == LLM_SKIPPED
-                )
+                self._llm_skipped_cases += sum(1 for r in records if r.case in done and llm_was_skipped(r))
         finally:
             if self.progress is not None:
                 self.progress.stop()
@@ -487,7 +486,7 @@ class SuiteRunner:
             self.suite,
             replace(self.options, concurrency=concurrency, workers=1),
             store=self.store,
-            progress=PipeProgress(connection, lambda record: record.metadata.get("llm_tier") == LLM_SKIPPED),
+            progress=PipeProgress(connection, llm_was_skipped),
         )
         # The parent's stop (SIGTERM) may come at any moment, even after this worker's loop has
         # ended, so it is not the loop's to handle: asyncio restores a handled signal's default
@@ -526,7 +525,7 @@ class SuiteRunner:
             record = await self.execute(case, run_id)
             if records is not None:
                 records.append(record)
-            if record.metadata.get("llm_tier") == LLM_SKIPPED:
+            if llm_was_skipped(record):
                 self._llm_skipped_cases += 1
             if self.store is not None:
                 self._write(run_id, record)

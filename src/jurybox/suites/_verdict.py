@@ -15,6 +15,7 @@ from typing import Any
 
 from jurybox.core import Cascade, Context, Judgment, NumericScore, Status, Tier, aevaluate
 from jurybox.core._voting import vote_value
+from jurybox.store import CaseRecord
 from jurybox.suites._case import Case
 from jurybox.suites._judge_model import HOW_TO_ENABLE
 from jurybox.suites._registry import TIER_LLM, TIERS
@@ -83,6 +84,11 @@ def case_verdict_judge(
         for index, tier in enumerate(present)
     ]
     return Cascade(*tiers, name=case.name), skipped
+
+
+def llm_was_skipped(record: CaseRecord) -> bool:
+    """True when a recorded case's LLM tier was left out for want of a judge model."""
+    return record.metadata.get("llm_tier") == LLM_SKIPPED
 
 
 def not_judged(case: Case, skipped: Sequence[str]) -> Judgment:

@@ -21,7 +21,7 @@ import os
 import pickle
 import signal
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from types import FrameType
@@ -76,8 +76,7 @@ class PipeProgress:
 
     def case_done(self, record: CaseRecord, spend: Spend) -> None:
         # The worker's running total, copied: the parent adds up the latest total of each worker.
-        total = Spend(spend.calls, spend.tokens, spend.cost, spend.unpriced_calls, spend.unmetered_calls)
-        send(self._connection, CaseFinished(record.case, record.status, self._llm_skipped(record), total))
+        send(self._connection, CaseFinished(record.case, record.status, self._llm_skipped(record), replace(spend)))
 
     def stop(self) -> None:
         """Nothing to stop: the worker's last message is ``WorkerEnded``."""
