@@ -13,6 +13,7 @@ with a fixed latency, started in a separate process
 * the floor: bare HTTP posts against a second stub with the same latency and concurrency (no runner,
   no judge, no SDK), measured in a child process with httpx2 (the OpenAI SDK's default client) and with
   aiohttp (the SDK's transport when aiohttp is installed, as here);
+* wall / floor: the run's wall / ideal over the aiohttp floor's, what jurybox adds on this machine;
 * wall / achievable, where achievable = ceil(calls / concurrency) x latency: the busiest worker's calls
   one after another (at 200 cases and concurrency 16 that is 13 calls, so even a free runner is 1.04x ideal).
 
@@ -345,6 +346,10 @@ def main() -> None:
         if args.in_process_model
         else f"openai provider (http_transport={transport}) -> stub server",
         "floor_bare_http_same_stub": floor,
+        # What the runner, judges and store add over the fastest bare client here, machine speed divided out.
+        "run_wall_over_floor": round(run_wall / ideal / floor["aiohttp"]["wall_over_ideal"], 3)
+        if floor and ideal
+        else None,
         "tcp_connections": stats.get("connections"),
         "stub_requests": stats.get("requests"),
         "stub_max_in_flight": stats.get("max_in_flight"),

@@ -18,7 +18,15 @@ from jurybox.core import CategoricalScore, Check, Context, ErrorInfo, Judgment, 
 from jurybox.store import CaseRecord, Rate, RoundRecord, Store, StoreError, open_store
 from jurybox.store._cases import upsert_case_versions
 from jurybox.store._schema import cases_table, judgments_table, results_table, run_cases_table, suites_table
-from jurybox.store._serialize import dumps, encode_json, metadata_cost, to_jsonable, usage_tokens
+from jurybox.store._serialize import (
+    dumps,
+    encode_json,
+    hashed_definition,
+    jsonable_hash,
+    metadata_cost,
+    to_jsonable,
+    usage_tokens,
+)
 
 
 def test_records_round_trip_with_trees_contexts_and_rounds(store: Store) -> None:
@@ -302,6 +310,33 @@ def test_encode_json_writes_what_to_jsonable_then_dumps_would(value: Any) -> Non
     text = encode_json(value).text
     assert text == dumps(to_jsonable(value))
     assert "\\u0000" not in text
+
+
+@pytest.mark.parametrize(
+    "definition",
+    [
+        {"prompt": "What are my listings?", "judges": [{"contains": {"text": ["Beach House"], "all": True}}]},
+        {"nested": {"k": [{"z": "é ü 漢", "n": None, "f": 2.5, "i": 3}]}, "tags": []},
+        {"tuple": ("a", 1)},
+        {True: "a bool key"},
+        {3: "an int key"},
+        {"mixed": {1: "x", "a": "y"}},
+        {"nan": float("nan")},
+        {"when": datetime(2026, 11, 21, 12, 0, tzinfo=UTC)},
+        {"set": {3, 1, 2}},
+        {"prompt": "a NUL \x00 inside"},
+        {"colour": _Colour.RED, "status": Status.PASS},
+        {},
+    ],
+    ids=repr,
+)
+def test_hashed_definition_stores_and_hashes_what_the_to_jsonable_copy_would(definition: dict[Any, Any]) -> None:
+    # The shortcut for plain JSON data must give the very hash and column value of the full path,
+    # or an unchanged case would get a new version in a store written before it.
+    data, digest = hashed_definition(definition)
+    reference = to_jsonable(definition)
+    assert digest == jsonable_hash(reference)
+    assert dumps(data) == dumps(reference)
 
 
 def test_encode_json_refuses_a_cyclic_value_with_recursion_error() -> None:

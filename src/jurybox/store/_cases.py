@@ -11,7 +11,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from jurybox.store._schema import cases_table, suites_table
-from jurybox.store._serialize import jsonable_hash, to_jsonable
+from jurybox.store._serialize import hashed_definition
 
 CHUNK = 500
 """Rows per statement when a large run plans or imports many cases at once."""
@@ -77,8 +77,8 @@ def upsert_case_versions(
     connection.execute(select(suites_table.c.id).where(suites_table.c.id == suite).with_for_update())
     wanted: dict[str, tuple[str, Any, int]] = {}
     for position, (name, definition) in enumerate(cases):
-        data = to_jsonable(definition)
-        wanted[name] = (jsonable_hash(data), data, position)
+        data, digest = hashed_definition(definition)
+        wanted[name] = (digest, data, position)
     names = list(wanted)
     known = _versions(connection, suite, names)
     stamp = now()
