@@ -268,3 +268,36 @@ def _sessions_per_case(db: Path) -> dict[str, int]:
         name = "case-" + case.rsplit("-", 1)[0]
         counts[name] = counts.get(name, 0) + 1
     return counts
+
+
+HUNG_AGENT = "import time\n\ndef respond(message, session_id):\n    time.sleep(600)\n"
+
+
+@pytest.mark.parametrize("stop", ["timeout", "ctrl-c"])
+def test_a_sync_agent_that_never_returns_does_not_keep_the_command_alive(in_tmp: Path, stop: str) -> None:
+    # Its case ends (a timeout or Ctrl-C) while the agent's thread still sleeps: the command must
+    # still exit after its report, or a CI job waits for the thread until the job's own limit.
+    (in_tmp / "hung_agent.py").write_text(HUNG_AGENT, encoding="utf-8")
+    timeout = 1 if stop == "timeout" else 300
+    (in_tmp / "hung.yaml").write_text(
+        f'name: hung\nagent: {{python: "hung_agent:respond"}}\ndefaults: {{retries: 0, timeout: {timeout}}}\n'
+        "cases:\n  - name: a\n    prompt: hi\n    judges: [{contains: hi}]\n",
+        encoding="utf-8",
+    )
+    jurybox = str(Path(sys.executable).parent / "jurybox")
+    command = [jurybox, "run", "hung.yaml", "--no-store", "--no-progress"]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True, cwd=in_tmp
+    )
+    started = time.monotonic()
+    if stop == "ctrl-c":
+        time.sleep(3)  # the case is in the agent by now
+        os.killpg(process.pid, signal.SIGINT)  # once
+    try:
+        output, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert time.monotonic() - started < 30, output
+    assert process.returncode == (EXIT_NOT_PASSED if stop == "timeout" else EXIT_INTERRUPTED), output
+    assert "Traceback" not in output

@@ -6,13 +6,13 @@ import asyncio
 import functools
 import inspect
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
 from jurybox.agents._errors import AgentError, TargetConfigError
 from jurybox.agents._loading import load_reference
 from jurybox.agents._reply import AgentReply, coerce_reply
+from jurybox.core._threads import DaemonThreadPool
 
 Kind = Literal["factory", "function"]
 KINDS: tuple[Kind, ...] = ("factory", "function")
@@ -66,7 +66,7 @@ class _Session:
 
     def __init__(self) -> None:
         self.agent: Any = None
-        self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-agent")
+        self.thread = DaemonThreadPool(1, thread_name_prefix="jurybox-agent")
         self.thread_stuck = False
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -113,8 +113,9 @@ class PythonTarget:
         self._sessions: dict[str, _Session] = {}
         self._creating: dict[str, asyncio.Lock] = {}
         # Sync respond functions run on this pool, not the loop's small default
-        # one, so a hung agent does not starve other cases.
-        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="jurybox-respond")
+        # one, so a hung agent does not starve other cases; its threads are
+        # daemons, so a call that never returns does not keep the process alive.
+        self._pool = DaemonThreadPool(threads, thread_name_prefix="jurybox-respond")
 
     async def respond(self, message: str, session_id: str) -> AgentReply:
         if self.kind == "function":

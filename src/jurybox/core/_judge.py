@@ -12,6 +12,7 @@ from typing import Any, Protocol, TypeVar, overload, runtime_checkable
 from jurybox.core._context import Context
 from jurybox.core._judgment import Judgment, ScoreLike, Status
 from jurybox.core._scores import BooleanScore, CategoricalScore, NumericScore, normalize
+from jurybox.core._threads import to_daemon_thread
 
 JudgmentLike = Judgment | ScoreLike
 
@@ -81,7 +82,7 @@ class FunctionJudge:
             if inspect.iscoroutinefunction(self.fn):
                 value = await self.fn(context)
             elif self.blocking:
-                value = await asyncio.to_thread(self.fn, context)
+                value = await to_daemon_thread(self.fn, context)
             else:
                 value = self.fn(context)
                 if inspect.isawaitable(value):
@@ -149,7 +150,7 @@ async def aevaluate(judge: Any, context: Context) -> Judgment:
     name = judge_name(judge)
     try:
         if getattr(judge, "blocking", False) and not inspect.iscoroutinefunction(judge):
-            result = await asyncio.to_thread(judge, context)
+            result = await to_daemon_thread(judge, context)
         else:
             result = judge(context)
         if inspect.isawaitable(result):
