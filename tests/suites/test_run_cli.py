@@ -301,3 +301,55 @@ def test_a_sync_agent_that_never_returns_does_not_keep_the_command_alive(in_tmp:
     assert time.monotonic() - started < 30, output
     assert process.returncode == (EXIT_NOT_PASSED if stop == "timeout" else EXIT_INTERRUPTED), output
     assert "Traceback" not in output
+
+
+THREE_CASES = (
+    TOY_HEADER
+    + "cases:\n"
+    + "".join(
+        f"  - name: {name}\n    tags: [{tag}]\n    prompt: listings\n    judges: [{{contains: Beach}}]\n"
+        for name, tag in (("a", "smoke"), ("b", "smoke"), ("c", "full"))
+    )
+)
+
+
+def _interrupted_run(store_url: str, planned: list[str]) -> str:
+    store = open_store(store_url)
+    try:
+        run_id = store.begin_run("toy", cases={name: {"prompt": "listings"} for name in planned})
+        store.finish_run(run_id, "interrupted")
+        return run_id
+    finally:
+        store.close()
+
+
+def test_a_resumed_run_judges_the_cases_it_planned_not_the_whole_suite(
+    toy_suite: Callable[[str], Path], in_tmp: Path
+) -> None:
+    suite = toy_suite(THREE_CASES)
+    store_url = f"sqlite:///{in_tmp / 'runs.db'}"
+    run_id = _interrupted_run(store_url, ["a", "b"])  # as `-k smoke` planned it, stopped before any case
+
+    code, _, status = run(RunRequest(suites=(suite,), store=store_url, resume="last", selectors=("a",)))
+    assert code == EXIT_USAGE and "drop --filter" in status  # a filter would leave the run half judged
+
+    code, _, status = run(RunRequest(suites=(suite,), store=store_url, resume="last"))
+    assert code == EXIT_OK, status
+    store = open_store(store_url)
+    try:
+        assert sorted(store.recorded_cases(run_id)) == ["a", "b"]  # not c: the run never planned it
+        latest = store.latest_run("toy")
+        assert latest is not None and latest.status == "completed"
+    finally:
+        store.close()
+
+
+def test_a_run_whose_planned_case_left_the_suite_is_not_resumed(toy_suite: Callable[[str], Path], in_tmp: Path) -> None:
+    suite = toy_suite(THREE_CASES)
+    store_url = f"sqlite:///{in_tmp / 'runs.db'}"
+    run_id = _interrupted_run(store_url, ["a", "renamed-since"])
+
+    code, _, status = run(RunRequest(suites=(suite,), store=store_url, resume="last"))
+
+    assert code == EXIT_USAGE
+    assert f"run {run_id} planned case(s) suite 'toy' no longer has: renamed-since" in status.replace("\n", " ")

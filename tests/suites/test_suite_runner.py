@@ -295,10 +295,12 @@ class MemoryStore:
         self.stored: dict[str, dict[str, CaseRecord]] = {}
         self.writes = 0
         self.status: dict[str, str] = {}
+        self.planned: dict[str, list[str]] = {}
 
-    def begin_run(self, suite: str, *, cases: object, **_: object) -> str:
+    def begin_run(self, suite: str, *, cases: dict[str, object], **_: object) -> str:
         run_id = f"run-{len(self.stored) + 1}"
         self.stored[run_id] = {}
+        self.planned[run_id] = list(cases)
         return run_id
 
     def record_case(self, run_id: str, record: CaseRecord) -> bool:
@@ -313,6 +315,9 @@ class MemoryStore:
 
     def recorded_cases(self, run_id: str) -> set[str]:
         return set(self.stored[run_id])
+
+    def planned_cases(self, run_id: str) -> list[str]:
+        return self.planned[run_id]
 
     def records(self, run_id: str, *, cases: object = None) -> list[CaseRecord]:
         return list(self.stored[run_id].values())

@@ -36,6 +36,7 @@ from jurybox.suites import (
     paused_collector,
     plan_run,
 )
+from jurybox.suites._runner import resumable_cases
 
 EXIT_OK = 0
 EXIT_NOT_PASSED = 1
@@ -227,6 +228,10 @@ def _check_request(request: RunRequest) -> None:
         )
     if request.workers > 1 and not fork_available():
         raise UsageProblemError("--workers needs os.fork (Linux or macOS); run without it here")
+    if request.resume is not None and request.selectors:
+        raise UsageProblemError(
+            "--resume finishes the cases the run planned (with the --filter it was started with); drop --filter"
+        )
     if request.resume not in (None, "last") and len(request.suites) > 1:
         raise UsageProblemError(
             "--resume RUN_ID names one run of one suite; give a single suite (or use --resume last)"
@@ -276,6 +281,16 @@ async def _run_all(
 
 
 def _resume_id(suite: Suite, request: RunRequest, store: Store | None, status: Console) -> str | None:
+    run_id = _run_to_resume(suite, request, store, status)
+    if run_id is not None and store is not None:
+        try:  # refused here, before the intro says a run resumes
+            resumable_cases(suite, store.planned_cases(run_id), run_id)
+        except ValueError as exc:
+            raise UsageProblemError(str(exc)) from exc
+    return run_id
+
+
+def _run_to_resume(suite: Suite, request: RunRequest, store: Store | None, status: Console) -> str | None:
     if request.resume is None or store is None:
         return None
     if request.resume == "last":

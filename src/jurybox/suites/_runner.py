@@ -112,6 +112,8 @@ class RunStore(Protocol):
 
     def recorded_cases(self, run_id: str) -> set[str]: ...
 
+    def planned_cases(self, run_id: str) -> list[str]: ...
+
     def records(self, run_id: str, *, cases: Collection[str] | None = None) -> Sequence[CaseRecord]: ...
 
     def finish_run(self, run_id: str, status: RunStatus = "completed") -> None: ...
@@ -268,6 +270,8 @@ class SuiteRunner:
     async def run(self, *, resume: str | None = None) -> RunResult:
         """Run the suite (or, with ``resume``, only the cases that run has not recorded)."""
         started_at = datetime.now(UTC)
+        if resume is not None and self.options.selectors:
+            raise ValueError("--resume finishes the cases the run planned; it takes no --filter")
         cases = self.suite.select(self.options.selectors)
         if self.store is not None:
             self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-store")
@@ -275,6 +279,9 @@ class SuiteRunner:
             # The agent first: a bad agent spec must fail before a run is opened in the store.
             self._require_target()
             self._check_workers()
+            if resume is not None and self.store is not None:
+                planned = await self._io_call(self.store.planned_cases, resume)
+                cases = resumable_cases(self.suite, planned, resume) if planned else cases
             run_id, done = await self._open_run(cases, resume)
             todo = [case for case in cases if case.name not in done]
             # Kept only without a store: with one, each record is written as its case ends and dropped.
@@ -882,3 +889,22 @@ def _reap(workers: list[Worker], deadline: float) -> None:
 def _describe(exc: BaseException) -> str:
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def resumable_cases(suite: Suite, planned: Sequence[str], run_id: str) -> tuple[Case, ...]:
+    """The cases a resumed run judges: the ones it planned, in plan order, as the suite defines them now.
+
+    Not the suite's whole selection: a run planned with ``--filter`` stays that run.
+
+    Raises:
+        ValueError: the suite no longer has some planned case (the run could never be completed).
+    """
+    by_name = {case.name: case for case in suite.cases}
+    gone = [name for name in planned if name not in by_name]
+    if gone:
+        shown = ", ".join(gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
+        raise ValueError(
+            f"run {run_id} planned case(s) suite {suite.name!r} no longer has: {shown}; "
+            "it cannot be finished (start a new run)"
+        )
+    return tuple(by_name[name] for name in planned)
