@@ -353,3 +353,34 @@ def test_a_run_whose_planned_case_left_the_suite_is_not_resumed(toy_suite: Calla
 
     assert code == EXIT_USAGE
     assert f"run {run_id} planned case(s) suite 'toy' no longer has: renamed-since" in status.replace("\n", " ")
+
+
+def test_a_filter_over_several_suites_skips_those_without_a_match(
+    toy_suite: Callable[[str], Path], in_tmp: Path
+) -> None:
+    smoke = toy_suite(THREE_CASES)
+    other = toy_suite(THREE_CASES.replace("name: toy", "name: other").replace("smoke", "nightly"), "other.yaml")
+
+    code, _, status = run(RunRequest(suites=(smoke, other), selectors=("smoke",), no_store=True))
+
+    assert code == EXIT_OK, status
+    assert "skipped: no case of suite other matches --filter smoke" in status
+    assert "running toy" in status and "running other" not in status
+
+    code, _, status = run(RunRequest(suites=(smoke, other), selectors=("no-such-case",), no_store=True))
+    assert code == EXIT_USAGE and "no case of suite toy, other matches --filter no-such-case" in status
+
+
+def test_two_suites_with_one_name_are_refused_before_anything_runs(
+    toy_suite: Callable[[str], Path], in_tmp: Path
+) -> None:
+    first = toy_suite(THREE_CASES)
+    second = toy_suite(THREE_CASES.replace("name: a", "name: z"), "copy.yaml")
+
+    code, _, status = run(RunRequest(suites=(first, second), no_store=True))
+    assert code == EXIT_USAGE
+    assert "are both named 'toy'" in status.replace("\n", " ") and "rename one" in status
+
+    code, _, status = run(RunRequest(suites=(first, first), no_store=True))
+    assert code == EXIT_USAGE and "is given twice" in status.replace("\n", " ")
+    assert not (in_tmp / "toy.db").exists()  # no case ran

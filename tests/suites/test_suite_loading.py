@@ -163,6 +163,41 @@ cases:
     assert "accepts: text" in str(caught.value)
 
 
+def test_a_case_whose_only_judge_is_invalid_is_not_also_said_to_have_no_judges(
+    toy_suite: Callable[[str], Path],
+) -> None:
+    text = TOY_HEADER + "cases:\n  - name: a\n    prompt: hi\n    judges: [{contians: x}]\n"
+
+    with pytest.raises(SuiteError) as caught:
+        load_suite(toy_suite(text))
+
+    assert [p.field for p in caught.value.problems] == ["cases[0].judges[0]"]
+    assert "nothing to judge" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("agent", "line", "field", "message"),
+    [
+        ('{pythn: "toy_agent:make_agent"}', 2, "agent", "'pythn': did you mean 'python'?"),
+        ('\n  python: "no_such_module:respond"', 3, "agent.python", "cannot import 'no_such_module'"),
+        ('\n  python: "toy_agent:no_such_function"', 3, "agent.python", "no_such_function"),
+        ("\n  openai:\n    model: gpt-4o-mini\n    bogus: 1", 3, "agent.openai", "unknown key(s) bogus"),
+    ],
+)
+def test_a_bad_agent_is_reported_at_load_with_its_line(
+    toy_suite: Callable[[str], Path], agent: str, line: int, field: str, message: str
+) -> None:
+    # Found by loading (so by --dry-run), not after the run has started and opened a run in the store.
+    text = f"name: toy\nagent: {agent}\ncases:\n  - name: a\n    prompt: hi\n    judges: [contains: hi]\n"
+
+    with pytest.raises(SuiteError) as caught:
+        load_suite(toy_suite(text))
+
+    (problem,) = caught.value.problems
+    assert (problem.line, problem.field) == (line, field)
+    assert message in problem.message
+
+
 def test_prompt_and_rounds_are_exclusive(toy_suite: Callable[[str], Path]) -> None:
     path = toy_suite(TOY_HEADER + "cases:\n  - name: d\n    prompt: hi\n    rounds: [{prompt: hi}]\n")
 
@@ -306,3 +341,20 @@ def test_the_example_seeds_load() -> None:
     seeds = load_seeds(Path(__file__).parents[2] / "examples" / "property_agent" / "seeds")
 
     assert seeds and all(seed.body for seed in seeds)
+
+
+def test_seeds_for_an_agent_that_cannot_take_them_are_a_load_error(toy_suite: Callable[[str], Path]) -> None:
+    # Seed records reach a Python factory as seeds=...; a respond function would fail every case.
+    path = toy_suite(
+        'name: toy\nagent: {python: "toy_agent:make_agent", kind: function}\nseeds: seeds/\n'
+        "cases:\n  - name: a\n    prompt: hi\n    judges: [contains: hi]\n"
+    )
+    (path.parent / "seeds").mkdir()
+    (path.parent / "seeds" / "a.md").write_text("---\nid: a\ntype: note\n---\nremember this\n", encoding="utf-8")
+
+    with pytest.raises(SuiteError) as caught:
+        load_suite(path)
+
+    (problem,) = caught.value.problems
+    assert (problem.line, problem.field) == (3, "seeds")
+    assert "a respond function" in problem.message and "factory" in problem.message

@@ -183,14 +183,20 @@ def execute(request: RunRequest, *, console: Console | None = None, status: Cons
     except (UsageProblemError, SuiteError, JudgeModelError) as exc:
         status.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
+    twice = _same_names(loaded)
+    if twice:
+        status.print(f"[red]error:[/] {escape(twice)}", highlight=False)
+        return EXIT_USAGE
     plans = [(suite, plan_run(suite, suite.select(request.selectors))) for suite in loaded]
     empty = [suite.name for suite, plan in plans if not plan.cases]
     if empty:
-        status.print(
-            f"[red]error:[/] no case of suite {escape(', '.join(empty))} matches "
-            f"--filter {escape(' '.join(request.selectors))}"
-        )
-        return EXIT_USAGE
+        matches = f"matches --filter {' '.join(request.selectors)}" if request.selectors else "is left to run"
+        if len(empty) == len(plans) or not request.selectors:
+            status.print(f"[red]error:[/] no case of suite {escape(', '.join(empty))} {escape(matches)}")
+            return EXIT_USAGE
+        # `jurybox run suites/*.yaml -k smoke`: the suites without a smoke case are not an error.
+        status.print(f"skipped: no case of suite {escape(', '.join(empty))} {escape(matches)}", highlight=False)
+        plans = [(suite, plan) for suite, plan in plans if plan.cases]
     if request.dry_run:
         for _suite, plan in plans:
             print_plan(plan, console)
@@ -209,6 +215,22 @@ def execute(request: RunRequest, *, console: Console | None = None, status: Cons
     finally:
         if store is not None:
             store.close()
+
+
+def _same_names(suites: Sequence[Suite]) -> str | None:
+    """Why the suites cannot run together: two of them share a name (their reports and stored runs would mix)."""
+    first: dict[str, Path] = {}
+    for suite in suites:
+        earlier = first.setdefault(suite.name, suite.path)
+        if earlier is suite.path:
+            continue
+        if earlier.resolve() == suite.path.resolve():
+            return f"suite file {suite.path} is given twice"
+        return (
+            f"suites {earlier} and {suite.path} are both named {suite.name!r}: reports and stored runs "
+            "are kept by suite name, so one would overwrite the other; rename one"
+        )
+    return None
 
 
 def _check_request(request: RunRequest) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,11 @@ def make_target(spec: Mapping[str, Any], *, base_dir: Path | None = None) -> Tar
     chosen = [key for key in ADAPTERS if key in spec]
     if len(chosen) != 1:
         found = ", ".join(chosen) if chosen else "none"
-        raise TargetConfigError(f"agent: give exactly one of {', '.join(ADAPTERS)} (found: {found})")
+        hint = ""
+        if not chosen:  # a typo of an adapter's key ("pythn") says which one was meant
+            guesses = {str(key): difflib.get_close_matches(str(key), ADAPTERS, n=1) for key in spec}
+            hint = "".join(f"; {key!r}: did you mean {close[0]!r}?" for key, close in guesses.items() if close)
+        raise TargetConfigError(f"agent: give exactly one of {', '.join(ADAPTERS)} (found: {found}){hint}")
     adapter = chosen[0]
     unknown = sorted(str(key) for key in spec if key not in _SHARED_KEYS[adapter])
     if unknown:

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from jurybox.agents import ADAPTERS, TargetConfigError, make_target
 from jurybox.core import judge_name
 from jurybox.suites._build import BuildFailedError, JudgeBuilder, built, entry_label
 from jurybox.suites._case import BuiltJudge, Case, RoundPlan, Suite
@@ -81,6 +82,7 @@ def load_suite(
     cases = [_build_case(builder, spec, index, raw) for index, raw in enumerate(spec.cases)]
     problems = list(builder.problems)
     problems.extend(_duplicate_names(doc, spec))
+    problems.extend(_agent_problems(doc, spec.agent, file.parent, seeded=spec.seeds is not None))
     seeds: list[Seed] = []
     if spec.seeds is not None:
         entries = [spec.seeds] if isinstance(spec.seeds, str) else spec.seeds
@@ -109,6 +111,7 @@ def load_suite(
 def _build_case(builder: JudgeBuilder, spec: SuiteModel, index: int, case: CaseModel) -> Case | None:
     path: PathKey = ("cases", index)
     defaults = spec.defaults
+    problems_before = len(builder.problems)
     threshold = case.threshold if case.threshold is not None else defaults.threshold
     judges: list[BuiltJudge] = []
     if case.rounds is None:
@@ -161,7 +164,8 @@ def _build_case(builder: JudgeBuilder, spec: SuiteModel, index: int, case: CaseM
                 (*path, "sql_checks", number),
                 "an SQL check needs the agent's database: set 'database:' (an SQLAlchemy URL) on the suite or check",
             )
-    if not judges and not case.sql_checks:
+    # A case whose judges all failed to build has judges: their own problems say what is wrong.
+    if not judges and not case.sql_checks and len(builder.problems) == problems_before:
         builder.problem(
             path, f"case {case.name!r} has nothing to judge it: add judges, criteria, expect_tools or sql_checks"
         )
@@ -347,3 +351,32 @@ def _unknown_key_message(path: PathKey) -> str:
     close = difflib.get_close_matches(key, valid, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown key {key!r}{hint}; valid keys: {', '.join(valid)}"
+
+
+def _agent_problems(doc: Located, agent: Mapping[str, Any], base_dir: Path, *, seeded: bool) -> list[Problem]:
+    """What is wrong with the suite's ``agent:``, found while loading (and so by ``--dry-run``), not mid-run.
+
+    The adapter is built as the runner will build it (a Python agent's module is imported,
+    its factory or function found; nothing is called or connected) and then dropped.
+    """
+    try:
+        target = make_target(agent, base_dir=base_dir)
+    except TargetConfigError as exc:
+        message = str(exc)
+        field, _, text = message.partition(": ")
+        if not field.startswith("agent") or not text:
+            field, text = "agent", message
+        # line_of falls back to the closest parent the file has (agent.http.url may not be written).
+        path = tuple(part for part in field.split(".") if part)
+        return [Problem(doc.file, doc.line_of(path), field, text)]
+    # The runner hands seed records to a Python factory as its 'seeds' keyword argument.
+    if seeded and getattr(target, "kind", None) != "factory":
+        adapter = next(key for key in ADAPTERS if key in agent)
+        kind = "a respond function" if adapter == "python" else f"an {adapter} agent"
+        message = (
+            f"seed records are handed to a Python agent factory as its 'seeds' keyword argument, and the agent "
+            f"is {kind}: point agent.python at a factory (module:make_agent) taking seeds=..., or load the seeds "
+            "into the agent yourself (jurybox.suites.load_seeds)"
+        )
+        return [Problem(doc.file, doc.line_of(("seeds",)), "seeds", message)]
+    return []
