@@ -384,3 +384,24 @@ def test_two_suites_with_one_name_are_refused_before_anything_runs(
     code, _, status = run(RunRequest(suites=(first, first), no_store=True))
     assert code == EXIT_USAGE and "is given twice" in status.replace("\n", " ")
     assert not (in_tmp / "toy.db").exists()  # no case ran
+
+
+@pytest.mark.parametrize(
+    ("formats", "output", "message"),
+    [
+        (("json", "junit"), "-", "output '-' (standard output) takes one format"),
+        (("json",), "a-file.txt/report.json", "a-file.txt is a file, not a folder"),
+        (("json", "html"), "a-file.txt/reports", "a-file.txt is a file, not a folder"),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_refused_before_the_run(
+    toy_suite: Callable[[str], Path], in_tmp: Path, formats: tuple[str, ...], output: str, message: str
+) -> None:
+    suite = toy_suite(THREE_CASES)
+    (in_tmp / "a-file.txt").write_text("not a folder", encoding="utf-8")
+
+    code, _, status = run(RunRequest(suites=(suite,), formats=formats, output=output, no_store=True))
+
+    assert code == EXIT_USAGE
+    assert message in status.replace("\n", " ")
+    assert not (in_tmp / "toy.db").exists()  # the agent was never called

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from jurybox.agents import TargetConfigError
-from jurybox.report import FORMATS, RunReport, write_reports
+from jurybox.report import FORMATS, RunReport, check_report_output, write_reports
 from jurybox.store import Store, StoreError, open_store
 from jurybox.suites import (
     HOW_TO_ENABLE,
@@ -242,6 +242,10 @@ def _check_request(request: RunRequest) -> None:
         raise UsageProblemError(f"--format {', '.join(file_formats)} writes files: give --output PATH (or '-')")
     if len(request.suites) > 1 and request.output not in (None, "-") and Path(request.output).suffix:
         raise UsageProblemError("with several suites, --output must be a directory (one report file per suite)")
+    try:  # here, not after a long run
+        check_report_output(request.formats, request.output)
+    except ValueError as exc:
+        raise UsageProblemError(f"--output: {exc}") from exc
     if request.resume is not None and request.no_store:
         raise UsageProblemError("--resume reads the earlier run from the store; it cannot be used with --no-store")
     if request.workers > 1 and request.no_store:
@@ -293,8 +297,7 @@ async def _run_all(
         except (ValueError, OSError) as exc:
             status.print(f"[red]error:[/] cannot write the report: {escape(str(exc))}")
             codes.append(EXIT_USAGE)
-            continue
-        print_outro(result, status)
+        print_outro(result, status)  # the run id even when a report failed: the results are in the store
         if result.status == "interrupted":
             codes.append(EXIT_INTERRUPTED)
             break

@@ -23,7 +23,7 @@ from jurybox.report._model import (
     summarize_case,
     tier_verdicts,
 )
-from jurybox.report._write import EXTENSIONS, FORMATS, report_filename, write_reports
+from jurybox.report._write import EXTENSIONS, FORMATS, check_report_output, report_filename, write_reports
 
 __all__ = [
     "EXTENSIONS",
@@ -38,6 +38,7 @@ __all__ = [
     "TierRate",
     "Totals",
     "case_properties",
+    "check_report_output",
     "explain",
     "from_json",
     "iter_html",

@@ -83,15 +83,8 @@ def write_reports(
             several file formats, or an existing directory given where a file is meant.
     """
     wanted = list(dict.fromkeys(formats))
-    unknown = [f for f in wanted if f not in FORMATS]
-    if unknown:
-        raise ValueError(f"unknown report format(s) {', '.join(map(repr, unknown))}; valid: {', '.join(FORMATS)}")
-    file_formats = [f for f in FORMATS if f in wanted and f != "console"]
-    if file_formats and output is None:
-        raise ValueError(f"format(s) {', '.join(file_formats)} write files: give an output path (--output)")
+    file_formats = _file_formats(wanted, output)
     to_stdout = output is not None and str(output) == "-"
-    if to_stdout and len(file_formats) > 1:
-        raise ValueError(f"output '-' (standard output) takes one format, got {', '.join(file_formats)}")
     target = Path(output) if output is not None else Path()
     single_file = len(file_formats) == 1 and target.suffix != "" and not target.is_dir()
     written: dict[str, Path | None] = {}
@@ -121,6 +114,43 @@ def write_reports(
         if fmt not in first:
             write(fmt)
     return {fmt: written[fmt] for fmt in FORMATS if fmt in written}
+
+
+def check_report_output(formats: Iterable[str], output: str | Path | None) -> None:
+    """Refuse, before a run starts, the formats and output ``write_reports`` would refuse after it.
+
+    Also refuses an output whose folder cannot be made or written (a path under a file, a
+    read-only folder), so a long run does not end with "cannot write the report". Nothing is created.
+
+    Raises:
+        ValueError: what is wrong, naming the path.
+    """
+    wanted = list(dict.fromkeys(formats))
+    file_formats = _file_formats(wanted, output)
+    if not file_formats or output is None or str(output) == "-":
+        return
+    target = Path(output)
+    single_file = len(file_formats) == 1 and target.suffix != "" and not target.is_dir()
+    folder = target.parent if single_file else target
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"cannot write reports to {target}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot write reports to {target}: {existing} is not writable")
+
+
+def _file_formats(wanted: list[str], output: str | Path | None) -> list[str]:
+    unknown = [f for f in wanted if f not in FORMATS]
+    if unknown:
+        raise ValueError(f"unknown report format(s) {', '.join(map(repr, unknown))}; valid: {', '.join(FORMATS)}")
+    file_formats = [f for f in FORMATS if f in wanted and f != "console"]
+    if file_formats and output is None:
+        raise ValueError(f"format(s) {', '.join(file_formats)} write files: give an output path (--output)")
+    if output is not None and str(output) == "-" and len(file_formats) > 1:
+        raise ValueError(f"output '-' (standard output) takes one format, got {', '.join(file_formats)}")
+    return file_formats
 
 
 def _write_atomic(path: Path, pieces: Iterable[str]) -> None:
