@@ -27,3 +27,7 @@ def version() -> None:
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":  # python -m jurybox.cli
+    main()

@@ -153,6 +153,25 @@ def test_the_typer_command_is_registered(toy_suite: Callable[[str], Path], in_tm
     assert "<testsuite" in result.output
 
 
+@pytest.mark.parametrize("module", ["jurybox", "jurybox.cli"])
+def test_python_dash_m_runs_the_command_and_passes_its_exit_code_on(
+    toy_suite: Callable[[str], Path], in_tmp: Path, module: str
+) -> None:
+    # A CI step calling `python -m jurybox.cli run` once did nothing and exited 0, whatever the suite.
+    failing = toy_suite(TOY_HEADER + "cases:\n  - name: a\n    prompt: listings\n    judges: [{contains: Nowhere}]\n")
+
+    done = subprocess.run(
+        [sys.executable, "-m", module, "run", str(failing), "--no-store", "--no-progress"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert done.returncode == EXIT_NOT_PASSED, done.stdout + done.stderr
+    assert "FAIL" in done.stdout
+
+
 def test_the_console_table_of_a_big_run_shows_failures_first_and_counts_the_rest(
     toy_suite: Callable[[str], Path], in_tmp: Path
 ) -> None:

@@ -13,7 +13,6 @@ import pytest
 from rich.console import Console
 from suite_helpers import TOY_HEADER, grading_model, stub_reply
 
-from jurybox.agents import TargetConfigError
 from jurybox.core import Status
 from jurybox.models import FakeModel
 from jurybox.store import CaseRecord, StoredRecords, open_store
@@ -24,6 +23,7 @@ from jurybox.suites import (
     TIER_LLM,
     RichProgress,
     RunOptions,
+    SuiteError,
     SuiteRunner,
     load_suite,
     plan_run,
@@ -549,8 +549,9 @@ def test_seeds_need_a_python_agent(toy_suite: Callable[[str], Path], tmp_path: P
     text = "name: t\nagent: {http: {url: 'http://127.0.0.1:9/chat'}}\nseeds: seeds\n"
     text += "cases:\n  - name: a\n    prompt: hi\n    judges: [{contains: x}]\n"
 
-    with pytest.raises(TargetConfigError, match="seeds"):
-        asyncio.run(SuiteRunner(load_suite(toy_suite(text))).run())
+    # Found by loading the suite (so by --dry-run too), at the seeds: line.
+    with pytest.raises(SuiteError, match=r"suite.yaml:3: seeds: .*the agent is an http agent"):
+        load_suite(toy_suite(text))
 
 
 async def test_a_round_whose_judges_never_ran_is_not_shown_as_passed(toy_suite: Callable[[str], Path]) -> None:
