@@ -208,9 +208,9 @@ def build_records() -> list[CaseRecord]:
     )
     round2 = evaluate(cascade(RecordedLLMJudge(rated_9), deterministic=(contains("82%"),)), round2_ctx)
     rounds = (
-        RoundRecord(1, "What are my listings?", round1_ctx, round1),
+        RoundRecord(0, "What are my listings?", round1_ctx, round1),
         RoundRecord(
-            2,
+            1,
             "What's the occupancy for the first one?",
             round2_ctx,
             round2,

@@ -93,7 +93,7 @@ def test_judge_verdicts_are_properties(report: RunReport) -> None:
     rounds = props(cases["occupancy-of-first"])
     assert rounds["judge.round2/llm_judge/rubric.status"] == "pass"
     # A single round whose verdict is the case verdict is not listed twice.
-    assert not any(name.startswith("judge.round0") for name in listing)
+    assert not any(name.startswith("judge.round1") for name in listing)
 
 
 def test_skipped_tiers_are_properties(report: RunReport) -> None:

@@ -238,7 +238,8 @@ def test_a_stopped_run_resumed_with_resume_last_judges_every_case_exactly_once(
     if stop_with is signal.SIGINT:
         # Ctrl-C: the run stops cleanly, keeps what finished, says how to resume, and is marked interrupted.
         assert code == EXIT_INTERRUPTED, output
-        assert "--resume" in output
+        # A command to paste as it is: this suite, this store, this run.
+        assert f"finish it with: jurybox run {suite} --store {store_url} --resume " in output, output
         assert "Traceback" not in output and "worker" not in output, output  # no worker crashed
         assert _status(store_url) == "interrupted"
 
@@ -320,6 +321,8 @@ def test_a_sync_agent_that_never_returns_does_not_keep_the_command_alive(in_tmp:
     assert time.monotonic() - started < 30, output
     assert process.returncode == (EXIT_NOT_PASSED if stop == "timeout" else EXIT_INTERRUPTED), output
     assert "Traceback" not in output
+    if stop == "ctrl-c":  # nothing was stored, so there is nothing to --resume
+        assert "--resume" not in output and "kept in memory only (--no-store)" in output, output
 
 
 THREE_CASES = (

@@ -15,6 +15,7 @@ from suite_helpers import TOY_HEADER, grading_model, stub_reply
 
 from jurybox.core import Status
 from jurybox.models import FakeModel
+from jurybox.report import summarize_case
 from jurybox.store import CaseRecord, StoredRecords, open_store
 from jurybox.stubs import StubServer
 from jurybox.suites import (
@@ -126,6 +127,21 @@ cases:
     judges: [{contains: "$4,200"}]
 """
 )
+
+
+async def test_a_clarifying_question_nobody_answered_is_named_in_the_reason(toy_suite: Callable[[str], Path]) -> None:
+    # No scripted follow-up and no judge model to write one: the reply stays a question, and the
+    # report says so instead of only "none of the texts found".
+    text = TOY_HEADER + (
+        "cases:\n  - name: asks\n    prompt: 'What was my revenue?'\n    max_follow_ups: 2\n"
+        "    judges: [{contains: '$4,200'}]\n"
+    )
+    result = await SuiteRunner(load_suite(toy_suite(text))).run()
+
+    case = summarize_case(result.records[0])
+    assert case.record.status is Status.FAIL
+    assert case.reason.startswith("contains('$4,200')")
+    assert "in round 1 the agent asked a clarifying question that was not answered" in case.reason
 
 
 async def test_multi_round_revival_follow_ups_and_sql_checks(toy_suite: Callable[[str], Path]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -297,7 +298,8 @@ async def _run_all(
         except (ValueError, OSError) as exc:
             status.print(f"[red]error:[/] cannot write the report: {escape(str(exc))}")
             codes.append(EXIT_USAGE)
-        print_outro(result, status)  # the run id even when a report failed: the results are in the store
+        # The run id even when a report failed: the results are in the store.
+        print_outro(result, status, resume_command=_resume_command(suite, request, stored=store is not None))
         if result.status == "interrupted":
             codes.append(EXIT_INTERRUPTED)
             break
@@ -342,8 +344,8 @@ def build_report(result: RunResult, suite: Suite) -> RunReport:
     if result.llm_skipped:
         skipped[TIER_LLM] = LLM_SKIP_REASON
         notes.append(
-            f"LLM tier SKIPPED for {result.llm_skipped_cases} case(s): "
-            "they were decided by the deterministic and similarity tiers; " + LLM_SKIP_REASON
+            f"LLM tier SKIPPED for {result.llm_skipped_cases} case(s): their other judges decided them, "
+            "and one with no other judge is ABSTAIN (not judged); " + LLM_SKIP_REASON
         )
     if result.resumed:
         notes.append(f"resumed run: {result.resumed} case(s) were judged before the restart and are included")
@@ -417,7 +419,19 @@ def print_intro(plan: RunPlan, status: Console, resume: str | None) -> None:
         )
 
 
-def print_outro(result: RunResult, status: Console) -> None:
+def _resume_command(suite: Suite, request: RunRequest, *, stored: bool) -> str | None:
+    """The command that finishes this suite's run (but its --resume), ready to paste; None when nothing was stored."""
+    if not stored:
+        return None
+    parts = ["jurybox", "run", str(suite.path)]
+    if request.store is not None:
+        parts += ["--store", request.store]
+    if request.judge_model is not None:
+        parts += ["--judge-model", str(request.judge_model)]
+    return shlex.join(parts)
+
+
+def print_outro(result: RunResult, status: Console, *, resume_command: str | None = None) -> None:
     spend = result.spend
     cost = f"${spend.cost:.4f}" + (
         f" (+{spend.unpriced_calls} call(s) with unknown price)" if spend.unpriced_calls else ""
@@ -429,8 +443,13 @@ def print_outro(result: RunResult, status: Console) -> None:
         f"run {result.run_id}: {result.status}; judge calls {spend.calls}, judge tokens {tokens}, cost {cost}",
         highlight=False,
     )
-    if result.status in ("interrupted", "failed"):
-        status.print(f"finish it with: jurybox run ... --resume {result.run_id}", highlight=False)
+    if result.status not in ("interrupted", "failed"):
+        return
+    if resume_command is None:
+        status.print("results were kept in memory only (--no-store): run it again to judge every case", highlight=False)
+    else:
+        # One line however narrow the terminal, so it can be copied and pasted as it is.
+        status.print(f"finish it with: {resume_command} --resume {result.run_id}", highlight=False, soft_wrap=True)
 
 
 def _estimate_line(plan: RunPlan) -> str:

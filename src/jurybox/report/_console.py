@@ -113,7 +113,7 @@ def _round_row(table: Table, round_: RoundRecord, verbose: bool, width: int) -> 
     if judgment.degraded:
         verdict.append(" degraded", style=DEGRADED_STYLE)
     table.add_row(
-        Text(f"  round {round_.index}: {fmt.shorten(round_.prompt, 60)}", style="dim"),
+        Text(f"  round {round_.index + 1}: {fmt.shorten(round_.prompt, 60)}", style="dim"),
         verdict,
         fmt.score(judgment.value),
         Text(fmt.visible(why) if verbose else fmt.shorten(why, width), style="dim"),

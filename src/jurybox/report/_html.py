@@ -280,7 +280,7 @@ def _case(case: CaseSummary) -> str:
         )
     body += ["<h3>Verdict</h3>", _tree(record.judgment, "case")]
     for round_ in record.rounds:
-        body.append(f'<section class="round"><h3>Round {round_.index} {_badge(round_.judgment.status)}</h3>')
+        body.append(f'<section class="round"><h3>Round {round_.index + 1} {_badge(round_.judgment.status)}</h3>')
         body.append(f"<p><strong>prompt</strong></p><pre>{e(round_.prompt)}</pre>")
         for question, reply in round_.follow_ups:
             body.append(
@@ -289,7 +289,7 @@ def _case(case: CaseSummary) -> str:
             )
         body.append(_context(round_.context, show_input=False))
         if own_verdict(record, round_):
-            body.append(_tree(round_.judgment, f"round {round_.index}"))
+            body.append(_tree(round_.judgment, f"round {round_.index + 1}"))
         else:
             body.append('<p class="muted">verdict: the case verdict above</p>')
         body.append("</section>")

@@ -140,7 +140,7 @@ def _verdicts(case: CaseSummary) -> Iterator[tuple[str, Judgment]]:
         yield path or "case", judgment
     for round_ in case.record.rounds:
         if own_verdict(case.record, round_):
-            yield from round_.judgment.walk(f"round{round_.index}")
+            yield from round_.judgment.walk(f"round{round_.index + 1}")
 
 
 def _verdict_properties(path: str, judgment: Judgment) -> Iterator[tuple[str, str]]:
@@ -235,7 +235,7 @@ def _system_out(case: CaseSummary) -> str:
     record = case.record
     parts: list[str] = []
     for round_ in record.rounds:
-        parts.append(f"--- round {round_.index}: {round_.judgment.status.value.upper()}")
+        parts.append(f"--- round {round_.index + 1}: {round_.judgment.status.value.upper()}")
         parts.append(f"user: {round_.prompt}")
         for question, reply in round_.follow_ups:
             parts.append(f"agent asked: {question}")

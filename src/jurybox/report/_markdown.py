@@ -176,7 +176,7 @@ def _case_details(case: CaseSummary) -> list[str]:
     shown = [r for r in record.rounds if own_verdict(record, r) or r.follow_ups]
     for round_ in shown:
         judgment = round_.judgment
-        head = f"- round {round_.index}: *{md(fmt.shorten(round_.prompt, 200))}*"
+        head = f"- round {round_.index + 1}: *{md(fmt.shorten(round_.prompt, 200))}*"
         if own_verdict(record, round_):
             head += (
                 f" {_ICONS[judgment.status]} {judgment.status.value} {fmt.score(judgment.value)}: "

@@ -427,7 +427,7 @@ def case_judgments(record: CaseRecord) -> Iterator[tuple[str, Judgment]]:
     yield from record.judgment.walk()
     for round_ in record.rounds:
         if own_verdict(record, round_):
-            yield from round_.judgment.walk(f"round{round_.index}")
+            yield from round_.judgment.walk(f"round{round_.index + 1}")
 
 
 def tier_verdicts(record: CaseRecord) -> list[tuple[str, Judgment, bool]]:
@@ -485,10 +485,23 @@ def summarize_case(record: CaseRecord) -> CaseSummary:
 
 
 def case_reason(record: CaseRecord) -> str:
-    """Why a case got its verdict: the runner's error for an ERROR case, else ``explain(judgment)``."""
-    if record.status is Status.ERROR and record.error:
-        return record.error
-    return explain(record.judgment)
+    """Why a case got its verdict: the runner's error for an ERROR case, else ``explain(judgment)``.
+
+    A case that did not pass while the agent was still asking a clarifying question says so:
+    its reply was a question, not an answer, and nothing (no scripted follow-up, no judge
+    model to write one, or the max_follow_ups bound) answered it.
+    """
+    reason = record.error if record.status is Status.ERROR and record.error else explain(record.judgment)
+    if record.status is Status.PASS:
+        return reason
+    asking = [r.index + 1 for r in record.rounds if r.context.metadata.get("unanswered_question") is True]
+    if asking:
+        where = "round " + ", ".join(map(str, asking))
+        reason += (
+            f" (in {where} the agent asked a clarifying question that was not answered: give the case "
+            "follow_ups, a judge model to write the reply, or a higher max_follow_ups)"
+        )
+    return reason
 
 
 def explain(judgment: Judgment) -> str:

@@ -15,6 +15,7 @@ class RoundRecord:
     """One round of a multi-round case: the prompt, what happened and its verdict."""
 
     index: int
+    """0-based, as stored; reports and messages number rounds from 1 (``round1`` is index 0)."""
     prompt: str
     context: Context
     judgment: Judgment

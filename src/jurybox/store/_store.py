@@ -607,7 +607,7 @@ class Store:
             ).all()
             failing = []
             for name, round_index, status, reasoning in tier_rows:
-                label = name if round_index is None else f"{name} (round {round_index})"
+                label = name if round_index is None else f"{name} (round {round_index + 1})"
                 failing.append({"case": label, "status": status, "reason": reasoning})
             return failing, int(total)
 
