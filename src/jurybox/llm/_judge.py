@@ -165,6 +165,16 @@ class LLMJudge:
     def threshold(self) -> float:
         return float(self.classifier.threshold)
 
+    @property
+    def min_calls(self) -> int:
+        """Model calls one verdict takes when every reply is readable: one per sample."""
+        return self.samples
+
+    @property
+    def max_calls(self) -> int:
+        """Model calls one verdict can take: each sample, asked again up to ``retries`` times when unreadable."""
+        return self.samples * (self.retries + 1)
+
     async def __call__(self, context: Context) -> Judgment:
         judgment = await self._judge(context)
         return self.apply_fallback(judgment).named(self.name)

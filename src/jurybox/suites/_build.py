@@ -331,8 +331,17 @@ def built(
 ) -> BuiltJudge:
     """A BuiltJudge; ``suite_model`` is the model the builder gave judges that name none."""
     own_model = tier == TIER_LLM and has_own_model(judge, tier, suite_model)
+    fewest = getattr(judge, "min_calls", calls)  # a jury or cascade: its most, as a plain judge without re-asks
     return BuiltJudge(
-        judge=judge, tier=tier, key=key, label=label, round=round_index, llm_calls=calls, line=line, own_model=own_model
+        judge=judge,
+        tier=tier,
+        key=key,
+        label=label,
+        round=round_index,
+        llm_calls=calls,
+        line=line,
+        own_model=own_model,
+        fewest_llm_calls=min(calls, fewest) if isinstance(fewest, int) and fewest >= 0 else calls,
     )
 
 

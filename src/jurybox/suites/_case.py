@@ -23,7 +23,8 @@ class BuiltJudge:
         key: Its name in the case's verdict tree, e.g. ``round2.rubric``.
         label: What the suite file called it (``contains``, ``jury``, ``criteria``...).
         round: The round whose reply it judges (0-based), or None for the whole conversation.
-        llm_calls: Judge-model calls it makes at most (0 for deterministic judges).
+        llm_calls: Judge-model calls it makes at most (0 for deterministic judges), re-asks included.
+        fewest_llm_calls: Judge-model calls when every reply is readable (no re-ask).
         line: Where the entry is in the suite file.
         own_model: An LLM judge whose entry names its model (``model:``), or a jury or cascade
             whose every LLM member does: it can run when the suite has no judge model.
@@ -37,6 +38,7 @@ class BuiltJudge:
     llm_calls: int = 0
     line: int | None = None
     own_model: bool = False
+    fewest_llm_calls: int = 0
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,7 @@ class Case:
         running = [j for j in self.judges if llm_runs or j.tier != TIER_LLM]
         most = sum(j.llm_calls for j in running)
         cheap = any(j.tier != TIER_LLM for j in running)
-        fewest = 0 if cheap and self.voting is None else most
+        fewest = 0 if cheap and self.voting is None else sum(j.fewest_llm_calls for j in running)
         return fewest, most
 
     def matches(self, selector: str) -> bool:
