@@ -9,6 +9,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -38,7 +39,8 @@ def test_at_most_max_workers_calls_run_at_once_and_the_rest_wait_their_turn() ->
         return number
 
     futures = [pool.submit(call, number) for number in range(3)]
-    time.sleep(0.2)
+    _wait_for(lambda: len(running) == 2)
+    time.sleep(0.1)  # room for a third thread, were the limit not kept
     assert len(running) == 2 and not futures[2].running()
     release.set()
     assert [f.result(timeout=5) for f in futures] == [0, 1, 2]
@@ -63,7 +65,7 @@ def test_shutdown_can_cancel_queued_calls_without_waiting_for_a_running_one() ->
     release = threading.Event()
     running = pool.submit(release.wait, 5)
     queued = pool.submit(time.sleep, 0)
-    time.sleep(0.1)
+    _wait_for(running.running)
     pool.shutdown(wait=False, cancel_futures=True)
     assert queued.cancelled() and not running.done()
     release.set()
@@ -97,3 +99,10 @@ def test_a_process_exits_while_a_call_still_hangs() -> None:
     done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "done", done.stderr
     assert time.monotonic() - started < 30
+
+
+def _wait_for(condition: Callable[[], bool], seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.01)

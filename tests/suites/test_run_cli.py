@@ -290,7 +290,12 @@ def _sessions_per_case(db: Path) -> dict[str, int]:
     return counts
 
 
-HUNG_AGENT = "import time\n\ndef respond(message, session_id):\n    time.sleep(600)\n"
+HUNG_AGENT = (
+    "import pathlib, time\n\n"
+    "def respond(message, session_id):\n"
+    "    pathlib.Path('agent-called').touch()\n"
+    "    time.sleep(600)\n"
+)
 
 
 @pytest.mark.parametrize("stop", ["timeout", "ctrl-c"])
@@ -311,8 +316,11 @@ def test_a_sync_agent_that_never_returns_does_not_keep_the_command_alive(in_tmp:
     )
     started = time.monotonic()
     if stop == "ctrl-c":
-        time.sleep(3)  # the case is in the agent by now
-        os.killpg(process.pid, signal.SIGINT)  # once
+        deadline = time.monotonic() + 60
+        while not (in_tmp / "agent-called").exists() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        os.killpg(process.pid, signal.SIGINT)  # once, while the case is in the agent
+        started = time.monotonic()
     try:
         output, _ = process.communicate(timeout=60)
     finally:
