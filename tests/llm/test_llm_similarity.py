@@ -30,6 +30,20 @@ async def test_the_model_is_loaded_once_per_process() -> None:
     assert module.load_encoder() is first
 
 
+@pytest.mark.embed
+def test_loading_the_model_draws_no_progress_bar(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # transformers' "Loading weights" bar landed on stderr in the middle of a run's output.
+    from transformers.utils import logging
+
+    monkeypatch.setattr(module, "_loaded", {})
+    module.load_encoder()
+
+    assert "Loading weights" not in capfd.readouterr().err
+    assert logging.is_progress_bar_enabled()  # turned off for the load only
+
+
 async def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     real_import = builtins.__import__
 

