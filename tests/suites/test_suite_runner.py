@@ -560,6 +560,24 @@ cases:
     assert offline.cases[1].skipped == ["round1.criteria", "round2.criteria"]
 
 
+def test_the_call_range_of_juries_and_cascades_counts_re_asks_only_at_most(toy_suite: Callable[[str], Path]) -> None:
+    text = TOY_HEADER + (
+        "cases:\n"
+        "  - name: jury\n    prompt: hi\n"
+        "    judges: [{jury: {judges: [{correctness: {reference: a}}, {relevance: {}}]}}]\n"
+        "  - name: cascade\n    prompt: hi\n"
+        "    judges: [{cascade: [{judges: [{contains: x}]}, {judges: [{correctness: {reference: a}}]}]}]\n"
+    )
+    path = toy_suite(text)
+
+    plan = plan_run(load_suite(path, judge_model=grading_model()), load_suite(path).cases)
+
+    calls = {p.case.name: (p.min_calls, p.max_calls) for p in plan.cases}
+    # A jury asks each member once when replies are readable; a cascade whose cheap first tier
+    # rejects makes no call. At most, every LLM judge asks again twice (retries=2).
+    assert calls == {"jury": (2, 6), "cascade": (0, 3)}
+
+
 def test_seeds_need_a_python_agent(toy_suite: Callable[[str], Path], tmp_path: Path) -> None:
     (tmp_path / "seeds").mkdir()
     (tmp_path / "seeds" / "a.md").write_text("---\nid: a\ntype: note\n---\ntext\n")

@@ -18,9 +18,9 @@ from __future__ import annotations
 import difflib
 import importlib
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from jurybox.core import (
     AtLeast,
@@ -64,6 +64,22 @@ VOTINGS: dict[str, Callable[..., Voting]] = {
 _VOTING_SHORTHAND = {"average": "threshold", "median": "threshold", "at_least": "k", "majority": "tie"}
 
 
+class Calls(NamedTuple):
+    """Judge-model calls a judge makes: at most (re-asks of unreadable replies included), and at fewest."""
+
+    most: int
+    fewest: int
+
+
+def _total(parts: Iterable[Calls]) -> Calls:
+    items = list(parts)
+    return Calls(sum(c.most for c in items), sum(c.fewest for c in items))
+
+
+def _count(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
+
+
 class BuildFailedError(Exception):
     """Raised inside the builder to stop building one entry; the problem is already recorded."""
 
@@ -97,7 +113,7 @@ class JudgeBuilder:
 
     # -- entries -----------------------------------------------------------------------------------
 
-    def build_entries(self, entries: Sequence[Any], path: PathKey, *, threshold: float) -> list[tuple[Any, str, int]]:
+    def build_entries(self, entries: Sequence[Any], path: PathKey, *, threshold: float) -> list[tuple[Any, str, Calls]]:
         """Build a list of entries; bad ones are recorded and left out. Returns (judge, tier, llm calls)."""
         built = []
         for index, entry in enumerate(entries):
@@ -107,8 +123,8 @@ class JudgeBuilder:
                 continue
         return built
 
-    def build_entry(self, entry: Any, path: PathKey, *, threshold: float) -> tuple[Any, str, int]:
-        """One entry -> (judge, tier, judge-model calls it makes at most)."""
+    def build_entry(self, entry: Any, path: PathKey, *, threshold: float) -> tuple[Any, str, Calls]:
+        """One entry -> (judge, tier, the judge-model calls it makes)."""
         name, value = self._split(entry, path)
         if name == "jury":
             return self._jury(value, (*path, name), threshold=threshold)
@@ -172,11 +188,11 @@ class JudgeBuilder:
         # A single value is the factory's first argument: ``- contains: "Beach House"``.
         return [value], {}
 
-    def llm_calls(self, judge: Any, tier: str) -> int:
+    def llm_calls(self, judge: Any, tier: str) -> Calls:
         if tier != TIER_LLM:
-            return 0
-        calls = getattr(judge, "max_calls", 1)
-        return calls if isinstance(calls, int) and calls >= 0 else 1
+            return Calls(0, 0)
+        most = _count(getattr(judge, "max_calls", 1), 1)
+        return Calls(most, min(most, _count(getattr(judge, "min_calls", most), most)))
 
     def _named_model(self, spec: str, path: PathKey) -> Any:
         """One model object per spec, so judges naming the same model share one client."""
@@ -189,7 +205,7 @@ class JudgeBuilder:
 
     # -- composite entries -------------------------------------------------------------------------
 
-    def _members(self, value: Any, path: PathKey, *, threshold: float) -> list[tuple[Any, str, int]]:
+    def _members(self, value: Any, path: PathKey, *, threshold: float) -> list[tuple[Any, str, Calls]]:
         if not isinstance(value, list) or not value:
             raise self.problem(path, "'judges' must be a non-empty list of judge entries")
         count = len(self.problems)
@@ -198,7 +214,7 @@ class JudgeBuilder:
             raise BuildFailedError("member failed")
         return members
 
-    def _jury(self, value: Any, path: PathKey, *, threshold: float) -> tuple[Any, str, int]:
+    def _jury(self, value: Any, path: PathKey, *, threshold: float) -> tuple[Any, str, Calls]:
         if not isinstance(value, Mapping):
             raise self.problem(path, "a jury is a mapping: {judges: [...], voting: ..., errors: ..., name: ...}")
         unknown = sorted(set(value) - {"judges", "voting", "errors", "name"})
@@ -217,9 +233,9 @@ class JudgeBuilder:
             )
         except (TypeError, ValueError) as exc:
             raise self.problem(path, str(exc)) from exc
-        return jury, _costliest(m[1] for m in members), sum(m[2] for m in members)
+        return jury, _costliest(m[1] for m in members), _total(m[2] for m in members)
 
-    def _cascade(self, value: Any, path: PathKey, *, threshold: float) -> tuple[Any, str, int]:
+    def _cascade(self, value: Any, path: PathKey, *, threshold: float) -> tuple[Any, str, Calls]:
         name = "cascade"
         if isinstance(value, Mapping):
             name = str(value.get("name", name))
@@ -228,7 +244,7 @@ class JudgeBuilder:
             raise self.problem(path, "a cascade is a non-empty list of tiers, each {judges: [...], policy: ...}")
         tiers: list[Tier] = []
         tier_kinds: list[str] = []
-        calls = 0
+        tier_calls: list[Calls] = []
         for index, raw in enumerate(value):
             tier_path = (*path, index)
             last = index == len(value) - 1
@@ -259,14 +275,16 @@ class JudgeBuilder:
             except (TypeError, ValueError) as exc:
                 raise self.problem(tier_path, str(exc)) from exc
             tier_kinds.extend(m[1] for m in members)
-            calls += sum(m[2] for m in members)
+            tier_calls.append(_total(m[2] for m in members))
         try:
             cascade = Cascade(*tiers, name=name)
         except (TypeError, ValueError) as exc:
             raise self.problem(path, str(exc)) from exc
+        # Every tier but the last can end the cascade, so at fewest only the first one runs.
+        calls = Calls(sum(c.most for c in tier_calls), tier_calls[0].fewest)
         return cascade, _costliest(tier_kinds), calls
 
-    def _python(self, value: Any, path: PathKey) -> tuple[Any, str, int]:
+    def _python(self, value: Any, path: PathKey) -> tuple[Any, str, Calls]:
         options: dict[str, Any] = {}
         tier: str | None = None
         if isinstance(value, Mapping):
@@ -293,7 +311,7 @@ class JudgeBuilder:
         if not callable(judge):
             raise self.problem(path, f"{ref} is not a judge (not callable)")
         resolved = tier or tier_of(judge)
-        return judge, resolved, (1 if resolved == TIER_LLM else 0)
+        return judge, resolved, (Calls(1, 1) if resolved == TIER_LLM else Calls(0, 0))
 
     # -- voting ------------------------------------------------------------------------------------
 
@@ -321,7 +339,7 @@ class JudgeBuilder:
 def built(
     judge: Any,
     tier: str,
-    calls: int,
+    calls: Calls,
     *,
     key: str,
     label: str,
@@ -331,17 +349,16 @@ def built(
 ) -> BuiltJudge:
     """A BuiltJudge; ``suite_model`` is the model the builder gave judges that name none."""
     own_model = tier == TIER_LLM and has_own_model(judge, tier, suite_model)
-    fewest = getattr(judge, "min_calls", calls)  # a jury or cascade: its most, as a plain judge without re-asks
     return BuiltJudge(
         judge=judge,
         tier=tier,
         key=key,
         label=label,
         round=round_index,
-        llm_calls=calls,
+        llm_calls=calls.most,
         line=line,
         own_model=own_model,
-        fewest_llm_calls=min(calls, fewest) if isinstance(fewest, int) and fewest >= 0 else calls,
+        fewest_llm_calls=calls.fewest,
     )
 
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from jurybox.agents import ADAPTERS, TargetConfigError, make_target
 from jurybox.core import judge_name
-from jurybox.suites._build import BuildFailedError, JudgeBuilder, built, entry_label
+from jurybox.suites._build import BuildFailedError, Calls, JudgeBuilder, built, entry_label
 from jurybox.suites._case import BuiltJudge, Case, RoundPlan, Suite
 from jurybox.suites._errors import Problem, SuiteError
 from jurybox.suites._judge_model import JudgeModelError, model_label, resolve_judge_model
@@ -220,7 +220,7 @@ def _judges_for(
                     built(
                         judge,
                         TIER_DETERMINISTIC,
-                        0,
+                        Calls(0, 0),
                         key=prefix + judge_name(judge),
                         label="expect_tools",
                         round_index=round_index,
