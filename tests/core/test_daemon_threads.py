@@ -52,6 +52,7 @@ def test_threads_are_reused_and_are_daemons() -> None:
     pool = DaemonThreadPool(4)
     for _ in range(10):
         pool.submit(time.sleep, 0).result(timeout=5)
+        _wait_for(lambda: pool._idle._value > 0)  # the thread is back waiting for work
     assert len(pool._threads) == 1
     assert all(thread.daemon for thread in pool._threads)
     pool.shutdown()

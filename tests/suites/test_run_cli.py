@@ -18,11 +18,19 @@ from rich.console import Console
 from suite_helpers import REPO, TOY_HEADER, stub_reply
 from typer.testing import CliRunner
 
-from jurybox._cli.run import EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE, RunRequest, execute
+from jurybox._cli.run import (
+    EXIT_INTERRUPTED,
+    EXIT_NOT_PASSED,
+    EXIT_OK,
+    EXIT_USAGE,
+    RunRequest,
+    _resume_command,
+    execute,
+)
 from jurybox.cli import app
 from jurybox.store import open_store
 from jurybox.stubs import StubServer
-from jurybox.suites import fork_available
+from jurybox.suites import fork_available, load_suite
 
 EXAMPLE = REPO / "examples" / "property_agent" / "suite.yaml"
 
@@ -365,6 +373,7 @@ def test_a_resumed_run_judges_the_cases_it_planned_not_the_whole_suite(
 
     code, _, status = run(RunRequest(suites=(suite,), store=store_url, resume="last"))
     assert code == EXIT_OK, status
+    assert f"resuming run {run_id} of toy: 2 case(s)" in status  # its plan, not the suite's 3 cases
     store = open_store(store_url)
     try:
         assert sorted(store.recorded_cases(run_id)) == ["a", "b"]  # not c: the run never planned it
@@ -435,3 +444,18 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_run(
     assert code == EXIT_USAGE
     assert message in status.replace("\n", " ")
     assert not (in_tmp / "toy.db").exists()  # the agent was never called
+
+
+def test_the_resume_hint_does_not_print_a_password(toy_suite: Callable[[str], Path]) -> None:
+    suite = load_suite(toy_suite(THREE_CASES))
+    request = RunRequest(
+        suites=(suite.path,),
+        store="postgresql+psycopg://bob:s3cret@db.internal:5432/jurybox",
+        judge_model="openai:gpt-4o-mini@https://user:key@llm.internal/v1",
+    )
+
+    command = _resume_command(suite, request, stored=True)
+
+    assert command is not None and "s3cret" not in command and "key@" not in command
+    assert "--store postgresql+psycopg://bob:***@db.internal:5432/jurybox" in command
+    assert "--judge-model openai:gpt-4o-mini@https://user:***@llm.internal/v1" in command

@@ -259,7 +259,7 @@ cases:
 
     assert not suite.llm_enabled
     assert [(c.skipped, c.min_calls, c.max_calls) for c in plan.cases] == [
-        ([], 0, 1),
+        ([], 0, 3),  # one call, asked again up to twice when unreadable
         (["jury"], 0, 0),  # a jury runs only when every member has a model to call
         (["correctness"], 0, 0),
         (["correctness", "relevance"], 0, 0),  # and a case's LLM tier when every LLM judge has one
@@ -585,7 +585,7 @@ def test_seeds_need_a_python_agent(toy_suite: Callable[[str], Path], tmp_path: P
     text += "cases:\n  - name: a\n    prompt: hi\n    judges: [{contains: x}]\n"
 
     # Found by loading the suite (so by --dry-run too), at the seeds: line.
-    with pytest.raises(SuiteError, match=r"suite.yaml:3: seeds: .*the agent is an http agent"):
+    with pytest.raises(SuiteError, match=r"suite.yaml:3: seeds: .*for an openai/http/mcp agent load them"):
         load_suite(toy_suite(text))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import shlex
 import subprocess
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ from jurybox.suites import (
     LLM_SKIP_REASON,
     TIER_LLM,
     TIERS,
+    Case,
     JudgeModelError,
     RichProgress,
     RunOptions,
@@ -273,9 +275,11 @@ async def _run_all(
     plans: Sequence[tuple[Suite, RunPlan]], request: RunRequest, store: Store | None, console: Console, status: Console
 ) -> int:
     codes = []
-    for suite, plan in plans:
-        resume = _resume_id(suite, request, store, status)
-        print_intro(plan, status, resume)
+    # Every suite's run to resume is found (or refused) before any suite runs.
+    resumes = [_resume_id(suite, request, store, status) for suite, _ in plans]
+    for (suite, selected), (resume, planned) in zip(plans, resumes, strict=True):
+        # A resumed run's intro shows what it planned, not the suite's selection now.
+        print_intro(selected if planned is None else plan_run(suite, planned), status, resume)
         options = RunOptions(
             concurrency=request.concurrency or suite.concurrency or RunOptions().concurrency,
             selectors=request.selectors,
@@ -307,14 +311,20 @@ async def _run_all(
     return max(codes, key=lambda code: (code == EXIT_INTERRUPTED, code))
 
 
-def _resume_id(suite: Suite, request: RunRequest, store: Store | None, status: Console) -> str | None:
+def _resume_id(
+    suite: Suite, request: RunRequest, store: Store | None, status: Console
+) -> tuple[str | None, tuple[Case, ...] | None]:
+    """The run of ``suite`` to resume and the cases it planned (None, None: a new run)."""
     run_id = _run_to_resume(suite, request, store, status)
-    if run_id is not None and store is not None:
-        try:  # refused here, before the intro says a run resumes
-            resumable_cases(suite, store.planned_cases(run_id), run_id)
-        except ValueError as exc:
-            raise UsageProblemError(str(exc)) from exc
-    return run_id
+    if run_id is None or store is None:
+        return None, None
+    planned = store.planned_cases(run_id)
+    if not planned:  # a run stored before runs kept their plan
+        return run_id, None
+    try:  # refused here, before the intro says a run resumes
+        return run_id, resumable_cases(suite, planned, run_id)
+    except ValueError as exc:
+        raise UsageProblemError(str(exc)) from exc
 
 
 def _run_to_resume(suite: Suite, request: RunRequest, store: Store | None, status: Console) -> str | None:
@@ -428,7 +438,12 @@ def _resume_command(suite: Suite, request: RunRequest, *, stored: bool) -> str |
         parts += ["--store", request.store]
     if request.judge_model is not None:
         parts += ["--judge-model", str(request.judge_model)]
-    return shlex.join(parts)
+    # Printed to the terminal and CI logs: a password in a URL is not.
+    return _PASSWORD.sub(r"\g<user>:***@", shlex.join(parts))
+
+
+# The password of a URL's user:password@ part (a store URL, a judge model's base URL).
+_PASSWORD = re.compile(r"(?P<user>[A-Za-z][\w+.-]*://[^\s/:@]+):[^\s/@]+@")
 
 
 def print_outro(result: RunResult, status: Console, *, resume_command: str | None = None) -> None:

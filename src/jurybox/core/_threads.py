@@ -64,16 +64,20 @@ class DaemonThreadPool(Executor):
             if item is None:  # shutdown: pass the stop on to the next thread
                 self._work.put(None)
                 return
-            future, fn, args, kwargs = item
-            if future.set_running_or_notify_cancel():
-                try:
-                    result = fn(*args, **kwargs)
-                except BaseException as exc:  # handed to the caller, as ThreadPoolExecutor does
-                    future.set_exception(exc)
-                else:
-                    future.set_result(result)
-            del item, future, fn, args, kwargs  # drop the call's references before waiting again
+            self._run(*item)
+            del item  # drop the call's references (and its result) before waiting again
             self._idle.release()
+
+    @staticmethod
+    def _run(future: Future[Any], fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as exc:  # handed to the caller, as ThreadPoolExecutor does
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         with self._lock:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jurybox.agents import TargetConfigError
 from jurybox.core import Voting
 from jurybox.suites._registry import TIER_LLM, TIERS
 from jurybox.suites._seeds import Seed
@@ -162,3 +163,29 @@ class Suite:
         if wanted:
             chosen = [c for c in chosen if any(c.matches(s) for s in wanted)]
         return tuple(chosen)
+
+
+def seeded_agent(agent: Mapping[str, Any], seeds: Sequence[Seed]) -> Mapping[str, Any]:
+    """The ``agent:`` mapping the runner builds: seed records go to a Python agent factory as ``seeds``.
+
+    Raises:
+        TargetConfigError: seed records for an agent that cannot take them (field ``seeds``).
+    """
+    spec = dict(agent)
+    if not seeds:
+        return spec
+    if "python" not in spec:
+        raise TargetConfigError(
+            "seeds: seed records are handed to a Python agent factory as its 'seeds' keyword argument; "
+            "for an openai/http/mcp agent load them into the agent yourself (jurybox.suites.load_seeds)"
+        )
+    if spec.get("kind") == "function":
+        raise TargetConfigError(
+            "seeds: seed records are handed to a Python agent factory as its 'seeds' keyword argument, "
+            "and agent.kind says the agent is a respond function: point agent.python at a factory "
+            "(module:make_agent) taking seeds=..."
+        )
+    options = dict(spec.get("options") or {})
+    options.setdefault("seeds", [seed.to_dict() for seed in seeds])
+    spec["options"] = options
+    return spec

@@ -9,10 +9,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from jurybox.agents import ADAPTERS, TargetConfigError, make_target
+from jurybox.agents import TargetConfigError, make_target
 from jurybox.core import judge_name
 from jurybox.suites._build import BuildFailedError, Calls, JudgeBuilder, built, entry_label
-from jurybox.suites._case import BuiltJudge, Case, RoundPlan, Suite
+from jurybox.suites._case import BuiltJudge, Case, RoundPlan, Suite, seeded_agent
 from jurybox.suites._errors import Problem, SuiteError
 from jurybox.suites._judge_model import JudgeModelError, model_label, resolve_judge_model
 from jurybox.suites._meter import MeteredModel
@@ -39,6 +39,7 @@ def load_suite(
     judge_model: Any = None,
     registry: JudgeRegistry | None = None,
     concurrency: int | None = None,
+    check_agent: bool = True,
 ) -> Suite:
     """Load and check a suite file.
 
@@ -51,6 +52,8 @@ def load_suite(
         registry: Judge factories by name (default: every built-in judge).
         concurrency: Cases the run will keep in flight (default: the suite's
             ``concurrency:``); the judge model allows at least as many calls at once.
+        check_agent: Build the suite's ``agent:`` (and drop it) to report a bad spec with its
+            line; False for a suite run with a target of your own (``SuiteRunner(target=...)``).
 
     Raises:
         SuiteError: naming file, line and field of every problem found.
@@ -82,7 +85,6 @@ def load_suite(
     cases = [_build_case(builder, spec, index, raw) for index, raw in enumerate(spec.cases)]
     problems = list(builder.problems)
     problems.extend(_duplicate_names(doc, spec))
-    problems.extend(_agent_problems(doc, spec.agent, file.parent, seeded=spec.seeds is not None))
     seeds: list[Seed] = []
     if spec.seeds is not None:
         entries = [spec.seeds] if isinstance(spec.seeds, str) else spec.seeds
@@ -90,6 +92,8 @@ def load_suite(
             seeds = load_seeds(*(file.parent / entry for entry in entries))
         except SuiteError as exc:
             problems.extend(exc.problems)
+    if check_agent:
+        problems.extend(_agent_problems(doc, spec.agent, file.parent, seeds))
     if problems:
         raise SuiteError(problems)
     return Suite(
@@ -111,7 +115,6 @@ def load_suite(
 def _build_case(builder: JudgeBuilder, spec: SuiteModel, index: int, case: CaseModel) -> Case | None:
     path: PathKey = ("cases", index)
     defaults = spec.defaults
-    problems_before = len(builder.problems)
     threshold = case.threshold if case.threshold is not None else defaults.threshold
     judges: list[BuiltJudge] = []
     if case.rounds is None:
@@ -165,7 +168,9 @@ def _build_case(builder: JudgeBuilder, spec: SuiteModel, index: int, case: CaseM
                 "an SQL check needs the agent's database: set 'database:' (an SQLAlchemy URL) on the suite or check",
             )
     # A case whose judges all failed to build has judges: their own problems say what is wrong.
-    if not judges and not case.sql_checks and len(builder.problems) == problems_before:
+    parts = [case, *(case.rounds or ())]
+    declared = any(p.judges or p.criteria is not None or p.expect_tools is not None for p in parts)
+    if not judges and not case.sql_checks and not declared:
         builder.problem(
             path, f"case {case.name!r} has nothing to judge it: add judges, criteria, expect_tools or sql_checks"
         )
@@ -353,30 +358,36 @@ def _unknown_key_message(path: PathKey) -> str:
     return f"unknown key {key!r}{hint}; valid keys: {', '.join(valid)}"
 
 
-def _agent_problems(doc: Located, agent: Mapping[str, Any], base_dir: Path, *, seeded: bool) -> list[Problem]:
+def _agent_problems(doc: Located, agent: Mapping[str, Any], base_dir: Path, seeds: Sequence[Seed]) -> list[Problem]:
     """What is wrong with the suite's ``agent:``, found while loading (and so by ``--dry-run``), not mid-run.
 
-    The adapter is built as the runner will build it (a Python agent's module is imported,
-    its factory or function found; nothing is called or connected) and then dropped.
+    The adapter is built as the runner will build it, seed records included (a Python
+    agent's module is imported, its factory or function found; nothing is called or
+    connected), and then dropped.
     """
     try:
-        target = make_target(agent, base_dir=base_dir)
+        make_target(seeded_agent(agent, seeds), base_dir=base_dir)
     except TargetConfigError as exc:
         message = str(exc)
         field, _, text = message.partition(": ")
-        if not field.startswith("agent") or not text:
+        if not field.startswith(("agent", "seeds")) or not text:
             field, text = "agent", message
         # line_of falls back to the closest parent the file has (agent.http.url may not be written).
         path = tuple(part for part in field.split(".") if part)
         return [Problem(doc.file, doc.line_of(path), field, text)]
-    # The runner hands seed records to a Python factory as its 'seeds' keyword argument.
-    if seeded and getattr(target, "kind", None) != "factory":
-        adapter = next(key for key in ADAPTERS if key in agent)
-        kind = "a respond function" if adapter == "python" else f"an {adapter} agent"
+    if seeds and "options" not in agent and "kind" not in agent and _is_respond_function(agent, base_dir):
+        # Seeds make the runner call it as a factory, respond(seeds=...): every case would fail.
         message = (
-            f"seed records are handed to a Python agent factory as its 'seeds' keyword argument, and the agent "
-            f"is {kind}: point agent.python at a factory (module:make_agent) taking seeds=..., or load the seeds "
-            "into the agent yourself (jurybox.suites.load_seeds)"
+            "seed records are handed to a Python agent factory as its 'seeds' keyword argument, and "
+            f"{agent['python']!r} is a respond function: point agent.python at a factory (module:make_agent) "
+            "taking seeds=..., or load the seeds into the agent yourself (jurybox.suites.load_seeds)"
         )
         return [Problem(doc.file, doc.line_of(("seeds",)), "seeds", message)]
     return []
+
+
+def _is_respond_function(agent: Mapping[str, Any], base_dir: Path) -> bool:
+    try:
+        return getattr(make_target(agent, base_dir=base_dir), "kind", None) == "function"
+    except TargetConfigError:  # a factory that needs its seeds= argument, say
+        return False

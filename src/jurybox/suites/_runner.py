@@ -29,14 +29,13 @@ from jurybox.agents import (
     RoundOutcome,
     RoundSpec,
     Target,
-    TargetConfigError,
     make_target,
     run_conversation,
 )
 from jurybox.core import Context, Judgment, Status
 from jurybox.report import SKIPPED_TIERS_KEY
 from jurybox.store import CaseRecord, RoundRecord, StoredRecords
-from jurybox.suites._case import Case, Suite
+from jurybox.suites._case import Case, Suite, seeded_agent
 from jurybox.suites._conversation_helpers import clarification_detector, follow_up_writer
 from jurybox.suites._judge_model import share_connections
 from jurybox.suites._meter import Spend, start_case_spend
@@ -111,8 +110,6 @@ class RunStore(Protocol):
     def record_cases(self, run_id: str, records: Sequence[CaseRecord]) -> list[bool]: ...
 
     def recorded_cases(self, run_id: str) -> set[str]: ...
-
-    def planned_cases(self, run_id: str) -> list[str]: ...
 
     def records(self, run_id: str, *, cases: Collection[str] | None = None) -> Sequence[CaseRecord]: ...
 
@@ -279,8 +276,10 @@ class SuiteRunner:
             # The agent first: a bad agent spec must fail before a run is opened in the store.
             self._require_target()
             self._check_workers()
-            if resume is not None and self.store is not None:
-                planned = await self._io_call(self.store.planned_cases, resume)
+            # A store that keeps runs' plans (jurybox.store does; a RunStore need not) says what to finish.
+            planned_cases = getattr(self.store, "planned_cases", None)
+            if resume is not None and planned_cases is not None:
+                planned: list[str] = await self._io_call(planned_cases, resume)
                 cases = resumable_cases(self.suite, planned, resume) if planned else cases
             run_id, done = await self._open_run(cases, resume)
             todo = [case for case in cases if case.name not in done]
@@ -687,7 +686,7 @@ class SuiteRunner:
 
     def _require_target(self) -> Target:
         if self._target is None:
-            self._target = make_target(_agent_spec(self.suite), base_dir=self.suite.base_dir)
+            self._target = make_target(seeded_agent(self.suite.agent, self.suite.seeds), base_dir=self.suite.base_dir)
         return self._target
 
     async def _judge(
@@ -796,22 +795,6 @@ class SuiteRunner:
             started_at=started_at,
             metadata={**base, "reasons": list(reasons)},
         )
-
-
-def _agent_spec(suite: Suite) -> Mapping[str, Any]:
-    """The agent mapping, with the suite's seed records given to a Python agent factory as ``seeds``."""
-    spec = dict(suite.agent)
-    if not suite.seeds:
-        return spec
-    if "python" not in spec:
-        raise TargetConfigError(
-            "seeds: seed records are handed to a Python agent factory as its 'seeds' keyword argument; "
-            "for an openai/http/mcp agent load them into the agent yourself (jurybox.suites.load_seeds)"
-        )
-    options = dict(spec.get("options") or {})
-    options.setdefault("seeds", [seed.to_dict() for seed in suite.seeds])
-    spec["options"] = options
-    return spec
 
 
 def _conversation_context(case: Case, contexts: Sequence[Context]) -> Context:
