@@ -246,9 +246,11 @@ def test_a_stopped_run_resumed_with_resume_last_judges_every_case_exactly_once(
     if stop_with is signal.SIGINT:
         # Ctrl-C: the run stops cleanly, keeps what finished, says how to resume, and is marked interrupted.
         assert code == EXIT_INTERRUPTED, output
-        # A command to paste as it is: this suite, this store, this run.
-        assert f"finish it with: jurybox run {suite} --store {store_url} --resume " in output, output
-        assert "Traceback" not in output and "worker" not in output, output  # no worker crashed
+        # A command to paste as it is: this suite, this store, the run's settings, this run.
+        (hint,) = [line for line in output.splitlines() if line.startswith("finish it with: ")]
+        expected = f"finish it with: jurybox run {suite} --store {store_url} --concurrency 2"
+        assert hint.startswith(expected + (f" --workers {workers}" if workers > 1 else "") + " --resume "), hint
+        assert "Traceback" not in output and "worker" not in output.replace("--workers", ""), output  # none crashed
         assert _status(store_url) == "interrupted"
 
     code, _, status = run(RunRequest(suites=(suite,), store=store_url, resume="last"))
@@ -452,6 +454,10 @@ def test_the_resume_hint_does_not_print_a_password(toy_suite: Callable[[str], Pa
         suites=(suite.path,),
         store="postgresql+psycopg://bob:s3cret@db.internal:5432/jurybox",
         judge_model="openai:gpt-4o-mini@https://user:key@llm.internal/v1",
+        timeout=30.0,
+        retries=1,
+        formats=("console", "junit"),
+        output="reports",
     )
 
     command = _resume_command(suite, request, stored=True)
@@ -459,3 +465,5 @@ def test_the_resume_hint_does_not_print_a_password(toy_suite: Callable[[str], Pa
     assert command is not None and "s3cret" not in command and "key@" not in command
     assert "--store postgresql+psycopg://bob:***@db.internal:5432/jurybox" in command
     assert "--judge-model openai:gpt-4o-mini@https://user:***@llm.internal/v1" in command
+    # The rest of the run is judged and reported as it began.
+    assert command.endswith("--timeout 30.0 --retries 1 --output reports --format console --format junit")

@@ -438,6 +438,19 @@ def _resume_command(suite: Suite, request: RunRequest, *, stored: bool) -> str |
         parts += ["--store", request.store]
     if request.judge_model is not None:
         parts += ["--judge-model", str(request.judge_model)]
+    # The rest is judged and reported as the run began (the reports cover the whole run).
+    for option, value in (
+        ("--concurrency", request.concurrency),
+        ("--timeout", request.timeout),
+        ("--retries", request.retries),
+        ("--workers", request.workers if request.workers > 1 else None),
+        ("--output", request.output),
+    ):
+        if value is not None:
+            parts += [option, str(value)]
+    if request.formats != ("console",):
+        for fmt in request.formats:
+            parts += ["--format", fmt]
     # Printed to the terminal and CI logs: a password in a URL is not.
     return _PASSWORD.sub(r"\g<user>:***@", shlex.join(parts))
 
