@@ -421,3 +421,19 @@ def test_a_suite_run_with_a_target_of_ones_own_need_not_name_a_buildable_agent(t
     with pytest.raises(SuiteError, match="cannot import 'production_only_module'"):
         load_suite(path)
     assert load_suite(path, check_agent=False).agent == {"python": "production_only_module:make_agent"}
+
+
+def test_a_field_error_does_not_hide_the_judge_errors_of_other_cases(toy_suite: Callable[[str], Path]) -> None:
+    # One pass to fix the file: the validation problem of case a and the judge problem of case b together.
+    text = TOY_HEADER + (
+        "cases:\n"
+        "  - name: a\n    prompt: hi\n    threshold: 1.5\n    judges: [contains: hi]\n"
+        "  - name: b\n    prompt: hi\n    judges: [{contians: x}]\n"
+    )
+
+    with pytest.raises(SuiteError) as caught:
+        load_suite(toy_suite(text))
+
+    fields = [p.field for p in caught.value.problems]
+    assert fields == ["cases[0].threshold", "cases[1].judges[0]"]
+    assert "did you mean 'contains'?" in str(caught.value)

@@ -72,7 +72,10 @@ def load_suite(
     try:
         spec = SuiteModel.model_validate(doc.data)
     except ValidationError as exc:
-        raise SuiteError(_validation_problems(exc, doc)) from None
+        # With the judge problems of the cases that are valid on their own: one pass to fix it all.
+        problems = _validation_problems(exc, doc)
+        problems.extend(_judge_problems_of_valid_cases(doc, registry, file.parent, judge_model))
+        raise SuiteError(problems) from None
     try:
         resolved = resolve_judge_model(judge_model, spec.judge_model, concurrency=concurrency or spec.concurrency)
     except JudgeModelError as exc:
@@ -356,6 +359,36 @@ def _unknown_key_message(path: PathKey) -> str:
     close = difflib.get_close_matches(key, valid, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown key {key!r}{hint}; valid keys: {', '.join(valid)}"
+
+
+def _judge_problems_of_valid_cases(
+    doc: Located, registry: JudgeRegistry | None, base_dir: Path, judge_model: Any
+) -> list[Problem]:
+    """The judge problems of each case that validates on its own, in a suite that does not.
+
+    Best effort: when the suite's defaults or its judge model are themselves wrong, the
+    cases cannot be built as they would be, and only the validation problems are reported.
+    """
+    data = doc.data if isinstance(doc.data, dict) else {}
+    raw_cases = data.get("cases")
+    if not isinstance(raw_cases, list):
+        return []
+    try:
+        defaults = Defaults.model_validate(data.get("defaults") or {})
+        resolved = resolve_judge_model(judge_model, data.get("judge_model"), concurrency=None)
+    except (ValidationError, JudgeModelError, TypeError):
+        return []
+    database = data.get("database")
+    partial = SuiteModel.model_construct(defaults=defaults, database=database if isinstance(database, str) else None)
+    model = MeteredModel(resolved) if resolved is not None else None
+    builder = JudgeBuilder(doc, registry or JudgeRegistry.default(), model=model, base_dir=base_dir)
+    for index, raw in enumerate(raw_cases):
+        try:
+            case = CaseModel.model_validate(raw)
+        except ValidationError:
+            continue  # its own problems are in the suite's validation problems already
+        _build_case(builder, partial, index, case)
+    return builder.problems
 
 
 def _agent_problems(doc: Located, agent: Mapping[str, Any], base_dir: Path, seeds: Sequence[Seed]) -> list[Problem]:
