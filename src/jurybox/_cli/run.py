@@ -237,18 +237,12 @@ def _same_names(suites: Sequence[Suite]) -> str | None:
 
 
 def _check_request(request: RunRequest) -> None:
-    unknown = [f for f in request.formats if f not in FORMATS]
-    if unknown:
-        raise UsageProblemError(f"unknown --format {', '.join(unknown)}; valid: {', '.join(FORMATS)}")
-    file_formats = [f for f in request.formats if f != "console"]
-    if file_formats and request.output is None:
-        raise UsageProblemError(f"--format {', '.join(file_formats)} writes files: give --output PATH (or '-')")
-    if len(request.suites) > 1 and request.output not in (None, "-") and Path(request.output).suffix:
-        raise UsageProblemError("with several suites, --output must be a directory (one report file per suite)")
-    try:  # here, not after a long run
+    try:  # the formats and --output write_reports would refuse, here rather than after a long run
         check_report_output(request.formats, request.output)
     except ValueError as exc:
-        raise UsageProblemError(f"--output: {exc}") from exc
+        raise UsageProblemError(str(exc)) from exc
+    if len(request.suites) > 1 and request.output not in (None, "-") and Path(request.output).suffix:
+        raise UsageProblemError("with several suites, --output must be a directory (one report file per suite)")
     if request.resume is not None and request.no_store:
         raise UsageProblemError("--resume reads the earlier run from the store; it cannot be used with --no-store")
     if request.workers > 1 and request.no_store:
