@@ -22,6 +22,7 @@ from jurybox.core import (
     aevaluate,
     evaluate,
     judge,
+    judge_factory,
 )
 
 __version__ = "0.1.0"
@@ -49,4 +50,5 @@ __all__ = [
     "aevaluate",
     "evaluate",
     "judge",
+    "judge_factory",
 ]

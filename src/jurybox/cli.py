@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from jurybox import __version__
-from jurybox._cli import cache, check, history, lint, run
+from jurybox._cli import cache, calibrate, check, history, judges, lint, run, serve
 
 app = typer.Typer(
     name="jurybox",
@@ -15,7 +15,16 @@ app = typer.Typer(
 )
 
 # One line per feature module; each module owns its commands.
-for register in (check.register, lint.register, history.register, run.register, cache.register):
+for register in (
+    check.register,
+    lint.register,
+    history.register,
+    run.register,
+    cache.register,
+    judges.register,
+    serve.register,
+    calibrate.register,
+):
     register(app)
 
 

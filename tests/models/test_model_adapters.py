@@ -215,7 +215,7 @@ def test_resolve_model(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_openai_schema_copies_are_shared_for_read_only_schemas_only(transport: str) -> None:
     from types import MappingProxyType
 
-    from jurybox.models._openai import _schema_format
+    from jurybox.models._openai_wire import _schema_format
 
     frozen = MappingProxyType(
         {**SCHEMA, "properties": MappingProxyType({"score": MappingProxyType({"type": "number"})})}

@@ -19,12 +19,14 @@ from jurybox.store import CaseRecord, Rate, RoundRecord, Store, StoreError, open
 from jurybox.store._cases import upsert_case_versions
 from jurybox.store._schema import cases_table, judgments_table, results_table, run_cases_table, suites_table
 from jurybox.store._serialize import (
+    db_jsonable as to_jsonable,
+)
+from jurybox.store._serialize import (
     dumps,
     encode_json,
     hashed_definition,
     jsonable_hash,
     metadata_cost,
-    to_jsonable,
     usage_tokens,
 )
 
@@ -99,7 +101,7 @@ def test_a_batch_is_written_in_one_transaction_all_or_nothing(store: Store, monk
     assert store.run_records(run_id) == [a, b]
 
     # A failure after the batch's inserts (here: of its last statement) rolls back every case in it.
-    insert = store._insert_cases
+    insert = store._results._insert_cases
     batches: list[list[str]] = []
 
     def fail_after_inserts(connection: Any, run: str, prepared: list[Any]) -> list[bool]:
@@ -108,7 +110,7 @@ def test_a_batch_is_written_in_one_transaction_all_or_nothing(store: Store, monk
         assert connection.execute(select(func.count()).select_from(results_table)).scalar_one() == 4
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(store, "_insert_cases", fail_after_inserts)
+    monkeypatch.setattr(store._results, "_insert_cases", fail_after_inserts)
     with pytest.raises(RuntimeError, match="disk full"):
         store.record_cases(run_id, [make_record("c"), make_record("c2")])
     assert batches == [["c", "c2"]]

@@ -15,8 +15,8 @@ from store_testkit import make_multi_round_record, make_record
 
 from jurybox.core import Check, Context, ErrorInfo, Judgment, NumericScore, Status
 from jurybox.store import CaseRecord, RoundRecord, Store
+from jurybox.store import _results as results_module
 from jurybox.store import _rows as rows_module
-from jurybox.store import _store as store_module
 from jurybox.store._rows import (
     JUDGMENT_COLUMNS,
     RESULT_INSERT_COLUMNS,
@@ -26,7 +26,8 @@ from jurybox.store._rows import (
     results_insert,
 )
 from jurybox.store._schema import judgments_table, results_table, round_results_table
-from jurybox.store._serialize import RawJson, encode_json, metadata_cost, to_jsonable, usage_tokens
+from jurybox.store._serialize import RawJson, encode_json, metadata_cost, usage_tokens
+from jurybox.store._serialize import db_jsonable as to_jsonable
 
 # The writer before rows went to the driver, kept verbatim as the reference for what is stored:
 # dict rows with RawJson values, inserted through SQLAlchemy's bind processing.
@@ -213,7 +214,7 @@ def test_rows_written_through_the_driver_equal_the_sqlalchemy_path(
     assert plan is not None  # both test databases return rows from a multi-row INSERT
     if path != "driver":
         chosen = None if path.startswith("sqlalchemy") else dataclasses.replace(plan, rows_per_statement=2)
-        monkeypatch.setattr(store_module, "results_insert", lambda _dialect: chosen)
+        monkeypatch.setattr(results_module, "results_insert", lambda _dialect: chosen)
     counts = _count_results_inserts(store)
 
     # "a" twice in one batch: its first record is the one written.

@@ -170,7 +170,7 @@ async def test_a_worker_that_fails_before_its_cases_says_why(
     async def broken(self: SuiteRunner, run_id: str, cases: object) -> str:
         raise RuntimeError("no database here")
 
-    monkeypatch.setattr(SuiteRunner, "_run_share", broken)  # only workers run their share
+    monkeypatch.setattr(SuiteRunner, "run_share", broken)  # only workers run their share
     suite = load_suite(toy_suite(MIXED))
     with open_sqlite(tmp_path, "runs.db") as store:
         result = await SuiteRunner(suite, RunOptions(concurrency=2, workers=2), store=store).run()

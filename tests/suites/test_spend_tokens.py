@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from suite_helpers import TOY_HEADER, grade
 
-from jurybox._cli.run import print_outro
+from jurybox._cli.run_messages import print_outro
 from jurybox.models import FakeModel, GenerateRequest, ModelResponse, Usage
 from jurybox.suites import RunOptions, SuiteRunner, load_suite
 from jurybox.suites._meter import Spend

@@ -445,7 +445,7 @@ async def test_with_a_store_the_runner_holds_no_finished_record(
 async def test_a_slow_store_holds_back_the_workers_instead_of_queueing_the_run(
     toy_suite: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("jurybox.suites._runner.MAX_PENDING_WRITES", 3)
+    monkeypatch.setattr("jurybox.suites._writer.MAX_PENDING_WRITES", 3)
     text = (
         TOY_HEADER
         + "cases:\n"
@@ -467,7 +467,7 @@ async def test_a_slow_store_holds_back_the_workers_instead_of_queueing_the_run(
             return None
 
         def case_done(self, record: CaseRecord, spend: object) -> None:
-            queued.append(len(runner._queued))
+            queued.append(len(runner._writer.pending if runner._writer is not None else ()))
 
         def stop(self) -> None:
             return None
@@ -685,7 +685,7 @@ async def test_cases_that_finish_close_together_are_committed_together(toy_suite
 async def test_the_end_of_a_run_writes_what_is_lingering_without_waiting_for_the_timer(
     toy_suite: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("jurybox.suites._runner.WRITE_LINGER", 3600.0)
+    monkeypatch.setattr("jurybox.suites._writer.WRITE_LINGER", 3600.0)
     store = BatchStore()
     runner = SuiteRunner(load_suite(toy_suite(MANY)), RunOptions(concurrency=3), store=store)  # type: ignore[arg-type]
 
@@ -699,8 +699,8 @@ async def test_the_end_of_a_run_writes_what_is_lingering_without_waiting_for_the
 async def test_a_full_batch_is_written_without_lingering(
     toy_suite: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("jurybox.suites._runner.WRITE_LINGER", 3600.0)
-    monkeypatch.setattr("jurybox.suites._runner.WRITE_BATCH", 4)
+    monkeypatch.setattr("jurybox.suites._writer.WRITE_LINGER", 3600.0)
+    monkeypatch.setattr("jurybox.suites._writer.WRITE_BATCH", 4)
     store = BatchStore()
     result = await SuiteRunner(load_suite(toy_suite(MANY)), RunOptions(concurrency=1), store=store).run()  # type: ignore[arg-type]
 

@@ -10,10 +10,16 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from jurybox.models._cache import ResponseCache, cache_key, default_cache_path
-from jurybox.models._errors import ModelConfigError
-from jurybox.models._registry import get_model, parse_spec
-from jurybox.models._types import ChatMessage, GenerateRequest
+from jurybox.models import (
+    ChatMessage,
+    GenerateRequest,
+    ModelConfigError,
+    ModelSpec,
+    ResponseCache,
+    cache_key,
+    default_cache_path,
+    get_model,
+)
 
 cache_app = typer.Typer(
     name="cache",
@@ -69,10 +75,10 @@ def explain(
     if spec is None or prompt is None:
         raise typer.BadParameter("give a model spec and a prompt (or --key HASH)")
     try:
-        provider, _ = parse_spec(spec)
+        parsed = ModelSpec.parse(spec)
         # The API key is not part of the key, so explaining needs none.
-        credentials = {} if provider == "ollama" else {"api_key": "not-needed-to-explain"}
-        model = get_model(spec, base_url=base_url, **credentials)
+        credentials = {} if parsed.provider == "ollama" else {"api_key": "not-needed-to-explain"}
+        model = get_model(parsed, base_url=base_url, **credentials)
     except ModelConfigError as error:
         raise typer.BadParameter(str(error)) from error
     messages = [ChatMessage("system", system)] if system else []

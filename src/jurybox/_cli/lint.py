@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from jurybox.pytest_plugin._secrets import PATTERNS
+from jurybox.pytest_plugin import PATTERNS
 
 
 def lint_cassettes(
@@ -23,7 +23,7 @@ def lint_cassettes(
     e-mail addresses), credential headers (Authorization, x-api-key, api-key, cookies) that are not
     redacted, and the text inside gzip/base64 bodies. Exit 0: clean; 1: secrets found; 2: bad input.
     """
-    from jurybox.pytest_plugin._lint import cassette_files, lint_file
+    from jurybox.pytest_plugin import cassette_files, lint_file
 
     skipped = frozenset(ignore or ())
     known = {pattern.name for pattern in PATTERNS} | {"header"}

@@ -14,16 +14,15 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
+from jurybox._cli.run_messages import print_intro, print_outro, print_plan
+from jurybox._cli.serve import dashboard_hint
 from jurybox.agents import TargetConfigError
 from jurybox.report import FORMATS, RunReport, check_report_output, write_reports
 from jurybox.store import Store, StoreError, open_store
 from jurybox.suites import (
-    HOW_TO_ENABLE,
     LLM_SKIP_REASON,
     TIER_LLM,
-    TIERS,
     Case,
     JudgeModelError,
     RichProgress,
@@ -38,8 +37,8 @@ from jurybox.suites import (
     load_suite,
     paused_collector,
     plan_run,
+    resumable_cases,
 )
-from jurybox.suites._runner import resumable_cases
 
 EXIT_OK = 0
 EXIT_NOT_PASSED = 1
@@ -302,6 +301,8 @@ async def _run_all(
             codes.append(EXIT_INTERRUPTED)
             break
         codes.append(EXIT_OK if result.ok else EXIT_NOT_PASSED)
+    if store is not None:  # the last line: where to read every case and judgment of these runs
+        status.print(f"see the results in the dashboard: {dashboard_hint(store.url)}", highlight=False, soft_wrap=True)
     return max(codes, key=lambda code: (code == EXIT_INTERRUPTED, code))
 
 
@@ -377,52 +378,6 @@ def build_report(result: RunResult, suite: Suite) -> RunReport:
     )
 
 
-def print_plan(plan: RunPlan, console: Console) -> None:
-    """The ``--dry-run`` listing: every case, its judges per tier and the judge calls it would make."""
-    suite = plan.suite
-    table = Table(title=f"{suite.name}: {len(plan.cases)} case(s) (dry run)", show_lines=False)
-    table.add_column("case")
-    table.add_column("tags")
-    table.add_column("rounds", justify="right")
-    for tier in TIERS:
-        table.add_column(tier)
-    table.add_column("judge calls", justify="right")
-    for case_plan in plan.cases:
-        case = case_plan.case
-        cells = []
-        for tier in TIERS:
-            names = case_plan.tiers.get(tier, [])
-            if tier == TIER_LLM and case_plan.skipped:
-                names = [*names, *(f"{name} (SKIPPED)" for name in case_plan.skipped)]
-            cells.append(escape("\n".join(names)) or "-")
-        calls = (
-            f"{case_plan.min_calls}-{case_plan.max_calls}"
-            if case_plan.min_calls != case_plan.max_calls
-            else str(case_plan.max_calls)
-        )
-        table.add_row(escape(case.name), escape(", ".join(case.tags)), str(len(case.rounds)), *cells, calls)
-    console.print(table)
-    console.print(_estimate_line(plan), highlight=False)
-    if plan.skipped_judges:
-        console.print(
-            f"[yellow]LLM tier SKIPPED[/] ({plan.skipped_judges} LLM judge(s) would not run): {HOW_TO_ENABLE}"
-        )
-
-
-def print_intro(plan: RunPlan, status: Console, resume: str | None) -> None:
-    what = f"resuming run {resume} of" if resume else "running"
-    status.print(
-        f"{what} [bold]{escape(plan.suite.name)}[/]: {len(plan.cases)} case(s). {_estimate_line(plan)}",
-        highlight=False,
-    )
-    if plan.skipped_judges:
-        status.print(
-            f"[yellow]LLM tier SKIPPED[/]: no judge model configured; {plan.skipped_judges} LLM judge(s) will not run "
-            f"and those cases are decided by the other tiers. {HOW_TO_ENABLE}",
-            highlight=False,
-        )
-
-
 def _resume_command(suite: Suite, request: RunRequest, *, stored: bool) -> str | None:
     """The command that finishes this suite's run (but its --resume), ready to paste; None when nothing was stored."""
     if not stored:
@@ -451,35 +406,6 @@ def _resume_command(suite: Suite, request: RunRequest, *, stored: bool) -> str |
 
 # The password of a URL's user:password@ part (a store URL, a judge model's base URL).
 _PASSWORD = re.compile(r"(?P<user>[A-Za-z][\w+.-]*://[^\s/:@]+):[^\s/@]+@")
-
-
-def print_outro(result: RunResult, status: Console, *, resume_command: str | None = None) -> None:
-    spend = result.spend
-    cost = f"${spend.cost:.4f}" + (
-        f" (+{spend.unpriced_calls} call(s) with unknown price)" if spend.unpriced_calls else ""
-    )
-    tokens = f"{spend.tokens:,}" + (
-        f" (+{spend.unmetered_calls} call(s) with unknown usage)" if spend.unmetered_calls else ""
-    )
-    status.print(
-        f"run {result.run_id}: {result.status}; judge calls {spend.calls}, judge tokens {tokens}, cost {cost}",
-        highlight=False,
-    )
-    if result.status not in ("interrupted", "failed"):
-        return
-    if resume_command is None:
-        status.print("results were kept in memory only (--no-store): run it again to judge every case", highlight=False)
-    else:
-        # One line however narrow the terminal, so it can be copied and pasted as it is.
-        status.print(f"finish it with: {resume_command} --resume {result.run_id}", highlight=False, soft_wrap=True)
-
-
-def _estimate_line(plan: RunPlan) -> str:
-    model = plan.suite.judge_model or "none"
-    calls = f"{plan.min_calls}-{plan.max_calls}" if plan.min_calls != plan.max_calls else str(plan.max_calls)
-    cost = plan.estimated_cost()
-    money = "unknown price" if cost is None else f"~${cost:.4f}"
-    return f"Judge model: {model}; judge calls: {calls} (estimated cost at most {money})."
 
 
 def _git_commit(where: Path) -> str | None:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from jurybox.agents._errors import AgentError, TargetConfigError
 from jurybox.agents._loading import load_reference
 from jurybox.agents._reply import AgentReply, coerce_reply
-from jurybox.core._threads import DaemonThreadPool
+from jurybox.core import DaemonThreadPool
 
 Kind = Literal["factory", "function"]
 KINDS: tuple[Kind, ...] = ("factory", "function")

@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jurybox.agents._errors import AgentError
-from jurybox.core import Context, ToolCall
-from jurybox.core._context import freeze_mapping
+from jurybox.core import Context, ToolCall, freeze_mapping
 
 REPLY_KEYS = frozenset({"reply", "tool_calls", "sources", "usage"})
 

@@ -5,30 +5,58 @@ or a test can build a Context and call a judge without installing anything.
 """
 
 from jurybox.core._cascade import Cascade, Tier, TierPolicy
-from jurybox.core._context import Context, Message, ToolCall, contexts_from_jsonl
+from jurybox.core._context import Context, Message, ToolCall, contexts_from_jsonl, freeze_mapping
+from jurybox.core._jsonable import to_jsonable
 from jurybox.core._judge import Judge, aevaluate, evaluate, judge, judge_name
 from jurybox.core._judgment import Check, ErrorInfo, Judgment, Status
 from jurybox.core._jury import Jury
+from jurybox.core._records import RUN_STATUSES, SKIPPED_TIERS_KEY, CaseRecord, RoundRecord, RunStatus
+from jurybox.core._registry import (
+    TIER_DETERMINISTIC,
+    TIER_LLM,
+    TIER_SIMILARITY,
+    TIERS,
+    JudgeFactory,
+    JudgeOption,
+    JudgeRegistry,
+    judge_factory,
+    tier_of,
+)
 from jurybox.core._scores import BooleanScore, CategoricalScore, NumericScore, Score, normalize
-from jurybox.core._voting import AtLeast, Average, Consensus, Majority, Median, Vote, Voting, Weighted
+from jurybox.core._sync import run_sync
+from jurybox.core._threads import DaemonThreadPool
+from jurybox.core._voting import AtLeast, Average, Consensus, Majority, Median, Vote, Voting, Weighted, vote_value
 
 __all__ = [
+    "RUN_STATUSES",
+    "SKIPPED_TIERS_KEY",
+    "TIERS",
+    "TIER_DETERMINISTIC",
+    "TIER_LLM",
+    "TIER_SIMILARITY",
     "AtLeast",
     "Average",
     "BooleanScore",
     "Cascade",
+    "CaseRecord",
     "CategoricalScore",
     "Check",
     "Consensus",
     "Context",
+    "DaemonThreadPool",
     "ErrorInfo",
     "Judge",
+    "JudgeFactory",
+    "JudgeOption",
+    "JudgeRegistry",
     "Judgment",
     "Jury",
     "Majority",
     "Median",
     "Message",
     "NumericScore",
+    "RoundRecord",
+    "RunStatus",
     "Score",
     "Status",
     "Tier",
@@ -40,7 +68,13 @@ __all__ = [
     "aevaluate",
     "contexts_from_jsonl",
     "evaluate",
+    "freeze_mapping",
     "judge",
+    "judge_factory",
     "judge_name",
     "normalize",
+    "run_sync",
+    "tier_of",
+    "to_jsonable",
+    "vote_value",
 ]

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
-import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar, overload, runtime_checkable
 
 from jurybox.core._context import Context
 from jurybox.core._judgment import Judgment, ScoreLike, Status
 from jurybox.core._scores import BooleanScore, CategoricalScore, NumericScore, normalize
+from jurybox.core._sync import run_sync
 from jurybox.core._threads import to_daemon_thread
 
 JudgmentLike = Judgment | ScoreLike
@@ -172,22 +171,4 @@ def evaluate(judge: Any, context: Context) -> Judgment:
     Works inside a running event loop too (a notebook): the judge then runs on
     a private loop in a helper thread.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(aevaluate(judge, context))
-    box: list[Judgment] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            box.append(asyncio.run(aevaluate(judge, context)))
-        except BaseException as exc:  # re-raised in the caller's thread below
-            errors.append(exc)
-
-    worker = threading.Thread(target=run, name="jurybox-evaluate")
-    worker.start()
-    worker.join()
-    if errors:
-        raise errors[0]
-    return box[0]
+    return run_sync(functools.partial(aevaluate, judge, context), thread_name="jurybox-evaluate")

@@ -1,10 +1,10 @@
-"""What every deterministic judge shares: a name, a kind, and exceptions turned into ERROR."""
+"""What every deterministic judge shares: a name, its tier, and exceptions turned into ERROR."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from jurybox.core import Context, Judgment
+from jurybox.core import TIER_DETERMINISTIC, Context, Judgment
 
 
 class DeterministicJudge(ABC):
@@ -15,6 +15,7 @@ class DeterministicJudge(ABC):
     """
 
     kind = "deterministic"
+    tier = TIER_DETERMINISTIC
     blocking = False
 
     def __init__(self, name: str) -> None:

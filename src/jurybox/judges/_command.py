@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 
-from jurybox.core import Check, Context, Judgment
+from jurybox.core import TIER_DETERMINISTIC, Check, Context, Judgment, judge_factory
 from jurybox.judges._base import DeterministicJudge
 
 OUTPUT_TAIL = 4000
@@ -83,6 +83,7 @@ def _text(value: str | bytes | None) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 
+@judge_factory(tier=TIER_DETERMINISTIC)
 def command(
     cmd: str | Sequence[str],
     *,

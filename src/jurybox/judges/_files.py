@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from jurybox.core import Check, Context, Judgment
+from jurybox.core import TIER_DETERMINISTIC, Check, Context, Judgment, judge_factory
 from jurybox.judges._base import DeterministicJudge, short
 
 
@@ -45,8 +45,14 @@ class _FileExists(DeterministicJudge):
         return Judgment.failed(False, f"no file matches {self.path!r} in {workspace}")
 
 
+@judge_factory(tier=TIER_DETERMINISTIC)
 def file_exists(path: str, *, name: str | None = None) -> DeterministicJudge:
-    """Pass when a file (relative path or glob such as ``reports/*.csv``) exists in ``Context.workspace``."""
+    """Pass when a file (relative path or glob such as ``reports/*.csv``) exists in ``Context.workspace``.
+
+    Args:
+        path: A path or glob relative to the workspace.
+        name: The judge's name in reports.
+    """
     check_relative(path)
     return _FileExists(path, name or f"file_exists({path})")
 
@@ -75,10 +81,18 @@ class _FileContains(DeterministicJudge):
         return Judgment.failed(False, f"{wanted} not found in {', '.join(c.name for c in checks)}", checks=checks)
 
 
+@judge_factory(tier=TIER_DETERMINISTIC)
 def file_contains(
     path: str, text: str | None = None, *, pattern: str | None = None, name: str | None = None
 ) -> DeterministicJudge:
-    """Pass when a workspace file (path or glob; any match counts) contains ``text`` or matches ``pattern``."""
+    """Pass when a workspace file (path or glob; any match counts) contains ``text`` or matches ``pattern``.
+
+    Args:
+        path: A path or glob relative to the workspace.
+        text: The text the file must contain (or give ``pattern``).
+        pattern: A regular expression the file must match (or give ``text``).
+        name: The judge's name in reports.
+    """
     check_relative(path)
     if (text is None) == (pattern is None):
         raise ValueError("file_contains() needs exactly one of text= or pattern=")

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from jurybox.core import Check, Context, Judgment
+from jurybox.core import TIER_DETERMINISTIC, Check, Context, Judgment, judge_factory
 from jurybox.judges._base import DeterministicJudge
 
 MAX_REPORTED_ERRORS = 10
@@ -31,8 +31,13 @@ class _ValidJson(DeterministicJudge):
         return Judgment.passed(True, f"output is valid JSON ({type(value).__name__})")
 
 
+@judge_factory(tier=TIER_DETERMINISTIC)
 def valid_json(*, name: str | None = None) -> DeterministicJudge:
-    """Pass when the whole output parses as JSON (no code fences, no chatter around it)."""
+    """Pass when the whole output parses as JSON (no code fences, no chatter around it).
+
+    Args:
+        name: The judge's name in reports.
+    """
     return _ValidJson(name or "valid_json")
 
 
@@ -74,10 +79,15 @@ class _JsonSchema(DeterministicJudge):
         )
 
 
+@judge_factory(tier=TIER_DETERMINISTIC)
 def json_schema(schema: Mapping[str, Any], *, name: str | None = None) -> DeterministicJudge:
     """Pass when the output is JSON that validates against ``schema``.
 
     Each violation is a failed check naming its JSON path.
+
+    Args:
+        schema: The JSON Schema (any draft ``jsonschema`` knows).
+        name: The judge's name in reports.
 
     Raises:
         ValueError: the schema itself is invalid (checked when the judge is built).

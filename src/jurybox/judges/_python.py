@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import difflib
 
-from jurybox.core import Context, Judgment
+from jurybox.core import TIER_DETERMINISTIC, Context, Judgment, judge_factory
 from jurybox.judges._base import DeterministicJudge
 
 MAX_DIFF_LINES = 20
@@ -62,6 +62,7 @@ class _SamePython(DeterministicJudge):
         return Judgment.failed(False, f"syntax trees differ:\n{shown}", metadata={"diff": "\n".join(diff)})
 
 
+@judge_factory(tier=TIER_DETERMINISTIC)
 def same_python(
     expected: str | None = None, *, ignore_docstrings: bool = False, name: str | None = None
 ) -> DeterministicJudge:
@@ -69,6 +70,11 @@ def same_python(
 
     Formatting, comments and quote style are ignored; names, literals and
     structure are not. The failure shows a diff of the normalized sources.
+
+    Args:
+        expected: The expected source; None uses ``Context.expected``.
+        ignore_docstrings: Leave docstrings out of the comparison.
+        name: The judge's name in reports.
 
     Raises:
         SyntaxError: ``expected`` is not valid Python (checked when built).

@@ -6,7 +6,7 @@ import difflib
 import re
 from collections.abc import Sequence
 
-from jurybox.core import Check, Context, Judgment, NumericScore
+from jurybox.core import TIER_DETERMINISTIC, Check, Context, Judgment, NumericScore, judge_factory
 from jurybox.judges._base import DeterministicJudge, short
 
 DEFAULT_SIMILARITY = 0.85
@@ -38,6 +38,7 @@ class _Equals(DeterministicJudge):
         return Judgment.failed(False, f"output {short(context.output)} differs from expected {short(expected)}")
 
 
+@judge_factory(tier=TIER_DETERMINISTIC)
 def equals(
     expected: str | None = None, *, case_sensitive: bool = True, strip: bool = True, name: str | None = None
 ) -> DeterministicJudge:
@@ -77,6 +78,7 @@ class _Contains(DeterministicJudge):
         return Judgment.failed(score, f"{reason} ({need} of {len(self.texts)} needed)", checks=checks)
 
 
+@judge_factory(tier=TIER_DETERMINISTIC)
 def contains(
     text: str | Sequence[str], *, all: bool = False, case_sensitive: bool = False, name: str | None = None
 ) -> DeterministicJudge:
@@ -113,8 +115,15 @@ class _Matches(DeterministicJudge):
         return Judgment.failed(False, f"/{self.pattern.pattern}/ did not match {where}")
 
 
+@judge_factory(tier=TIER_DETERMINISTIC)
 def matches(pattern: str, *, flags: int = 0, full: bool = False, name: str | None = None) -> DeterministicJudge:
     """Pass when the regular expression is found in the output (or matches all of it with ``full``).
+
+    Args:
+        pattern: The regular expression (Python syntax).
+        flags: ``re`` flags, e.g. ``re.IGNORECASE``.
+        full: The whole output must match, not just a part of it.
+        name: The judge's name in reports.
 
     Raises:
         ValueError: the pattern does not compile (the message says where).
@@ -146,8 +155,15 @@ class _StartsWith(DeterministicJudge):
         )
 
 
+@judge_factory(tier=TIER_DETERMINISTIC)
 def starts_with(prefix: str, *, case_sensitive: bool = True, name: str | None = None) -> DeterministicJudge:
-    """Pass when the output (leading whitespace ignored) starts with ``prefix``."""
+    """Pass when the output (leading whitespace ignored) starts with ``prefix``.
+
+    Args:
+        prefix: The text the output must start with.
+        case_sensitive: Match case (default: yes).
+        name: The judge's name in reports.
+    """
     if not prefix:
         raise ValueError("starts_with() needs a non-empty prefix")
     return _StartsWith(prefix, case_sensitive, name or f"starts_with({short(prefix)})")
@@ -168,6 +184,8 @@ class _Similar(DeterministicJudge):
         return Judgment.failed(ratio, reason)
 
 
+# A character-level ratio, not a graded score: a suite's pass mark for graded judges does not apply to it.
+@judge_factory(tier=TIER_DETERMINISTIC, suite_threshold=False)
 def similar(
     reference: str | None = None, *, threshold: float = DEFAULT_SIMILARITY, name: str | None = None
 ) -> DeterministicJudge:

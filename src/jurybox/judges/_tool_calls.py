@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from jurybox.core import Check, Context, Judgment, NumericScore, ToolCall
+from jurybox.core import TIER_DETERMINISTIC, Check, Context, Judgment, NumericScore, ToolCall, judge_factory
 from jurybox.judges._base import DeterministicJudge
 
 MatchMode = Literal["strict", "unordered", "subset", "superset"]
@@ -178,6 +178,7 @@ class _ToolCalls(DeterministicJudge):
         return pairs, unexpected, near
 
 
+@judge_factory(tier=TIER_DETERMINISTIC)
 def tool_calls(
     expected: Sequence[ToolCall | str | Mapping[str, Any]],
     *,
@@ -191,11 +192,12 @@ def tool_calls(
     Args:
         expected: Tool names, ``{"name": ..., "arguments": {...}}`` dicts or
             ToolCalls. A bare name accepts any arguments.
-        mode: ``strict``: the same calls in the same order, nothing else.
-            ``unordered``: the same calls in any order. ``subset``: every
-            expected call was made (extra calls allowed). ``superset``: every
-            call made was expected (some expected calls may be missing).
-        args: How arguments compare: ``exact``; ``ignore``; ``subset`` (the
+        mode: How the calls must match the expected ones. ``strict``: the same
+            calls in the same order, nothing else. ``unordered``: the same calls
+            in any order. ``subset``: every expected call was made (extra calls
+            allowed). ``superset``: every call made was expected (some expected
+            calls may be missing).
+        args: How arguments compare. ``exact``; ``ignore``; ``subset`` (the
             expected arguments are present with those values, extra arguments
             allowed); ``superset`` (every argument passed was expected).
         per_tool: Argument mode per tool name, overriding ``args``.

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, Unpack
 
-from jurybox.core import Check, Context
+from jurybox.core import TIER_LLM, Check, Context, judge_factory
 from jurybox.llm import _prompts as prompts
 from jurybox.llm._classifiers import JsonVerdict
 from jurybox.llm._judge import LLMJudge
@@ -27,7 +27,7 @@ from jurybox.llm._settings import (
     check_unit,
     split_settings,
 )
-from jurybox.llm._template import TemplateError
+from jurybox.llm._template import TemplateError, Value
 from jurybox.llm._verdicts import (
     ClarificationVerdict,
     CoverageVerdict,
@@ -42,6 +42,7 @@ _RESULTS_FROM = ("auto", "sources", "output", "tool_results")
 GENERAL_RELEVANCE = "a result is relevant when it directly helps answer the query"
 
 
+@judge_factory(tier=TIER_LLM)
 def correctness(
     reference: str | None = None,
     *,
@@ -81,6 +82,7 @@ def correctness(
     )
 
 
+@judge_factory(tier=TIER_LLM)
 def relevance(
     criteria: str | None = None,
     *,
@@ -115,12 +117,8 @@ def relevance(
         name: The judge's name in reports.
         **settings: Shared options (retries, samples, fallback_score, ...).
     """
-    check_text("relevance", "criteria", criteria)
-    check_text("relevance", "query", query)
     check_unit("relevance", "min_relevant", min_relevant, allow_zero=False)
-    check_positive_int("relevance", "max_results", max_results)
-    check_positive_int("relevance", "max_chars", max_chars)
-    pick, shown = _results_reader("relevance", results, max_results, max_chars)
+    options = _results_options("relevance", criteria, query, results, max_results, max_chars)
     on_conflict, rest = split_settings(settings)
     return LLMJudge(
         prompts.RELEVANCE,
@@ -128,17 +126,12 @@ def relevance(
         name=name,
         model=model,
         threshold=_threshold("relevance", threshold),
-        options={
-            "query": _query_of(query),
-            "criteria": criteria or GENERAL_RELEVANCE,
-            "leniency": f"{min_relevant:.0%}",
-            "results": pick,
-            "shown": shown,
-        },
+        options={**options, "leniency": f"{min_relevant:.0%}"},
         **rest,
     )
 
 
+@judge_factory(tier=TIER_LLM)
 def ranking(
     criteria: str | None = None,
     *,
@@ -164,11 +157,7 @@ def ranking(
         name: The judge's name in reports.
         **settings: Shared options (retries, samples, fallback_score, ...).
     """
-    check_text("ranking", "criteria", criteria)
-    check_text("ranking", "query", query)
-    check_positive_int("ranking", "max_results", max_results)
-    check_positive_int("ranking", "max_chars", max_chars)
-    pick, shown = _results_reader("ranking", results, max_results, max_chars)
+    options = _results_options("ranking", criteria, query, results, max_results, max_chars)
     on_conflict, rest = split_settings(settings)
     return LLMJudge(
         prompts.RANKING,
@@ -176,11 +165,12 @@ def ranking(
         name=name,
         model=model,
         threshold=_threshold("ranking", threshold),
-        options={"query": _query_of(query), "criteria": criteria or GENERAL_RELEVANCE, "results": pick, "shown": shown},
+        options=options,
         **rest,
     )
 
 
+@judge_factory(tier=TIER_LLM)
 def coverage(
     topics: Sequence[str],
     *,
@@ -233,6 +223,7 @@ def coverage(
     )
 
 
+@judge_factory(tier=TIER_LLM)
 def rubric(
     criteria: Mapping[str, float] | Sequence[str],
     *,
@@ -297,6 +288,7 @@ def rubric(
     )
 
 
+@judge_factory(tier=TIER_LLM)
 def faithfulness(
     sources: Sequence[str] | None = None,
     *,
@@ -352,6 +344,7 @@ def faithfulness(
     return judge
 
 
+@judge_factory(tier=TIER_LLM)
 def clarification(
     *,
     model: ModelRef = None,
@@ -402,6 +395,22 @@ def _query_of(query: str | None) -> Callable[[Context], str]:
         return text
 
     return read
+
+
+def _results_options(
+    judge: str, criteria: str | None, query: str | None, where: str, max_results: int, max_chars: int
+) -> dict[str, Value]:
+    """The template options of a judge of retrieved results (``relevance``, ``ranking``), checked.
+
+    The query, the relevance criteria, the results (the first ``max_results``, each cut to
+    ``max_chars``) and how many of how many are shown.
+    """
+    check_text(judge, "criteria", criteria)
+    check_text(judge, "query", query)
+    check_positive_int(judge, "max_results", max_results)
+    check_positive_int(judge, "max_chars", max_chars)
+    pick, shown = _results_reader(judge, where, max_results, max_chars)
+    return {"query": _query_of(query), "criteria": criteria or GENERAL_RELEVANCE, "results": pick, "shown": shown}
 
 
 def _results_reader(

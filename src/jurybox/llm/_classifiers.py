@@ -84,6 +84,19 @@ def _check_on_conflict(on_conflict: str) -> None:
         raise ValueError(f"on_conflict must be 'last' or 'abstain', got {on_conflict!r}")
 
 
+def _compile_patterns(pattern: str | Sequence[str], owner: str, captures: str) -> list[re.Pattern[str]]:
+    """A classifier's own regexes (one, or several tried in order), case-insensitive.
+
+    Raises:
+        ValueError: A regex has no group, so it cannot say what it found (``captures``).
+    """
+    compiled = [re.compile(p, re.IGNORECASE) for p in ([pattern] if isinstance(pattern, str) else pattern)]
+    for regex in compiled:
+        if regex.groups < 1:
+            raise ValueError(f"{owner} pattern {regex.pattern!r} needs a group that captures {captures}")
+    return compiled
+
+
 def _decide(score: Score, threshold: float, reasoning: str, metadata: dict[str, Any], **extra: Any) -> Judgment:
     status = Status.PASS if score.normalized() >= threshold else Status.FAIL
     return Judgment(status, score=score, reasoning=reasoning, metadata=metadata, **extra)
@@ -145,11 +158,7 @@ class Choice:
         if pattern is None:
             self.patterns = self._default_patterns()
         else:
-            sources = [pattern] if isinstance(pattern, str) else list(pattern)
-            self.patterns = [re.compile(p, re.IGNORECASE) for p in sources]
-            for compiled in self.patterns:
-                if compiled.groups < 1:
-                    raise ValueError(f"Choice pattern {compiled.pattern!r} needs a group that captures the label")
+            self.patterns = _compile_patterns(pattern, "Choice", "the label")
         listed = ", ".join(self.labels)
         self.format_hint = f"your final verdict as exactly one of [[{']], [['.join(self.labels)}]] ({listed})"
 
@@ -249,11 +258,7 @@ class Rating:
                 re.compile(rf"^[\s*_\[(]*{_NUMBER}[\s*_\])]*$"),
             ]
         else:
-            sources = [pattern] if isinstance(pattern, str) else list(pattern)
-            self.patterns = [re.compile(p, re.IGNORECASE) for p in sources]
-            for compiled in self.patterns:
-                if compiled.groups < 1:
-                    raise ValueError(f"Rating pattern {compiled.pattern!r} needs a group that captures the number")
+            self.patterns = _compile_patterns(pattern, "Rating", "the number")
         scale = f"{_number_text(self.min)} to {_number_text(self.max)}"
         self.format_hint = f'your final rating on a scale of {scale}, strictly in the format "Rating: [[n]]"'
 

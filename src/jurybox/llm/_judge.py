@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from jurybox.core import CategoricalScore, Context, Judgment, NumericScore, Status
+from jurybox.core import TIER_LLM, CategoricalScore, Context, Judgment, NumericScore, Status
 from jurybox.llm._classifiers import Classifier, with_threshold
 from jurybox.llm._model import ModelRef, resolve
 from jurybox.llm._template import Template, TemplateError, Value
@@ -104,6 +104,7 @@ class LLMJudge:
     """
 
     kind = "llm"
+    tier = TIER_LLM
 
     def __init__(
         self,

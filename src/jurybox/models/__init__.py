@@ -27,16 +27,19 @@ from jurybox.models._errors import (
 from jurybox.models._fake import FakeModel
 from jurybox.models._limiter import AdaptiveLimiter
 from jurybox.models._prices import DEFAULT_PRICES, Price, cost_of, get_price, load_prices, set_price
+from jurybox.models._providers import provider_class
 from jurybox.models._registry import (
     JUDGE_MODEL_ENV,
+    env_model_spec,
     get_model,
     parse_spec,
-    provider_class,
     resolve_model,
-    resolved_models,
     set_default_model,
+    shared_model,
 )
 from jurybox.models._retry import RetryPolicy, parse_retry_after
+from jurybox.models._shares import split_evenly, use_connection_share
+from jurybox.models._spec import ModelSpec
 from jurybox.models._types import ChatMessage, GenerateRequest, JudgeModel, ModelError, ModelResponse, Usage
 from jurybox.models._usage import ModelUsage, UsageTracker, record_usage
 
@@ -72,6 +75,7 @@ __all__ = [
     "ModelError",
     "ModelNotConfigured",
     "ModelResponse",
+    "ModelSpec",
     "ModelTimeoutError",
     "ModelUsage",
     "OllamaModel",
@@ -92,6 +96,7 @@ __all__ = [
     "canonical_json",
     "cost_of",
     "default_cache_path",
+    "env_model_spec",
     "get_model",
     "get_price",
     "load_prices",
@@ -100,7 +105,9 @@ __all__ = [
     "provider_class",
     "record_usage",
     "resolve_model",
-    "resolved_models",
     "set_default_model",
     "set_price",
+    "shared_model",
+    "split_evenly",
+    "use_connection_share",
 ]

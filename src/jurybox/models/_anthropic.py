@@ -11,10 +11,9 @@ import httpx2
 
 from jurybox.models._base import ProviderModel, status_error
 from jurybox.models._cache import plain
-from jurybox.models._errors import ModelConfigError, ModelConnectionError, ModelTimeoutError, ProviderError
+from jurybox.models._errors import ProviderError
 from jurybox.models._types import GenerateRequest, ModelResponse, Usage
 
-LOCAL_API_KEY = "jurybox-local"
 DEFAULT_MAX_TOKENS = 4096  # Anthropic requires max_tokens; judge replies fit comfortably
 STRUCTURED_TOOL = "record_answer"
 
@@ -50,15 +49,9 @@ class AnthropicModel(ProviderModel):
     ) -> None:
         base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         super().__init__(model, base_url=base_url, **options)
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
-            if self.base_url is None:
-                raise ModelConfigError(
-                    "anthropic: no API key. Set ANTHROPIC_API_KEY (or pass api_key=...); for a local or "
-                    "proxy server pass base_url=..."
-                )
-            key = LOCAL_API_KEY
-        self._api_key = key
+        self._api_key = self._resolve_api_key(
+            api_key, "ANTHROPIC_API_KEY", keyless="for a local or proxy server pass base_url=..."
+        )
         self.default_max_tokens = default_max_tokens
 
     def _make_client(self, connections: int) -> anthropic.AsyncAnthropic:
@@ -106,12 +99,9 @@ class AnthropicModel(ProviderModel):
 
     def _translate(self, error: Exception) -> ProviderError | None:
         if isinstance(error, anthropic.APITimeoutError):
-            return ModelTimeoutError(f"no reply within {self.timeout} s", provider=self.provider)
+            return self._timeout_error()
         if isinstance(error, anthropic.APIConnectionError):
-            cause = error.__cause__ or error
-            return ModelConnectionError(
-                f"connection to {self.effective_base_url} failed: {cause!r}", provider=self.provider
-            )
+            return self._connection_error(error.__cause__ or error)
         if isinstance(error, anthropic.APIStatusError):
             headers = dict(error.response.headers.items())
             return status_error(self.provider, error.status_code, headers, error.body)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import time
 import weakref
 from abc import ABC, abstractmethod
@@ -15,6 +16,8 @@ from typing import Any, ClassVar, Literal
 from jurybox.models._cache import ResponseCache, cache_disabled_by_env, cache_key, cache_key_material, shared_cache
 from jurybox.models._errors import (
     ModelConfigError,
+    ModelConnectionError,
+    ModelTimeoutError,
     ProviderError,
     QuotaExceededError,
     RateLimitError,
@@ -24,6 +27,7 @@ from jurybox.models._errors import (
 from jurybox.models._limiter import AdaptiveLimiter
 from jurybox.models._prices import cost_of
 from jurybox.models._retry import RetryPolicy, parse_retry_after
+from jurybox.models._shares import connection_share, split_evenly
 from jurybox.models._types import ChatMessage, GenerateRequest, ModelResponse
 from jurybox.models._usage import record_usage
 
@@ -31,6 +35,7 @@ CacheSetting = bool | Literal["auto"] | ResponseCache
 
 DEFAULT_CONCURRENCY = 16
 DEFAULT_TIMEOUT = 60.0
+LOCAL_API_KEY = "jurybox-local"  # local servers (base_url) accept any key; the SDKs insist on one
 _QUOTA_CODES = {"insufficient_quota", "billing_hard_limit_reached", "quota_exceeded", "billing_error"}
 _NOT_RETRIED_5XX = {501, 505}
 
@@ -76,7 +81,9 @@ class ProviderModel(ABC):
     Args:
         model: The provider's model name (``gpt-4o-mini``).
         base_url: Server URL; None -> the provider's default.
-        concurrency: Most calls in flight at once, and most TCP connections open.
+        concurrency: Most calls in flight at once, and most TCP connections open. In the worker
+            processes of a run this is the limit of them all together: each uses its share
+            (``process_concurrency``, see ``use_connection_share``).
         adaptive_concurrency: Halve the limit on a 429 and grow it back on success.
         timeout: Seconds per attempt.
         retry: Retry policy (default ``RetryPolicy()``); ``max_retries`` is a shortcut.
@@ -147,11 +154,52 @@ class ProviderModel(ABC):
     async def _close_client(self, client: Any) -> None:
         await client.close()
 
+    # -------------------------------------------------------------- for providers
+
+    def _resolve_api_key(self, api_key: str | None, env: str, *, keyless: str) -> str:
+        """``api_key``, else ``$env``; a server given by ``base_url`` may go without one.
+
+        Args:
+            api_key: The key the caller passed, if any.
+            env: The environment variable that holds the provider's key.
+            keyless: How to use a server that needs no key, for the error message.
+
+        Returns:
+            The key, or a placeholder for a ``base_url`` server when there is none.
+
+        Raises:
+            ModelConfigError: No key and no ``base_url``: the provider's own API needs one.
+        """
+        key = api_key or os.environ.get(env)
+        if key:
+            return key
+        if self.base_url is None:
+            raise ModelConfigError(f"{self.provider}: no API key. Set {env} (or pass api_key=...); {keyless}")
+        return LOCAL_API_KEY
+
+    def _timeout_error(self) -> ModelTimeoutError:
+        """What a provider raises for a call that got no reply within ``timeout``."""
+        return ModelTimeoutError(f"no reply within {self.timeout} s", provider=self.provider)
+
+    def _connection_error(self, cause: BaseException) -> ModelConnectionError:
+        """What a provider raises for a call whose connection failed (refused, reset, dropped)."""
+        message = f"connection to {self.effective_base_url} failed: {cause!r}"
+        return ModelConnectionError(message, provider=self.provider)
+
     # -------------------------------------------------------------- public
 
     @property
     def effective_base_url(self) -> str:
         return self.base_url or self.default_base_url
+
+    @property
+    def process_concurrency(self) -> int:
+        """Most calls in flight (and TCP connections) in this process.
+
+        ``concurrency``, or in a worker process its share of it (``use_connection_share``).
+        Read when an event loop makes its first call through this model.
+        """
+        return connection_share(self.concurrency)
 
     def cache_enabled_for(self, request: GenerateRequest) -> bool:
         """Whether this request's reply is read from and written to the cache."""
@@ -189,13 +237,7 @@ class ProviderModel(ABC):
         seed: int | None = None,
     ) -> ModelResponse:
         """Ask the model; see the JudgeModel protocol. Raises ProviderError subclasses on failure."""
-        request = GenerateRequest(
-            messages=tuple(ChatMessage.coerce(m) for m in messages),
-            temperature=temperature,
-            max_tokens=max_tokens,
-            json_schema=json_schema,
-            seed=seed,
-        )
+        request = GenerateRequest(tuple(map(ChatMessage.coerce, messages)), temperature, max_tokens, json_schema, seed)
         state = self._state()
         if state.closer is None:
             # An async generator the loop knows about: asyncio.run() (and pytest-asyncio) close
@@ -259,11 +301,10 @@ class ProviderModel(ABC):
         loop = asyncio.get_running_loop()
         state = self._states.get(loop)
         if state is None:
-            limiter = AdaptiveLimiter(self.concurrency, adaptive=self.adaptive_concurrency)
-            count = -(-self.concurrency // LANE_SIZE)
-            # Sizes add up to exactly `concurrency`, so the TCP connections opened never exceed it.
-            sizes = [self.concurrency // count + (1 if i < self.concurrency % count else 0) for i in range(count)]
-            lanes = [_Lane(self._make_client(size), size) for size in sizes]
+            limit = self.process_concurrency
+            limiter = AdaptiveLimiter(limit, adaptive=self.adaptive_concurrency)
+            # Sizes add up to exactly the limit, so the TCP connections opened never exceed it.
+            lanes = [_Lane(self._make_client(size), size) for size in split_evenly(limit, -(-limit // LANE_SIZE))]
             state = self._states[loop] = _LoopState(lanes, limiter)
         return state
 

@@ -49,13 +49,7 @@ class FakeModel:
         json_schema: Mapping[str, Any] | None = None,
         seed: int | None = None,
     ) -> ModelResponse:
-        request = GenerateRequest(
-            messages=tuple(ChatMessage.coerce(m) for m in messages),
-            temperature=temperature,
-            max_tokens=max_tokens,
-            json_schema=json_schema,
-            seed=seed,
-        )
+        request = GenerateRequest(tuple(map(ChatMessage.coerce, messages)), temperature, max_tokens, json_schema, seed)
         self.requests.append(request)
         response = await self._respond(request)
         record_usage(response)  # active UsageTrackers count fake calls like real ones

@@ -11,7 +11,7 @@ import httpx
 
 from jurybox.models._base import ProviderModel, status_error
 from jurybox.models._cache import plain
-from jurybox.models._errors import ModelConnectionError, ModelTimeoutError, ProviderError
+from jurybox.models._errors import ProviderError
 from jurybox.models._types import GenerateRequest, ModelResponse, Usage
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -98,11 +98,9 @@ class OllamaModel(ProviderModel):
 
     def _translate(self, error: Exception) -> ProviderError | None:
         if isinstance(error, httpx.TimeoutException):
-            return ModelTimeoutError(f"no reply within {self.timeout} s", provider=self.provider)
+            return self._timeout_error()
         if isinstance(error, httpx.TransportError):
-            return ModelConnectionError(
-                f"connection to {self.effective_base_url} failed: {error!r}", provider=self.provider
-            )
+            return self._connection_error(error)
         return None
 
 

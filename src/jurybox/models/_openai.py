@@ -1,35 +1,40 @@
-"""OpenAI and OpenAI-compatible servers (vLLM, LM Studio, llama.cpp, Together...) via the official SDK."""
+"""OpenAI and OpenAI-compatible servers (vLLM, LM Studio, llama.cpp, Together...) via the official SDK.
+
+``OpenAIModel`` builds the request and picks the path a call takes; the transports
+and the direct aiohttp path live in ``_openai_transport.py``, reading the reply in
+``_openai_wire.py``.
+"""
 
 from __future__ import annotations
 
-import datetime
-import functools
-import importlib.util
 import json
 import os
-import re
-import ssl
-import urllib.parse
-import urllib.request
 import weakref
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 import httpx2
 import openai
 
 from jurybox.models._base import ProviderModel, status_error
-from jurybox.models._cache import plain
-from jurybox.models._errors import ModelConfigError, ModelConnectionError, ModelTimeoutError, ProviderError
-from jurybox.models._types import GenerateRequest, ModelResponse, Usage
+from jurybox.models._errors import ModelConfigError, ProviderError
+from jurybox.models._openai_transport import (
+    _HTTP_CLIENTS,
+    _PLAIN_HTTP_TLS,
+    DirectStatusError,
+    _DirectClient,
+    _dropped_connection,
+    _env_proxy,
+    _proxy_configured,
+    _SendsNothing,
+    _ssl_context,
+    aiohttp_installed,
+)
+from jurybox.models._openai_wire import _from_chunks, _from_completion, _json_body, _json_default, _schema_format
+from jurybox.models._types import GenerateRequest, ModelResponse
 
 if TYPE_CHECKING:
     import aiohttp
 
-LOCAL_API_KEY = "jurybox-local"  # OpenAI-compatible local servers accept any key, the SDK insists on one
-_SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 _STRUCTURED_UNSUPPORTED = ("response_format", "json_schema")
 _COMPLETIONS_PATH = "/chat/completions"
 
@@ -80,14 +85,11 @@ class OpenAIModel(ProviderModel):
     ) -> None:
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         super().__init__(model, base_url=base_url, **options)
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key:
-            if self.base_url is None:
-                raise ModelConfigError(
-                    "openai: no API key. Set OPENAI_API_KEY (or pass api_key=...); for a local "
-                    "OpenAI-compatible server pass base_url=... (any key is accepted)"
-                )
-            key = LOCAL_API_KEY
+        key = self._resolve_api_key(
+            api_key,
+            "OPENAI_API_KEY",
+            keyless="for a local OpenAI-compatible server pass base_url=... (any key is accepted)",
+        )
         if max_tokens_param not in (None, "max_tokens", "max_completion_tokens"):
             raise ModelConfigError("openai: max_tokens_param must be 'max_tokens' or 'max_completion_tokens'")
         if http_transport not in HTTP_TRANSPORTS:
@@ -177,13 +179,6 @@ class OpenAIModel(ProviderModel):
     def _uses_tls(self) -> bool:
         """Whether calls go over https (or a proxy might need TLS): only then is the CA bundle loaded."""
         return not self.effective_base_url.lower().startswith("http://") or _proxy_configured()
-
-    def _timeout_error(self) -> ModelTimeoutError:
-        return ModelTimeoutError(f"no reply within {self.timeout} s", provider=self.provider)
-
-    def _connection_error(self, cause: BaseException) -> ModelConnectionError:
-        message = f"connection to {self.effective_base_url} failed: {cause!r}"
-        return ModelConnectionError(message, provider=self.provider)
 
     def _completions_url(self, client: openai.AsyncOpenAI) -> str:
         """The absolute Chat Completions URL of ``client``, merged from its base URL as the SDK would."""
@@ -314,238 +309,3 @@ class OpenAIModel(ProviderModel):
         if isinstance(error, openai.OpenAIError):
             return ProviderError(f"unusable response: {error}", provider=self.provider)
         return None
-
-
-@functools.cache
-def aiohttp_installed() -> bool:
-    """Whether the openai SDK's aiohttp transport can be used (``aiohttp`` is importable)."""
-    return importlib.util.find_spec("aiohttp") is not None
-
-
-# Handed to the HTTP clients of plain-http base URLs, which never use it: building the real one
-# loads the CA bundle and imports httpcore2, ~0.1 s of CPU a local server's run does not need.
-_PLAIN_HTTP_TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-
-
-def _proxy_configured() -> bool:
-    return any(
-        os.environ.get(name)
-        for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
-    )
-
-
-def _ssl_context() -> ssl.SSLContext:
-    """The TLS context every client shares, as httpx2 would build it for ``verify=True``.
-
-    Loading the CA bundle costs tens of ms of CPU, and each event loop (``evaluate()`` makes one
-    per call) gets new clients. Keyed by the variables that choose the CA bundle, so a changed
-    ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` still takes effect.
-    """
-    return _ssl_context_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-
-
-@functools.cache
-def _ssl_context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
-    del cert_file, cert_dir  # only the cache key: create_ssl_context reads them from the environment
-    return httpx2.create_ssl_context()
-
-
-_HTTP_CLIENTS: dict[str, Callable[..., httpx2.AsyncClient]] = {
-    "direct": openai.DefaultAioHttpClient,  # the SDK client of the direct path, for streaming calls
-    "aiohttp": openai.DefaultAioHttpClient,
-    "httpx": openai.DefaultAsyncHttpxClient,
-}
-
-
-class _SendsNothing(httpx2.AsyncBaseTransport):
-    """The transport of an SDK client the direct path only reads URL and headers from."""
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        raise RuntimeError(
-            "openai: this model sends its calls on the direct path; its SDK client has no transport "
-            "(turn streaming on when the model is built, not afterwards)"
-        )
-
-
-@dataclass(eq=False)
-class _DirectClient:
-    """What the direct path sends for one SDK client, and its aiohttp session (made on first use)."""
-
-    url: str
-    headers: dict[str, str]
-    connections: int
-    keepalive_expiry: float | None
-    proxy: str | None
-    session: aiohttp.ClientSession | None = None
-
-
-class DirectStatusError(Exception):
-    """An HTTP error reply on the direct path, with the status, headers and body the SDK would give.
-
-    Like ``openai.APIStatusError``: the message is ``Error code: <status>`` plus `` - <message>``
-    from the JSON error, and ``body`` is the parsed JSON's ``"error"`` value (or the whole parsed
-    body, or the stripped text when it is not JSON).
-    """
-
-    def __init__(self, message: str, *, status_code: int, headers: dict[str, str], body: object) -> None:
-        super().__init__(message)
-        self.status_code = status_code
-        self.headers = headers
-        self.body = body
-
-    @classmethod
-    def from_reply(cls, status: int, headers: Any, content: bytes) -> DirectStatusError:
-        # As openai's _make_status_error_from_response and AsyncOpenAI._make_status_error.
-        message = f"Error code: {status}"
-        text = content.decode("utf-8", "replace").strip()
-        body: object = text
-        try:
-            body = json.loads(text)
-        except ValueError:
-            pass
-        else:
-            error = body.get("error", body) if isinstance(body, Mapping) else None
-            said = error.get("message") if isinstance(error, Mapping) else None
-            if isinstance(said, str) and said:
-                message += f" - {said}"
-        data = body.get("error", body) if isinstance(body, Mapping) else body
-        lowered: dict[str, str] = {}
-        for name, value in headers:
-            key = name.lower()
-            lowered[key] = f"{lowered[key]}, {value}" if key in lowered else value
-        return cls(message, status_code=status, headers=lowered, body=data)
-
-
-def _env_proxy(url: str) -> str | None:
-    """The proxy for ``url`` from ``*_PROXY``/``NO_PROXY``, as httpx2 (trust_env) picks it, once per client."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.hostname and urllib.request.proxy_bypass(parts.hostname):
-        return None
-    return urllib.request.getproxies().get(parts.scheme) or urllib.request.getproxies().get("all")
-
-
-def _dropped_connection(error: BaseException) -> bool:
-    """True when a "timeout" is really the server closing the connection.
-
-    The SDK's aiohttp transport reports every ``aiohttp.ClientConnectionError`` (e.g.
-    ``ServerDisconnectedError``) as a connect timeout; say what really happened.
-    """
-    cause = error.__cause__
-    while cause is not None:
-        module = type(cause).__module__
-        if module.startswith("aiohttp"):
-            return not isinstance(cause, TimeoutError) and "Timeout" not in type(cause).__name__
-        cause = cause.__cause__
-    return False
-
-
-def _schema_format(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``json_schema`` response format for ``schema``, as plain dicts.
-
-    A judge's schema is one read-only mapping shared by all its calls. It is copied into
-    plain dicts (which the SDK's encoder needs, and which json.dumps encodes without calling
-    ``default`` for every nested mapping: 13 us of a call's 31 us of encoding) once per
-    schema object, not once per call.
-    """
-    if type(schema) is not MappingProxyType:  # a mutable dict may change between calls
-        return _new_schema_format(schema)
-    known = _SCHEMA_FORMATS.get(id(schema))
-    if known is not None and known[0] is schema:
-        return known[1]
-    if len(_SCHEMA_FORMATS) >= _SCHEMA_FORMATS_KEPT:
-        _SCHEMA_FORMATS.clear()
-    formatted = _new_schema_format(schema)
-    # The schema is kept alongside its copy so that its id cannot be reused by another object.
-    _SCHEMA_FORMATS[id(schema)] = (schema, formatted)
-    return formatted
-
-
-_SCHEMA_FORMATS: dict[int, tuple[Mapping[str, Any], dict[str, Any]]] = {}
-_SCHEMA_FORMATS_KEPT = 64
-
-
-def _new_schema_format(schema: Mapping[str, Any]) -> dict[str, Any]:
-    title = schema.get("title")
-    name = _SCHEMA_NAME.sub("_", str(title))[:64] if title else "response"
-    return {"name": name or "response", "schema": plain(schema), "strict": False}
-
-
-def _json_default(value: Any) -> Any:
-    """What ``json.dumps`` cannot encode itself, encoded as the openai SDK's encoder would."""
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, datetime.datetime | datetime.date):
-        return value.isoformat()
-    model_dump = getattr(value, "model_dump", None)  # a pydantic model in params
-    if callable(model_dump):
-        return model_dump(mode="json")
-    raise TypeError(f"openai: cannot send a {type(value).__name__} as JSON")
-
-
-def _json_body(content: bytes, text: Callable[[], str]) -> dict[str, Any]:
-    try:
-        data = json.loads(content)
-    except ValueError as error:
-        raise ProviderError(
-            f"unusable response: the body is not JSON ({error})",
-            provider="openai",
-            provider_message=text()[:500],
-        ) from error
-    if not isinstance(data, dict):
-        raise ProviderError("unusable response: the body is not a JSON object", provider="openai")
-    return data
-
-
-def _from_completion(data: dict[str, Any]) -> ModelResponse:
-    choices = data.get("choices")
-    if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
-        raise ProviderError("the reply has no choices", provider="openai", provider_message=str(data)[:500])
-    choice = choices[0]
-    message = choice.get("message")
-    if not isinstance(message, dict):
-        raise ProviderError("the reply's choice has no message", provider="openai", provider_message=str(data)[:500])
-    text = _content_text(message.get("content"))
-    finish = choice.get("finish_reason")
-    refusal = message.get("refusal")
-    if refusal:
-        # A refusal is the model's answer; keep it visible as text so the judge can ABSTAIN on it.
-        text, finish = str(refusal), "refusal"
-    return ModelResponse(text=text, usage=_usage(data.get("usage")), finish_reason=finish, raw=data)
-
-
-def _content_text(content: Any) -> str:
-    """The message text: a string, or (some compatible servers) a list of ``{"type": "text", "text": ...}``."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str))
-    raise ProviderError(f"unusable response: message content is a {type(content).__name__}", provider="openai")
-
-
-def _from_chunks(chunks: list[dict[str, Any]]) -> ModelResponse:
-    parts: list[str] = []
-    refusal: list[str] = []
-    finish: str | None = None
-    usage: Any = None
-    for chunk in chunks:
-        if chunk.get("usage"):
-            usage = chunk["usage"]
-        for choice in chunk.get("choices") or []:
-            if choice.get("index", 0) != 0:
-                continue
-            delta = choice.get("delta") or {}
-            parts.append(delta.get("content") or "")
-            refusal.append(delta.get("refusal") or "")
-            finish = choice.get("finish_reason") or finish
-    text = "".join(parts)
-    if "".join(refusal):
-        text, finish = "".join(refusal), "refusal"
-    return ModelResponse(text=text, usage=_usage(usage), finish_reason=finish, raw={"stream": chunks})
-
-
-def _usage(data: Any) -> Usage:
-    if not isinstance(data, Mapping):
-        return Usage()
-    return Usage(data.get("prompt_tokens"), data.get("completion_tokens"))

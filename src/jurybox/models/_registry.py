@@ -1,69 +1,97 @@
-"""``get_model("provider:model")`` and ``resolve_model``: from a spec string to a JudgeModel."""
+"""From a model spec to a JudgeModel: ``get_model`` builds one, ``shared_model`` keeps one per process."""
 
 from __future__ import annotations
 
-import importlib
+import functools
 import os
 import threading
 from typing import Any
 
-from jurybox.models._base import ProviderModel
+from jurybox.models._base import DEFAULT_CONCURRENCY, ProviderModel
 from jurybox.models._errors import ModelConfigError, ModelNotConfigured
+from jurybox.models._providers import provider_class
+from jurybox.models._spec import ModelSpec
 from jurybox.models._types import JudgeModel
-
-# Imported on first use: the provider SDKs take seconds to import and most runs use one of them.
-PROVIDER_CLASSES: dict[str, str] = {
-    "openai": "jurybox.models._openai:OpenAIModel",
-    "anthropic": "jurybox.models._anthropic:AnthropicModel",
-    "ollama": "jurybox.models._ollama:OllamaModel",
-}
-
-
-def provider_class(provider: str) -> type[ProviderModel]:
-    """The ProviderModel subclass for ``provider`` (imports its SDK)."""
-    module_name, _, attribute = PROVIDER_CLASSES[provider].partition(":")
-    cls: type[ProviderModel] = getattr(importlib.import_module(module_name), attribute)
-    return cls
-
 
 JUDGE_MODEL_ENV = "JURYBOX_JUDGE_MODEL"
 
 _default: JudgeModel | str | None = None
-_resolved: dict[str, JudgeModel] = {}
+_shared: dict[tuple[ModelSpec, int], ProviderModel] = {}
+"""The one cache of built models: by parsed spec and concurrency limit, the options that change the client."""
 _lock = threading.Lock()
+
+# A judge given model="provider:model" resolves it on every call: parse each text once.
+_parse = functools.lru_cache(maxsize=256)(ModelSpec.parse)
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
-    """Split ``provider:model`` (the model part may contain colons: ``ollama:llama3.1:8b``)."""
-    provider, sep, model = spec.strip().partition(":")
-    valid = ", ".join(f"{name}:" for name in PROVIDER_CLASSES)
-    if not sep or not model:
-        raise ModelConfigError(f"model spec {spec!r} must look like 'provider:model' with provider one of {valid}")
-    if provider not in PROVIDER_CLASSES:
-        raise ModelConfigError(f"unknown model provider {provider!r} in {spec!r}; valid providers: {valid}")
-    return provider, model
+    """The provider and model a spec names (any form ``ModelSpec.parse`` reads; the server is left out)."""
+    parsed = ModelSpec.parse(spec)
+    return parsed.provider, parsed.model
 
 
-def get_model(spec: str, **options: Any) -> ProviderModel:
-    """Build a model from ``provider:model``.
+def get_model(spec: str | ModelSpec, **options: Any) -> ProviderModel:
+    """Build a new model from a spec.
 
     Examples: ``get_model("openai:gpt-4o-mini")``, ``get_model("anthropic:claude-haiku-4-5")``,
-    ``get_model("ollama:llama3.1")``, ``get_model("openai:qwen2.5", base_url="http://localhost:8000/v1")``.
+    ``get_model("ollama:llama3.1")``, ``get_model("openai:qwen2.5", base_url="http://localhost:8000/v1")``,
+    ``get_model("openai:qwen2.5@http://localhost:8000/v1")``, ``get_model("http://localhost:8000/v1#qwen2.5")``.
+
+    Each call builds its own model (its options may hold objects of the caller's: a ResponseCache,
+    a RetryPolicy, a transport); ``shared_model`` and ``resolve_model`` hand out one per spec.
 
     Args:
-        spec: ``openai:<model>``, ``anthropic:<model>`` or ``ollama:<model>``.
+        spec: A model spec (see ``ModelSpec``): ``provider:model``, ``provider:model@BASE_URL``
+            or ``http://host:port/v1#model``.
         **options: Provider options (``api_key``, ``base_url``/``host``) and the common ones
             (``concurrency``, ``timeout``, ``max_retries``/``retry``, ``cache``, ``cache_path``,
             ``stream``, ``structured_output``, ``params``); see ``ProviderModel``.
 
     Raises:
-        ModelConfigError: unknown provider, malformed spec, missing API key or a bad option.
+        ModelConfigError: unknown provider, malformed spec, missing API key, a bad option, or a
+            server given both in the spec and as ``base_url=``/``host=``.
     """
-    provider, model = parse_spec(spec)
+    parsed = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
+    label = spec if isinstance(spec, str) else str(spec)
+    if parsed.base_url is not None:
+        for option in ("base_url", "host"):
+            given = options.get(option)
+            if given is not None and str(given).rstrip("/") != parsed.base_url:
+                raise ModelConfigError(f"get_model({label!r}): the spec names a server and {option}={given!r} another")
+        options = {**options, "base_url": parsed.base_url}
     try:
-        return provider_class(provider)(model, **options)
+        return provider_class(parsed.provider)(parsed.model, **options)
     except TypeError as error:  # an unknown keyword: say which model it was for
-        raise ModelConfigError(f"get_model({spec!r}): {error}") from error
+        raise ModelConfigError(f"get_model({label!r}): {error}") from error
+
+
+def shared_model(spec: str | ModelSpec, *, min_concurrency: int = DEFAULT_CONCURRENCY) -> ProviderModel:
+    """The process's one model for ``spec``, built on first use.
+
+    Every caller naming the same model gets the same object, so they share one connection
+    pool, concurrency limit and response cache. Spellings of one model are one entry
+    (``openai:m@http://h/v1`` and ``http://h/v1#m``). A caller that keeps more calls in
+    flight than ``DEFAULT_CONCURRENCY`` gets a model with that higher limit, shared with
+    callers asking for the same.
+
+    Args:
+        spec: A model spec (see ``ModelSpec``).
+        min_concurrency: The fewest calls in flight the caller needs; the limit is the larger
+            of it and ``DEFAULT_CONCURRENCY``.
+
+    Raises:
+        ModelConfigError: the spec is malformed or its provider cannot be built (no API key).
+    """
+    parsed = spec if isinstance(spec, ModelSpec) else _parse(spec)
+    key = (parsed, max(DEFAULT_CONCURRENCY, min_concurrency))
+    with _lock:
+        cached = _shared.get(key)
+    if cached is not None:
+        return cached
+    # Built outside the lock (it may import an SDK); a racing build of the same key loses.
+    built = get_model(parsed, concurrency=key[1])
+    with _lock:
+        return _shared.setdefault(key, built)
 
 
 def set_default_model(model: JudgeModel | str | None) -> None:
@@ -73,12 +101,17 @@ def set_default_model(model: JudgeModel | str | None) -> None:
         _default = model
 
 
+def env_model_spec() -> str | None:
+    """The spec in ``$JURYBOX_JUDGE_MODEL``, or None when it is unset or blank."""
+    return os.environ.get(JUDGE_MODEL_ENV, "").strip() or None
+
+
 def resolve_model(model: JudgeModel | str | None) -> JudgeModel:
     """A JudgeModel from a model, a spec string, or None (the configured default).
 
     None resolves to ``set_default_model(...)``'s model, else ``$JURYBOX_JUDGE_MODEL``.
-    Spec strings are built once per process and reused, so every judge naming the same
-    spec shares one connection pool, concurrency limit and cache.
+    Spec strings go through ``shared_model``, so every judge naming the same spec shares
+    one connection pool, concurrency limit and cache.
 
     Raises:
         ModelNotConfigured: None was given and no judge model is configured.
@@ -88,30 +121,14 @@ def resolve_model(model: JudgeModel | str | None) -> JudgeModel:
         with _lock:
             model = _default
         if model is None:
-            model = os.environ.get(JUDGE_MODEL_ENV, "").strip() or None
+            model = env_model_spec()
         if model is None:
             raise ModelNotConfigured(
                 "no judge model configured: pass model='openai:gpt-4o-mini' (or another 'provider:model'), "
                 f"set the {JUDGE_MODEL_ENV} environment variable, or call jurybox.models.set_default_model(...)"
             )
     if isinstance(model, str):
-        with _lock:
-            cached = _resolved.get(model)
-        if cached is not None:
-            return cached
-        built = get_model(model)
-        with _lock:
-            return _resolved.setdefault(model, built)
+        return shared_model(model)
     if not isinstance(model, JudgeModel):
         raise TypeError(f"expected a JudgeModel, a 'provider:model' string or None, got {type(model).__name__}")
     return model
-
-
-def resolved_models() -> list[JudgeModel]:
-    """The models ``resolve_model`` built from names and keeps for this process (and the default model)."""
-    with _lock:
-        models = list(_resolved.values())
-        default = _default
-    if default is not None and not isinstance(default, str):
-        models.append(default)
-    return models

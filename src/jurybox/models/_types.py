@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
-from jurybox.core._context import freeze_mapping
-
 ROLES = ("system", "user", "assistant")
 
 
@@ -51,8 +49,9 @@ class GenerateRequest:
             raise ValueError("a generate request needs at least one message")
         # A read-only mapping stays the very object it is: a judge's schema, frozen once and shared
         # by all its calls, is then recognised by identity (the OpenAI provider's plain copy of it).
+        # A read-only copy otherwise, as jurybox.core freezes its records' mappings.
         if self.json_schema is not None and type(self.json_schema) is not MappingProxyType:
-            object.__setattr__(self, "json_schema", freeze_mapping(self.json_schema))
+            object.__setattr__(self, "json_schema", MappingProxyType(dict(self.json_schema)))
 
     @property
     def prompt(self) -> str:

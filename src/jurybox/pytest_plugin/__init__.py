@@ -10,6 +10,7 @@ See docs/pytest.md.
 
 from jurybox.pytest_plugin._cassettes import NetworkBlockedError, NetworkGuard, cassette_path, use_cassette
 from jurybox.pytest_plugin._config import CassetteSettings, ConfigError, JuryboxSettings, build_settings
+from jurybox.pytest_plugin._lint import cassette_files, lint_file
 from jurybox.pytest_plugin._plugin import (
     fake_model,
     judge_model,
@@ -26,9 +27,10 @@ from jurybox.pytest_plugin._plugin import (
     pytest_unconfigure,
 )
 from jurybox.pytest_plugin._redaction import Redactor
-from jurybox.pytest_plugin._secrets import PLACEHOLDER, find_secrets, scrub_text
+from jurybox.pytest_plugin._secrets import PATTERNS, PLACEHOLDER, find_secrets, scrub_text
 
 __all__ = [
+    "PATTERNS",
     "PLACEHOLDER",
     "CassetteSettings",
     "ConfigError",
@@ -37,6 +39,7 @@ __all__ = [
     "NetworkGuard",
     "Redactor",
     "build_settings",
+    "cassette_files",
     "cassette_path",
     "fake_model",
     "find_secrets",
@@ -44,6 +47,7 @@ __all__ = [
     "jurybox_cassette",
     "jurybox_context",
     "jurybox_scope",
+    "lint_file",
     "pytest_addoption",
     "pytest_configure",
     "pytest_pyfunc_call",

@@ -18,9 +18,15 @@ from jurybox.pytest_plugin._cassettes import cassette_path, use_cassette
 from jurybox.pytest_plugin._config import JuryboxSettings
 from jurybox.pytest_plugin._options import add_options, load_settings, register_markers
 from jurybox.pytest_plugin._summary import write_summary
-from jurybox.testing._scope import HOW_TO_CONFIGURE, TestScope, test_scope
-from jurybox.testing._stats import StoppingRule
-from jurybox.testing._trials import failure_message, report_trials, run_trials
+from jurybox.testing import (
+    HOW_TO_CONFIGURE,
+    StoppingRule,
+    TestScope,
+    failure_message,
+    report_trials,
+    run_trials,
+    test_scope,
+)
 
 SETTINGS_KEY = pytest.StashKey[JuryboxSettings]()
 MODEL_KEY = pytest.StashKey["JudgeModelHolder"]()

@@ -11,8 +11,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from jurybox.testing._scope import TRIALS_PROPERTY, VERDICT_PROPERTY, WARNING_PROPERTY
-from jurybox.testing._verdict import Verdict
+from jurybox.testing import TRIALS_PROPERTY, VERDICT_PROPERTY, WARNING_PROPERTY, Verdict
 
 #: Reasoning is cut to this many characters in the summary (the JUnit property keeps more).
 SUMMARY_REASONING = 200

@@ -4,25 +4,15 @@ Build a ``RunReport`` from a run's ``CaseRecord``s; every renderer reads the
 same derived totals, so the formats never disagree.
 """
 
+from jurybox.core import SKIPPED_TIERS_KEY, RunStatus
+from jurybox.report._case import CaseSummary, explain, skipped_tiers, summarize_case, tier_verdicts
 from jurybox.report._console import render_console
 from jurybox.report._from_store import report_from_store
 from jurybox.report._html import iter_html, to_html
 from jurybox.report._json import SCHEMA_VERSION, from_json, iter_json, record_to_dict, to_json
 from jurybox.report._junit import case_properties, iter_junit, to_junit
 from jurybox.report._markdown import MAX_SUMMARY_BYTES, to_markdown
-from jurybox.report._model import (
-    SKIPPED_TIERS_KEY,
-    CaseSummary,
-    RunReport,
-    RunStatus,
-    SkippedTier,
-    TierRate,
-    Totals,
-    explain,
-    skipped_tiers,
-    summarize_case,
-    tier_verdicts,
-)
+from jurybox.report._model import RunReport, SkippedTier, TierRate, Totals
 from jurybox.report._write import EXTENSIONS, FORMATS, check_report_output, report_filename, write_reports
 
 __all__ = [

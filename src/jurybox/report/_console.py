@@ -8,10 +8,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from jurybox.core import Status
+from jurybox.core import RoundRecord, Status
 from jurybox.report import _format as fmt
-from jurybox.report._model import CaseSummary, RunReport, explain, own_verdict
-from jurybox.store import RoundRecord
+from jurybox.report._case import CaseSummary, explain, own_verdict
+from jurybox.report._model import RunReport
 
 STATUS_STYLES = {
     Status.PASS: "bold green",

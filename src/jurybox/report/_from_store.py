@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from jurybox.report._model import RunReport, RunStatus
+from jurybox.core import RunStatus
+from jurybox.report._model import RunReport
 from jurybox.store import Store
 
 

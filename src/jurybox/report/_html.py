@@ -16,10 +16,10 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from jurybox.core import Context, Judgment, Status
+from jurybox.core import Context, Judgment, Status, to_jsonable
 from jurybox.report import _format as fmt
-from jurybox.report._json import to_jsonable
-from jurybox.report._model import CaseSummary, RunReport, own_verdict
+from jurybox.report._case import CaseSummary, own_verdict
+from jurybox.report._model import RunReport
 
 _CSS = """
 :root{--bg:#fff;--fg:#1f2328;--muted:#656d76;--line:#d0d7de;--card:#f6f8fa;

@@ -26,28 +26,28 @@ greps and diffs a case per line. ``indent=None`` puts the whole document on one 
 from __future__ import annotations
 
 import json
-import math
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import date, datetime
-from enum import Enum
+from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import PurePath
 from typing import Any
 
 from jurybox.core import (
     BooleanScore,
+    CaseRecord,
     CategoricalScore,
     Check,
     Context,
     ErrorInfo,
     Judgment,
     NumericScore,
+    RoundRecord,
     Score,
     Status,
+    to_jsonable,
 )
-from jurybox.report._model import CaseSummary, RunReport, Totals
-from jurybox.store import CaseRecord, RoundRecord
+from jurybox.report._case import CaseSummary
+from jurybox.report._model import RunReport, Totals
 
 SCHEMA_VERSION = 1
 """Version of the JSON report layout; bumped on any change a reader must know about."""
@@ -287,27 +287,6 @@ def _totals(totals: Totals) -> dict[str, Any]:
         },
         "skipped_tiers": {name: {"reason": s.reason, "cases": s.cases} for name, s in totals.skipped_tiers.items()},
     }
-
-
-def to_jsonable(value: Any) -> Any:
-    """Plain JSON types only: mappings, sequences, paths, times, enums; anything else as its repr."""
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        # JSON has no NaN/Infinity; keep the fact as text instead of emitting invalid JSON.
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, Mapping):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
-        return [to_jsonable(v) for v in items]
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    if isinstance(value, Enum):
-        return to_jsonable(value.value)
-    if isinstance(value, PurePath):
-        return str(value)
-    return repr(value)
 
 
 _CASE_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=to_jsonable)

@@ -20,7 +20,8 @@ from collections.abc import Iterator
 
 from jurybox.core import Judgment, Status
 from jurybox.report import _format as fmt
-from jurybox.report._model import CaseSummary, RunReport, own_verdict
+from jurybox.report._case import CaseSummary, own_verdict
+from jurybox.report._model import RunReport
 
 INCOMPLETE_CASE = "(run incomplete)"
 """The testcase an interrupted run, or one with planned cases missing, gets as an ``<error>``."""

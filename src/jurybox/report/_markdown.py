@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterator
 
 from jurybox.core import Status
 from jurybox.report import _format as fmt
-from jurybox.report._model import CaseSummary, RunReport, explain, own_verdict
+from jurybox.report._case import CaseSummary, explain, own_verdict
+from jurybox.report._model import RunReport
 
 MAX_SUMMARY_BYTES = 1_000_000
 """GitHub refuses a step summary over 1 MiB; the details section is cut to stay under it."""

@@ -1,8 +1,9 @@
 """What every report renders: one run's records plus the totals derived from them.
 
 The renderers never recompute anything: they read ``RunReport``, its ``totals``
-and the ``CaseSummary`` of each case, so the console, JSON, JUnit, Markdown and
-HTML reports can never disagree about a count.
+and the ``CaseSummary`` of each case (``_case.py``), so the console, JSON, JUnit,
+Markdown and HTML reports can never disagree about a count. A report read from
+the store streams its cases (``_streamed.py``) instead of holding them.
 """
 
 from __future__ import annotations
@@ -12,20 +13,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from itertools import islice
 from types import MappingProxyType
-from typing import Literal, get_args, overload
 
-from jurybox.core import Judgment, Status
-from jurybox.store import CaseRecord, RoundRecord, StoredRecords
-
-RunStatus = Literal["completed", "interrupted", "failed"]
-"""How a run ended: every case finished, stopped early (Ctrl-C), or the runner itself failed."""
-
-RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
-
-SKIPPED_TIERS_KEY = "skipped_tiers"
-"""``CaseRecord.metadata`` key: a mapping tier name -> why the runner left that tier out."""
+from jurybox.core import RUN_STATUSES, SKIPPED_TIERS_KEY, CaseRecord, RunStatus, Status
+from jurybox.report._case import CaseSummary, summarize_case, tier_verdicts
+from jurybox.report._streamed import RankedSummaries, StreamedSummaries, attention_rank
+from jurybox.store import StoredRecords
 
 _STATUS_ORDER = (Status.PASS, Status.FAIL, Status.ERROR, Status.ABSTAIN)
 
@@ -65,44 +58,6 @@ class TierRate:
     def rate(self) -> float | None:
         """``passed / ran``, or None when the tier never ran (never a made-up 0)."""
         return self.passed / self.ran if self.ran else None
-
-
-@dataclass(frozen=True)
-class CaseSummary:
-    """The facts about one case that every renderer shows.
-
-    Attributes:
-        record: The underlying record (full fidelity).
-        reason: Why the case got its verdict: the error for ERROR, else the reasoning.
-        tier: The tier that decided (``decided_by``), or None when no cascade decided.
-        degraded: True when any verdict in the case (rounds included) came from a fallback policy.
-        skipped: Tier name -> why it did not run for this case; covers tiers the runner
-            left out (``metadata["skipped_tiers"]``) and tiers a cascade did not need.
-        degraded_judgments: How many individual judge verdicts in the case were degraded.
-    """
-
-    record: CaseRecord
-    reason: str
-    tier: str | None
-    degraded: bool
-    skipped: Mapping[str, str]
-    degraded_judgments: int
-
-    @property
-    def name(self) -> str:
-        return self.record.case
-
-    @property
-    def status(self) -> Status:
-        return self.record.status
-
-    @property
-    def score(self) -> float | None:
-        return self.record.score
-
-    @property
-    def ok(self) -> bool:
-        return self.record.status is Status.PASS
 
 
 @dataclass(frozen=True)
@@ -233,7 +188,7 @@ class RunReport:
     def cases(self) -> Sequence[CaseSummary]:
         """A summary per record, in record order (computed on each pass for a streamed report)."""
         if isinstance(self.records, StoredRecords):
-            return _Summaries(self.records)
+            return StreamedSummaries(self.records)
         return tuple(summarize_case(record) for record in self.records)
 
     @cached_property
@@ -319,215 +274,8 @@ class RunReport:
     def _failing_first(self) -> Sequence[CaseSummary]:
         # Kept: several renderers ask, and ranking a streamed report is a pass over the store.
         if isinstance(self.records, StoredRecords):
-            return _Ranked(self.records, self._streamed_tally[1])
+            return RankedSummaries(self.records, self._streamed_tally[1])
         return tuple(sorted(self.cases, key=attention_rank))
-
-
-def attention_rank(case: CaseSummary) -> int:
-    """Where a case goes in a failing-first listing: FAIL 0, ERROR 1, ABSTAIN 2, degraded PASS 3, PASS 4."""
-    rank = _ATTENTION_RANK.get(case.status)
-    if rank is not None:
-        return rank
-    return 3 if case.degraded else 4
-
-
-_ATTENTION_RANK = {Status.FAIL: 0, Status.ERROR: 1, Status.ABSTAIN: 2}
-
-
-class _Summaries(Sequence[CaseSummary]):
-    """Case summaries of a streamed report, made as the records are read (none kept)."""
-
-    def __init__(self, records: StoredRecords) -> None:
-        self._records = records
-
-    def __len__(self) -> int:
-        return len(self._records)
-
-    def __iter__(self) -> Iterator[CaseSummary]:
-        return map(summarize_case, self._records)
-
-    @overload
-    def __getitem__(self, index: int) -> CaseSummary: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[CaseSummary]: ...
-
-    def __getitem__(self, index: int | slice) -> CaseSummary | Sequence[CaseSummary]:
-        if isinstance(index, slice):
-            return [summarize_case(record) for record in self._records[index]]
-        return summarize_case(self._records[index])
-
-
-class _Ranked(Sequence[CaseSummary]):
-    """A streamed report's cases in failing-first order, from a byte per case (its rank).
-
-    Iterating reads the store once per rank present, rebuilding only that rank's
-    records; a slice (the console's first N) is one pass that rebuilds only the
-    cases in it. A 100,000-case run is ordered in no more memory than a small one.
-    """
-
-    def __init__(self, records: StoredRecords, ranks: bytes) -> None:
-        self._records = records
-        self._ranks = ranks
-
-    def __len__(self) -> int:
-        return len(self._ranks)
-
-    def __iter__(self) -> Iterator[CaseSummary]:
-        names = self._records.names()
-        for rank in sorted(set(self._ranks)):
-            yield from map(summarize_case, self._records.only([names[p] for p in self._positions(rank)]))
-
-    def _positions(self, rank: int) -> Iterator[int]:
-        """Positions (suite order) of the cases of one rank."""
-        position = self._ranks.find(rank)
-        while position >= 0:
-            yield position
-            position = self._ranks.find(rank, position + 1)
-
-    def _order(self) -> Iterator[int]:
-        """Every position, failing first."""
-        for rank in sorted(set(self._ranks)):
-            yield from self._positions(rank)
-
-    @overload
-    def __getitem__(self, index: int) -> CaseSummary: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[CaseSummary]: ...
-
-    def __getitem__(self, index: int | slice) -> CaseSummary | Sequence[CaseSummary]:
-        if isinstance(index, slice):
-            start, stop, step = index.indices(len(self))
-            positions = list(islice(self._order(), start, stop, step))
-            return self._summaries(positions)
-        position = index + len(self) if index < 0 else index
-        if not 0 <= position < len(self):
-            raise IndexError(f"index {index} out of range for {len(self)} case(s)")
-        return self._summaries([next(islice(self._order(), position, None))])[0]
-
-    def _summaries(self, positions: list[int]) -> list[CaseSummary]:
-        names = self._records.names()
-        found = {record.case: record for record in self._records.only([names[p] for p in positions])}
-        # A record deleted from the store since the ranking pass is left out, not an error.
-        return [summarize_case(found[names[p]]) for p in positions if names[p] in found]
-
-
-def own_verdict(record: CaseRecord, round_: RoundRecord) -> bool:
-    """True when a round has a verdict of its own, not just the case verdict again.
-
-    A single-round case usually stores its one verdict both as the case verdict
-    and as the round's; reports show and count it once.
-    """
-    return round_.judgment is not record.judgment and round_.judgment != record.judgment
-
-
-def case_judgments(record: CaseRecord) -> Iterator[tuple[str, Judgment]]:
-    """Every verdict of a case with a path: the case tree, then each round's own tree under ``round<N>``."""
-    yield from record.judgment.walk()
-    for round_ in record.rounds:
-        if own_verdict(record, round_):
-            yield from round_.judgment.walk(f"round{round_.index + 1}")
-
-
-def tier_verdicts(record: CaseRecord) -> list[tuple[str, Judgment, bool]]:
-    """(tier, tier verdict, decided) for each cascade tier that ran in a case.
-
-    A tier is the key of a top-level child of a verdict whose ``decided_by`` is
-    set. The case verdict is used when it is a cascade; otherwise each round's
-    verdict that is one, so a multi-round case contributes one verdict per round.
-    """
-    roots: list[Judgment] = []
-    if record.judgment.decided_by is not None:
-        roots.append(record.judgment)
-    else:
-        roots.extend(r.judgment for r in record.rounds if r.judgment.decided_by is not None)
-    return [(name, child, root.decided_by == name) for root in roots for name, child in root.children.items()]
-
-
-def skipped_tiers(record: CaseRecord) -> dict[str, str]:
-    """Tiers that did not run for a case, with why.
-
-    Two sources: the runner's ``metadata["skipped_tiers"]`` (a tier left out, e.g.
-    no judge model) and a cascade's ``metadata["skipped"]`` (tiers after the one
-    that decided, so never needed). The runner's reason wins when both name a tier.
-    """
-    result: dict[str, str] = {}
-    roots = [record.judgment, *(r.judgment for r in record.rounds)]
-    for root in roots:
-        not_needed = root.metadata.get("skipped")
-        if root.decided_by is not None and isinstance(not_needed, list | tuple):
-            for tier in not_needed:
-                result.setdefault(str(tier), f"not needed: {root.decided_by} decided")
-    configured = record.metadata.get(SKIPPED_TIERS_KEY)
-    if isinstance(configured, Mapping):
-        result.update({str(tier): str(reason) for tier, reason in configured.items()})
-    return result
-
-
-def summarize_case(record: CaseRecord) -> CaseSummary:
-    """The facts about one case that every renderer shows."""
-    # A cascade or jury marks itself degraded when a member was; count members, flag the case.
-    degraded = False
-    degraded_leaves = 0
-    for _, judgment in case_judgments(record):
-        if judgment.degraded:
-            degraded = True
-            degraded_leaves += not judgment.children
-    return CaseSummary(
-        record=record,
-        reason=case_reason(record),
-        tier=record.judgment.decided_by,
-        degraded=degraded,
-        skipped=MappingProxyType(skipped_tiers(record)),
-        degraded_judgments=degraded_leaves,
-    )
-
-
-def case_reason(record: CaseRecord) -> str:
-    """Why a case got its verdict: the runner's error for an ERROR case, else ``explain(judgment)``.
-
-    A case that did not pass while the agent was still asking a clarifying question says so:
-    its reply was a question, not an answer, and nothing (no scripted follow-up, no judge
-    model to write one, or the max_follow_ups bound) answered it.
-    """
-    reason = record.error if record.status is Status.ERROR and record.error else explain(record.judgment)
-    if record.status is Status.PASS:
-        return reason
-    asking = [r.index + 1 for r in record.rounds if r.context.metadata.get("unanswered_question") is True]
-    if asking:
-        where = "round " + ", ".join(map(str, asking))
-        reason += (
-            f" (in {where} the agent asked a clarifying question that was not answered: give the case "
-            "follow_ups, a judge model to write the reply, or a higher max_follow_ups)"
-        )
-    return reason
-
-
-def explain(judgment: Judgment) -> str:
-    """Why a verdict is what it is, in the words of whoever decided it.
-
-    For a cascade, the reasoning of the judges in the deciding tier that agree
-    with the verdict (a cascade's own reasoning says only *that* a tier
-    decided); for a jury of plain judges, that of the members that agree;
-    otherwise the verdict's own reasoning, or its error.
-    """
-    tier = judgment.children.get(judgment.decided_by) if judgment.decided_by else None
-    if tier is not None:
-        leaves = [(path, j) for path, j in tier.walk() if path and not j.children]
-    elif judgment.children and all(not child.children for child in judgment.children.values()):
-        # A jury of plain judges: its own reasoning is a tally ("all 2 judge(s) passed").
-        leaves = list(judgment.children.items())
-    else:
-        leaves = []
-    agreeing = [(path, j) for path, j in leaves if j.status is judgment.status and j.reasoning]
-    if agreeing:
-        return "; ".join(f"{j.judge or path}: {j.reasoning}" for path, j in agreeing)
-    if judgment.reasoning:
-        return judgment.reasoning
-    if judgment.error is not None:
-        return f"{judgment.error.type}: {judgment.error.message}"
-    return ""
 
 
 def compute_totals(report: RunReport) -> Totals:

@@ -5,6 +5,7 @@ database; the runner streams each case to it with ``record_case`` so a killed
 run can be resumed. Baselines, regressions and lessons are computed from it.
 """
 
+from jurybox.core import CaseRecord, RoundRecord
 from jurybox.store._baselines import (
     DEFAULT_TARGETS,
     DEFAULT_THRESHOLDS,
@@ -14,37 +15,66 @@ from jurybox.store._baselines import (
     check_run,
     relative_drop,
 )
+from jurybox.store._browse import (
+    CASE_SORTS,
+    COMPARE_KINDS,
+    CaseHistoryRow,
+    CaseQuery,
+    CaseRow,
+    ComparedCase,
+    ComparedSide,
+    ComparisonSummary,
+    JudgeStats,
+    Paged,
+    RunStats,
+    StoreBrowser,
+    TierStats,
+    TrendPoint,
+)
 from jurybox.store._compare import CaseChange, RunComparison, compare_runs
 from jurybox.store._engine import DEFAULT_URL, ENV_VAR, StoreError, StoreVersionError, resolve_url, schema_head
 from jurybox.store._lazy import StoredRecords
 from jurybox.store._lessons import lessons_for
 from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
-from jurybox.store._records import CaseRecord, RoundRecord
 from jurybox.store._serialize import judgment_from_dict, score_from_dict
 from jurybox.store._store import Store, open_store
 from jurybox.store._suitefile import SuiteFileError, export_suite_file, import_suite_file, read_suite_file
 
 __all__ = [
+    "CASE_SORTS",
+    "COMPARE_KINDS",
     "DEFAULT_TARGETS",
     "DEFAULT_THRESHOLDS",
     "DEFAULT_URL",
     "ENV_VAR",
     "CaseChange",
+    "CaseHistoryRow",
     "CaseOutcome",
+    "CaseQuery",
     "CaseRecord",
+    "CaseRow",
+    "ComparedCase",
+    "ComparedSide",
+    "ComparisonSummary",
+    "JudgeStats",
     "Lesson",
     "MetricCheck",
+    "Paged",
     "Rate",
     "RegressionPolicy",
     "RoundRecord",
     "RunCheck",
     "RunComparison",
     "RunInfo",
+    "RunStats",
     "Store",
+    "StoreBrowser",
     "StoreError",
     "StoreVersionError",
     "StoredRecords",
     "SuiteFileError",
+    "TierStats",
+    "TrendPoint",
     "check_run",
     "compare_runs",
     "export_suite_file",

@@ -1,4 +1,8 @@
-"""Suites and case versions: a case edited later gets a new version, and old runs keep theirs."""
+"""Suites and case versions: a case edited later gets a new version, and old runs keep theirs.
+
+The functions work inside a caller's transaction (planning a run versions its
+cases too); ``SuiteRepository`` imports and exports whole suites.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,10 @@ from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
+from jurybox.store._engine import StoreError
+from jurybox.store._repository import Repository
 from jurybox.store._schema import cases_table, suites_table
-from jurybox.store._serialize import hashed_definition
+from jurybox.store._serialize import db_jsonable, hashed_definition
 
 CHUNK = 500
 """Rows per statement when a large run plans or imports many cases at once."""
@@ -171,16 +177,6 @@ def current_cases(connection: Connection, suite: int) -> list[tuple[str, Any]]:
     return [(name, definition) for name, definition in rows]
 
 
-def case_history(connection: Connection, suite: int, name: str) -> list[tuple[str, datetime, Any]]:
-    """Every stored version of one case as (content hash, created at, definition), oldest first."""
-    rows = connection.execute(
-        select(cases_table.c.content_hash, cases_table.c.created_at, cases_table.c.definition)
-        .where(cases_table.c.suite_id == suite, cases_table.c.name == name)
-        .order_by(cases_table.c.id)
-    )
-    return [(digest, created, definition) for digest, created, definition in rows]
-
-
 def case_names(connection: Connection, suite: int) -> dict[str, int]:
     """The suite's current cases: name -> current version id."""
     rows = connection.execute(
@@ -189,3 +185,71 @@ def case_names(connection: Connection, suite: int) -> dict[str, int]:
         )
     )
     return {name: version for name, version in rows}
+
+
+class SuiteRepository(Repository):
+    """The ``suites`` and ``cases`` tables: each suite's settings and its current case definitions."""
+
+    def suites(self) -> list[str]:
+        """Names of every suite in the store."""
+        with self._read() as connection:
+            return list(connection.execute(select(suites_table.c.name).order_by(suites_table.c.name)).scalars())
+
+    def import_suite(
+        self,
+        name: str,
+        cases: Sequence[tuple[str, Mapping[str, Any]]],
+        *,
+        agent: Mapping[str, Any] | None = None,
+        defaults: Mapping[str, Any] | None = None,
+    ) -> dict[str, int]:
+        """Make ``cases`` the suite's current cases (new versions for edited ones, others retired).
+
+        Returns counts: ``added`` (new names), ``changed`` (new version of a
+        known case), ``unchanged`` and ``retired`` (current before, absent now).
+        """
+        with self._write() as connection:
+            suite_key = suite_id(connection, name)
+            assert suite_key is not None
+            before = case_names(connection, suite_key)
+            versions_before = set(before.values())
+            versions = upsert_case_versions(connection, suite_key, cases)
+            retired = retire_cases(connection, suite_key, set(versions))
+            connection.execute(
+                update(suites_table)
+                .where(suites_table.c.id == suite_key)
+                .values(
+                    agent=db_jsonable(agent) if agent is not None else None,
+                    defaults=db_jsonable(defaults) if defaults is not None else None,
+                    updated_at=now(),
+                )
+            )
+        added = sum(1 for n in versions if n not in before)
+        unchanged = sum(1 for v in versions.values() if v in versions_before)
+        return {
+            "added": added,
+            "changed": len(versions) - added - unchanged,
+            "unchanged": unchanged,
+            "retired": retired,
+        }
+
+    def export_suite(self, name: str) -> dict[str, Any]:
+        """The suite's current cases in the suite-file shape ``{name, agent, defaults, cases}``.
+
+        Raises:
+            StoreError: no such suite.
+        """
+        with self._read() as connection:
+            row = connection.execute(select(suites_table).where(suites_table.c.name == name)).one_or_none()
+            if row is None:
+                raise StoreError(f"no suite {name!r} in store {self.url}")
+            cases = current_cases(connection, row.id)
+        data: dict[str, Any] = {"name": name}
+        if row.agent is not None:
+            data["agent"] = row.agent
+        if row.defaults is not None:
+            data["defaults"] = row.defaults
+        data["cases"] = [
+            definition if "name" in definition else {"name": case_name, **definition} for case_name, definition in cases
+        ]
+        return data

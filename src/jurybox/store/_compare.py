@@ -6,7 +6,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jurybox.core._judgment import Status
+from jurybox.core import Status
 from jurybox.store._models import CaseOutcome, RunInfo
 from jurybox.store._store import Store
 

@@ -7,9 +7,8 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from itertools import islice
 from typing import TypeVar, overload
 
-from jurybox.core._judgment import Status
+from jurybox.core import CaseRecord, Status
 from jurybox.store._models import CaseOutcome
-from jurybox.store._records import CaseRecord
 
 
 class StoredRecords(Sequence[CaseRecord]):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from jurybox.core._judgment import Status
+from jurybox.core import Status
 
 
 def as_utc(value: datetime | None) -> datetime | None:

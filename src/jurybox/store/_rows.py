@@ -17,19 +17,17 @@ from sqlalchemy import JSON, Boolean, Float, Table, Text, bindparam, insert, sel
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Dialect, Row
 
-from jurybox.core._context import Context
-from jurybox.core._judgment import Judgment
+from jurybox.core import CaseRecord, Context, Judgment, RoundRecord
 from jurybox.store._cases import now
 from jurybox.store._models import as_utc
-from jurybox.store._records import CaseRecord, RoundRecord
 from jurybox.store._schema import results_table, round_results_table, run_cases_table, runs_table
 from jurybox.store._serialize import (
     RawJson,
     context_from_json,
+    db_jsonable,
     json_text,
     judgment_from_dict,
     metadata_cost,
-    to_jsonable,
     usage_tokens,
 )
 
@@ -239,7 +237,7 @@ def _error_text(judgment: Judgment) -> str | None:
         return None
     # Through to_jsonable like every other text column: an error may quote a reply holding NUL,
     # which PostgreSQL text refuses (and the whole batch with it).
-    text: str = to_jsonable(f"{judgment.error.type}: {judgment.error.message}")
+    text: str = db_jsonable(f"{judgment.error.type}: {judgment.error.message}")
     return text
 
 
@@ -259,7 +257,7 @@ def judgment_values(root: Judgment, round_index: int | None) -> Iterator[tuple[A
             path.split("/", 1)[0] if cascade and path else None,
             node.status.value,
             node.value,
-            to_jsonable(node.reasoning),
+            db_jsonable(node.reasoning),
             json_text([check.to_dict() for check in node.checks]) if node.checks else "[]",
             usage_tokens(metadata),
             metadata_cost(metadata),
@@ -299,10 +297,10 @@ def round_values(record: RoundRecord, forms: JsonForms | None = None) -> tuple[A
     judgment = record.judgment
     return (
         record.index,
-        to_jsonable(record.prompt),
+        db_jsonable(record.prompt),
         judgment.status.value,
         judgment.value,
-        to_jsonable(judgment.reasoning),
+        db_jsonable(judgment.reasoning),
         context.duration,
         usage_tokens(context.metadata),
         context.cost,
@@ -325,13 +323,13 @@ def result_values(record: CaseRecord, forms: JsonForms | None = None) -> tuple[A
     return (
         judgment.status.value,
         judgment.value,
-        to_jsonable(judgment.reasoning),
+        db_jsonable(judgment.reasoning),
         judgment.decided_by,
         record.duration,
         record.tokens,
         record.cost,
         record.judge_calls,
-        to_jsonable(record.error),
+        db_jsonable(record.error),
         json_text(list(record.tags)),
         json_text(record.metadata),
         forms.judgment(judgment),

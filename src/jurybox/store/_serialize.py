@@ -7,59 +7,34 @@ the zero-dependency core.
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import hashlib
 import json
 import math
 from collections.abc import Callable, Mapping
-from datetime import date, datetime
-from pathlib import PurePath
 from typing import Any
 
-from jurybox.core._context import Context
-from jurybox.core._judgment import Check, ErrorInfo, Judgment, Status
-from jurybox.core._scores import BooleanScore, CategoricalScore, NumericScore, Score
+from jurybox.core import (
+    BooleanScore,
+    CategoricalScore,
+    Check,
+    Context,
+    ErrorInfo,
+    Judgment,
+    NumericScore,
+    Score,
+    Status,
+    to_jsonable,
+)
 
 
-def to_jsonable(value: Any) -> Any:
-    """A copy of ``value`` that any JSON column accepts, on SQLite and PostgreSQL alike.
-
-    Mappings become dicts with string keys, sequences and sets become lists,
-    datetimes ISO strings, paths strings, enums their value and dataclasses
-    dicts. Non-finite floats become the strings ``"nan"``/``"inf"``/``"-inf"``
-    (JSON has no such numbers and PostgreSQL rejects them) and NUL characters
-    become U+FFFD (PostgreSQL text cannot hold NUL). Anything else is kept as
-    its ``repr`` so a record is never refused for an exotic metadata value.
-    """
-    if value is None or isinstance(value, bool | int):
-        return value
-    if isinstance(value, str):
-        return value.replace("\x00", "\ufffd") if "\x00" in value else value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, enum.Enum):
-        return to_jsonable(value.value)
-    if isinstance(value, Mapping):
-        return {str(key): to_jsonable(item) for key, item in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
-        return [to_jsonable(item) for item in items]
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    if isinstance(value, PurePath):
-        return str(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        to_dict = getattr(value, "to_dict", None)
-        if callable(to_dict):
-            return to_jsonable(to_dict())
-        return to_jsonable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
-    return repr(value)
+def db_jsonable(value: Any) -> Any:
+    """``to_jsonable`` for a database column: NUL characters become U+FFFD (PostgreSQL text cannot hold NUL)."""
+    return to_jsonable(value, replace_nul=True)
 
 
 # Values of other types (a read-only mapping, a datetime, a set) are handed to to_jsonable
 # one at a time, so the plain data around them is encoded as it is, never copied.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=to_jsonable)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=db_jsonable)
 
 
 def _reusable_encode() -> Callable[[Any], str]:
@@ -119,7 +94,7 @@ class RawJson:
 
 
 def encode_json(value: Any) -> RawJson:
-    """``value`` as JSON column text, equal to what ``dumps(to_jsonable(value))`` gives (see ``json_text``)."""
+    """``value`` as JSON column text, equal to what ``dumps(db_jsonable(value))`` gives (see ``json_text``)."""
     return RawJson(json_text(value))
 
 
@@ -128,7 +103,7 @@ _EMPTY_TEXT: dict[type, str] = {list: "[]", tuple: "[]", dict: "{}"}
 
 
 def json_text(value: Any) -> str:
-    """``value`` as JSON column text, equal to what ``dumps(to_jsonable(value))`` gives.
+    """``value`` as JSON column text, equal to what ``dumps(db_jsonable(value))`` gives.
 
     Plain data is encoded directly by the C encoder (``encode_plain``, which also
     says the one difference: bool and None dict keys), which hands values of other
@@ -140,7 +115,7 @@ def json_text(value: Any) -> str:
         return empty
     text = encode_plain(_ENCODE, value)
     if "\\u0000" in text:  # a NUL, which PostgreSQL text refuses: let to_jsonable replace it
-        return _ENCODE(to_jsonable(value))
+        return _ENCODE(db_jsonable(value))
     return text
 
 
@@ -155,7 +130,7 @@ def encode_plain(encode: Callable[[Any], str], value: Any) -> str:
     try:
         return encode(value)
     except (TypeError, ValueError):
-        return encode(to_jsonable(value))
+        return encode(db_jsonable(value))
 
 
 def dumps(value: Any) -> str:
@@ -184,7 +159,7 @@ def hashed_definition(definition: Mapping[str, Any]) -> tuple[Any, str]:
         canonical = None
     if canonical is not None and "\\u0000" not in canonical and json.loads(canonical) == definition:
         return definition, _sha256(canonical)
-    data = to_jsonable(definition)
+    data = db_jsonable(definition)
     return data, jsonable_hash(data)
 
 

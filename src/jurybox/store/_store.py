@@ -1,73 +1,25 @@
-"""The store: runs, their streamed case results, and the reads reports and gates need."""
+"""The store: one facade over the repositories that keep runs, results, suites, metrics and lessons."""
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import Any, Literal
+from typing import Any
 
-from sqlalchemy import Select, and_, case, func, insert, or_, select, update
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Engine
 
-from jurybox.core._judgment import Status
+from jurybox.core import CaseRecord
 from jurybox.store._baselines import RegressionPolicy, RunCheck, check_run
-from jurybox.store._cases import (
-    case_names,
-    chunked,
-    current_cases,
-    now,
-    retire_cases,
-    suite_id,
-    upsert_case_versions,
-)
-from jurybox.store._engine import WRITE, StoreError, create_store_engine, describe, migrate, resolve_url
+from jurybox.store._cases import SuiteRepository
+from jurybox.store._engine import create_store_engine, describe, migrate, resolve_url
 from jurybox.store._lazy import StoredRecords
-from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo, as_utc
-from jurybox.store._records import CaseRecord
-from jurybox.store._rows import (
-    CASE_VERSIONS,
-    JUDGMENT_COLUMNS,
-    REOPEN_RUN,
-    RESULT_COLUMNS,
-    RESULTS_NAMED,
-    ROUND_COLUMNS,
-    RUN_STATUS,
-    JsonForms,
-    TreeReader,
-    dialect_insert,
-    driver_insert,
-    insert_result,
-    judgment_values,
-    record_from_row,
-    result_parameters,
-    result_values,
-    results_insert,
-    round_values,
-    rounds_of,
-)
-from jurybox.store._schema import (
-    judgments_table,
-    lessons_table,
-    results_table,
-    round_results_table,
-    run_cases_table,
-    runs_table,
-    suites_table,
-)
-from jurybox.store._serialize import (
-    to_jsonable,
-)
+from jurybox.store._lessons import LessonRepository
+from jurybox.store._metrics import FAILING_LIMIT, MetricRepository
+from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
+from jurybox.store._results import READ_BATCH, ResultRepository
+from jurybox.store._runs import RunRepository, RunStatus
 
-RunStatus = Literal["running", "completed", "interrupted", "failed"]
-FINAL_STATUSES: tuple[str, ...] = ("completed", "interrupted", "failed")
-
-READ_BATCH = 500
 STREAM_BATCH = 100
 """Results read per batch when a run's records are streamed back."""
-
-FAILING_LIMIT = 50
-"""Failing cases a lesson keeps; the lesson says how many more there were."""
 
 
 class Store:
@@ -77,12 +29,25 @@ class Store:
     so results stream to the database as cases finish and a killed process
     loses at most the case it was writing. A Store is safe to share between
     threads; several processes may write one store at once.
+
+    Each method hands its work to the repository of its tables (the private
+    attributes ``_runs``, ``_results``, ``_suites``, ``_metrics`` and
+    ``_lessons``, one module each). What is built from other methods stays
+    here, on the Store, so it goes through them: finishing a completed run
+    checks it for regressions (runs, metrics and lessons together), and
+    ``missing_cases``, ``run_records`` and ``records`` are made of the
+    result reads.
     """
 
     def __init__(self, engine: Engine, *, policy: RegressionPolicy | None = None) -> None:
         self._engine = engine
         self.policy = policy or RegressionPolicy()
         """Thresholds, window and targets used when a completed run is checked for regressions."""
+        self._runs = RunRepository(engine)
+        self._results = ResultRepository(engine)
+        self._suites = SuiteRepository(engine)
+        self._metrics = MetricRepository(engine)
+        self._lessons = LessonRepository(engine)
 
     @property
     def url(self) -> str:
@@ -113,16 +78,6 @@ class Store:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        with self._engine.connect().execution_options(**WRITE) as connection, connection.begin():
-            yield connection
-
-    @contextmanager
-    def _read(self) -> Iterator[Connection]:
-        with self._engine.connect() as connection, connection.begin():
-            yield connection
-
     # Runs -------------------------------------------------------------------------------------
 
     def begin_run(
@@ -140,40 +95,14 @@ class Store:
         Each definition is stored as a version of its case (a new version when
         its content changed), and the run records which versions it ran.
         """
-        if not suite:
-            raise ValueError("begin_run needs a suite name")
-        started = now()
-        run_id = f"{started:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
-        with self._write() as connection:
-            suite_key = suite_id(connection, suite)
-            assert suite_key is not None
-            versions = upsert_case_versions(connection, suite_key, cases.items())
-            connection.execute(
-                insert(runs_table).values(
-                    id=run_id,
-                    suite_id=suite_key,
-                    status="running",
-                    git_commit=git_commit,
-                    judge_model=judge_model,
-                    agent_version=agent_version,
-                    config=to_jsonable(dict(config or {})),
-                    planned=len(cases),
-                    started_at=started,
-                    finished_at=None,
-                    total=0,
-                    passed=0,
-                    failed=0,
-                    errored=0,
-                    abstained=0,
-                )
-            )
-            plan = [
-                {"run_id": run_id, "case_name": name, "case_id": versions[name], "position": position}
-                for position, name in enumerate(cases)
-            ]
-            for part in chunked(plan):
-                connection.execute(insert(run_cases_table), list(part))
-        return run_id
+        return self._runs.begin_run(
+            suite,
+            cases=cases,
+            judge_model=judge_model,
+            agent_version=agent_version,
+            git_commit=git_commit,
+            config=config,
+        )
 
     def record_case(self, run_id: str, record: CaseRecord) -> bool:
         """Write one case's result, its rounds and every judge's judgment in one transaction.
@@ -196,72 +125,15 @@ class Store:
         Raises:
             StoreError: the run does not exist or is already completed.
         """
-        for record in records:
-            if not isinstance(record, CaseRecord):
-                raise TypeError(f"record_case takes a CaseRecord, got {type(record).__name__}")
-        # Serialized before the transaction opens, so the write lock is held only for the inserts.
-        prepared = [_prepare(record) for record in records]
-        if not prepared:
-            return []
-        with self._write() as connection:
-            return self._insert_cases(connection, run_id, prepared)
-
-    def _insert_cases(self, connection: Connection, run_id: str, prepared: list[PreparedRows]) -> list[bool]:
-        """The inserts of ``record_cases``: a fixed number of statements per batch, whatever its size."""
-        names = [name for name, _, _, _ in prepared]
-        status = connection.execute(RUN_STATUS, {"run_id": run_id}).scalar_one_or_none()
-        if status is None:
-            raise StoreError(f"unknown run {run_id!r} in store {self.url}")
-        if status == "completed":
-            if set(names) <= _recorded_among(connection, run_id, names):
-                return [False] * len(names)
-            raise StoreError(f"run {run_id} is completed; it takes no more results")
-        versions = dict(_rows_named(connection, CASE_VERSIONS, run_id, names))
-        first: dict[str, int] = {}  # a case named twice in one batch: its first record is the one written
-        rows = []
-        for index, (name, values, _, _) in enumerate(prepared):
-            if name not in first:
-                first[name] = index
-                rows.append((run_id, name, versions.get(name), *values))
-        new_ids = _insert_results(connection, rows)
-        if not new_ids:
-            return [False] * len(names)
-        if status != "running":
-            connection.execute(REOPEN_RUN, {"run_id": run_id})
-        rounds: list[tuple[Any, ...]] = []
-        judgments: list[tuple[Any, ...]] = []
-        for name, result_id in new_ids.items():
-            _, _, round_rows, judgment_rows = prepared[first[name]]
-            round_ids = (result_id,)
-            rounds.extend(round_ids + row for row in round_rows)
-            judgment_ids = (run_id, result_id)
-            judgments.extend(judgment_ids + row for row in judgment_rows)
-        # Straight to the driver's executemany: SQLAlchemy's per-value parameter processing cost
-        # as much CPU as building the rows, and the prepared values already are what it would bind.
-        dialect = connection.dialect
-        if rounds:
-            connection.exec_driver_sql(driver_insert(dialect, round_results_table, ROUND_COLUMNS), rounds)
-        if judgments:
-            connection.exec_driver_sql(driver_insert(dialect, judgments_table, JUDGMENT_COLUMNS), judgments)
-        return [first[name] == index and name in new_ids for index, name in enumerate(names)]
+        return self._results.record_cases(run_id, records)
 
     def recorded_cases(self, run_id: str) -> set[str]:
         """Names of the cases the run has results for."""
-        with self._read() as connection:
-            return set(
-                connection.execute(select(results_table.c.case_name).where(results_table.c.run_id == run_id)).scalars()
-            )
+        return self._results.recorded_cases(run_id)
 
     def planned_cases(self, run_id: str) -> list[str]:
         """Names of the cases the run was asked to run, in order."""
-        with self._read() as connection:
-            return list(
-                connection.execute(
-                    select(run_cases_table.c.case_name)
-                    .where(run_cases_table.c.run_id == run_id)
-                    .order_by(run_cases_table.c.position)
-                ).scalars()
-            )
+        return self._results.planned_cases(run_id)
 
     def missing_cases(self, run_id: str) -> list[str]:
         """Planned cases with no result yet, in plan order: what a resume still has to judge."""
@@ -278,31 +150,7 @@ class Store:
             ValueError: ``status`` is not completed, interrupted or failed.
             StoreError: the run does not exist.
         """
-        if status not in FINAL_STATUSES:
-            raise ValueError(f"a run finishes as one of {', '.join(FINAL_STATUSES)}, not {status!r}")
-        with self._write() as connection:
-            if (
-                connection.execute(select(runs_table.c.id).where(runs_table.c.id == run_id)).scalar_one_or_none()
-                is None
-            ):
-                raise StoreError(f"unknown run {run_id!r} in store {self.url}")
-            totals = self._totals(connection, [run_id]).get(run_id, {})
-            connection.execute(
-                update(runs_table)
-                .where(runs_table.c.id == run_id)
-                .values(
-                    status=status,
-                    finished_at=now(),
-                    total=totals.get("recorded", 0),
-                    passed=totals.get("passed", 0),
-                    failed=totals.get("failed", 0),
-                    errored=totals.get("errored", 0),
-                    abstained=totals.get("abstained", 0),
-                    tokens=totals.get("tokens"),
-                    cost=totals.get("cost"),
-                    duration=totals.get("duration"),
-                )
-            )
+        self._runs.finish_run(run_id, status)
         if status == "completed":
             self.check_regressions(run_id)
 
@@ -318,10 +166,7 @@ class Store:
         Raises:
             StoreError: no such run.
         """
-        runs = self._runs(runs_table.c.id == run_id, limit=1)
-        if not runs:
-            raise StoreError(f"no run {run_id!r} in store {self.url}")
-        return runs[0]
+        return self._runs.get_run(run_id)
 
     def resolve_run(self, ref: str, *, suite: str | None = None) -> RunInfo:
         """A run by id, unique id prefix, or ``last`` (the latest run, of ``suite`` when given).
@@ -329,137 +174,23 @@ class Store:
         Raises:
             StoreError: nothing matches, or a prefix matches several runs.
         """
-        if ref in ("last", "latest"):
-            found = self.latest_run(suite)
-            if found is None:
-                where = f" of suite {suite!r}" if suite else ""
-                raise StoreError(f"no runs{where} in store {self.url}")
-            return found
-        exact = self._runs(runs_table.c.id == ref, limit=1)
-        if exact:
-            return exact[0]
-        matches = self._runs(runs_table.c.id.startswith(ref, autoescape=True), limit=2)
-        if len(matches) == 1:
-            return matches[0]
-        if matches:
-            raise StoreError(f"run id prefix {ref!r} matches several runs; give more of the id")
-        raise StoreError(f"no run {ref!r} in store {self.url}")
+        return self._runs.resolve_run(ref, suite=suite)
 
     def latest_run(self, suite: str | None = None, *, unfinished: bool = False) -> RunInfo | None:
         """The most recently started run (of ``suite``), or with ``unfinished`` the latest not completed."""
-        conditions = []
-        if suite is not None:
-            conditions.append(suites_table.c.name == suite)
-        if unfinished:
-            conditions.append(runs_table.c.status != "completed")
-        runs = self._runs(*conditions, limit=1)
-        return runs[0] if runs else None
+        return self._runs.latest_run(suite, unfinished=unfinished)
 
     def runs(self, suite: str | None = None, *, status: str | None = None, limit: int | None = None) -> list[RunInfo]:
         """Runs, newest first, optionally of one suite and one status."""
-        conditions = []
-        if suite is not None:
-            conditions.append(suites_table.c.name == suite)
-        if status is not None:
-            conditions.append(runs_table.c.status == status)
-        return self._runs(*conditions, limit=limit)
+        return self._runs.runs(suite, status=status, limit=limit)
 
     def completed_runs_before(self, run: RunInfo, limit: int) -> list[RunInfo]:
         """Up to ``limit`` completed runs of ``run``'s suite that started before it, newest first."""
-        before = or_(
-            runs_table.c.started_at < run.started_at,
-            and_(runs_table.c.started_at == run.started_at, runs_table.c.id < run.id),
-        )
-        return self._runs(
-            suites_table.c.name == run.suite,
-            runs_table.c.status == "completed",
-            runs_table.c.id != run.id,
-            before,
-            limit=limit,
-        )
+        return self._runs.completed_runs_before(run, limit)
 
     def suites(self) -> list[str]:
         """Names of every suite in the store."""
-        with self._read() as connection:
-            return list(connection.execute(select(suites_table.c.name).order_by(suites_table.c.name)).scalars())
-
-    def _runs(self, *conditions: Any, limit: int | None) -> list[RunInfo]:
-        query = (
-            select(runs_table, suites_table.c.name)
-            .join(suites_table, suites_table.c.id == runs_table.c.suite_id)
-            .where(*conditions)
-            .order_by(runs_table.c.started_at.desc(), runs_table.c.id.desc())
-        )
-        if limit is not None:
-            query = query.limit(limit)
-        with self._read() as connection:
-            rows = connection.execute(query).all()
-            totals = self._totals(connection, [row.id for row in rows])
-        return [self._run_info(row, totals.get(row.id, {})) for row in rows]
-
-    @staticmethod
-    def _run_info(run: Any, totals: Mapping[str, Any]) -> RunInfo:
-        """A RunInfo from a row of ``runs`` columns plus the suite name (column ``name``)."""
-        started = as_utc(run.started_at)
-        assert started is not None
-        return RunInfo(
-            id=run.id,
-            suite=run.name,
-            status=run.status,
-            started_at=started,
-            finished_at=as_utc(run.finished_at),
-            git_commit=run.git_commit,
-            judge_model=run.judge_model,
-            agent_version=run.agent_version,
-            config=dict(run.config or {}),
-            planned=run.planned,
-            recorded=totals.get("recorded", 0),
-            passed=totals.get("passed", 0),
-            failed=totals.get("failed", 0),
-            errored=totals.get("errored", 0),
-            abstained=totals.get("abstained", 0),
-            tokens=totals.get("tokens"),
-            cost=totals.get("cost"),
-            duration=totals.get("duration") or 0.0,
-        )
-
-    @staticmethod
-    def _totals(connection: Connection, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Per run: recorded, passed, failed, errored, abstained, tokens, cost, duration (live from results)."""
-        if not run_ids:
-            return {}
-
-        def count(status: Status) -> Any:
-            return func.sum(case((results_table.c.status == status.value, 1), else_=0))
-
-        query = (
-            select(
-                results_table.c.run_id,
-                func.count(),
-                count(Status.PASS),
-                count(Status.FAIL),
-                count(Status.ERROR),
-                count(Status.ABSTAIN),
-                func.sum(results_table.c.tokens),
-                func.sum(results_table.c.cost),
-                func.sum(results_table.c.duration),
-            )
-            .where(results_table.c.run_id.in_(list(run_ids)))
-            .group_by(results_table.c.run_id)
-        )
-        totals: dict[str, dict[str, Any]] = {}
-        for run_id, recorded, passed, failed, errored, abstained, tokens, cost, duration in connection.execute(query):
-            totals[run_id] = {
-                "recorded": int(recorded),
-                "passed": int(passed or 0),
-                "failed": int(failed or 0),
-                "errored": int(errored or 0),
-                "abstained": int(abstained or 0),
-                "tokens": None if tokens is None else int(tokens),
-                "cost": None if cost is None else float(cost),
-                "duration": float(duration or 0.0),
-            }
-        return totals
+        return self._suites.suites()
 
     # Records ----------------------------------------------------------------------------------
 
@@ -492,40 +223,12 @@ class Store:
             cases: Only these cases (None: every recorded case); the rows of other cases are
                 skipped before their judgment trees are decoded or rebuilt.
         """
-        query = _in_plan_order(select(*RESULT_COLUMNS), run_id)
-        with self._read() as connection:
-            stream = connection.execution_options(yield_per=batch).execute(query)
-            for batch_rows in stream.partitions():
-                part = batch_rows if cases is None else [row for row in batch_rows if row.case_name in cases]
-                if not part:
-                    continue
-                # One reader per batch: a round stored like its case is decoded once and shares its trees.
-                reader = TreeReader()
-                # Rounds of this batch only, read in the same transaction while the stream is open.
-                rounds = rounds_of(connection, [row.id for row in part], reader)
-                for row in part:
-                    yield record_from_row(row, rounds.get(row.id, ()), reader)
+        # The repository's generator itself, not a ``yield from`` over it: no extra step per record.
+        return self._results.iter_records(run_id, batch=batch, cases=cases)
 
     def case_outcomes(self, run_id: str) -> list[CaseOutcome]:
         """Every case's summary in a run (no trees), in plan order."""
-        query = _in_plan_order(
-            select(
-                results_table.c.case_name,
-                results_table.c.status,
-                results_table.c.score,
-                results_table.c.reasoning,
-                results_table.c.error,
-                results_table.c.duration,
-                results_table.c.tokens,
-                results_table.c.cost,
-            ),
-            run_id,
-        )
-        with self._read() as connection:
-            return [
-                CaseOutcome(name, Status(status), score, reasoning, error, duration, tokens, cost)
-                for name, status, score, reasoning, error, duration, tokens, cost in connection.execute(query)
-            ]
+        return self._results.case_outcomes(run_id)
 
     # Metrics and lessons ----------------------------------------------------------------------
 
@@ -536,80 +239,13 @@ class Store:
         of cascade judgments), one per case, or per round when rounds are
         judged by a cascade; only cases that reached the tier count.
         """
-        passed = func.sum(case((judgments_table.c.status == Status.PASS.value, 1), else_=0))
-        with self._read() as connection:
-            metrics: dict[str, Rate] = {}
-            total, passes = connection.execute(
-                select(func.count(), func.sum(case((results_table.c.status == Status.PASS.value, 1), else_=0))).where(
-                    results_table.c.run_id == run_id
-                )
-            ).one()
-            if total:
-                metrics["overall"] = Rate(int(passes or 0), int(total))
-            rows = connection.execute(
-                select(judgments_table.c.tier, func.count(), passed)
-                .where(
-                    judgments_table.c.run_id == run_id,
-                    judgments_table.c.depth == 1,
-                    judgments_table.c.tier.is_not(None),
-                )
-                .group_by(judgments_table.c.tier)
-                .order_by(judgments_table.c.tier)
-            )
-            for tier, count, tier_passed in rows:
-                metrics[str(tier)] = Rate(int(tier_passed or 0), int(count))
-        return metrics
+        return self._metrics.run_metrics(run_id)
 
     def failing_cases(
         self, run_id: str, metric: str, *, limit: int = FAILING_LIMIT
     ) -> tuple[list[dict[str, Any]], int]:
         """Cases that did not pass ``metric`` (``overall`` or a tier) with their reasons, and how many in all."""
-        with self._read() as connection:
-            if metric == "overall":
-                condition = and_(results_table.c.run_id == run_id, results_table.c.status != Status.PASS.value)
-                total = connection.execute(
-                    select(func.count()).select_from(results_table).where(condition)
-                ).scalar_one()
-                rows = connection.execute(
-                    select(
-                        results_table.c.case_name,
-                        results_table.c.status,
-                        results_table.c.reasoning,
-                        results_table.c.error,
-                    )
-                    .where(condition)
-                    .order_by(results_table.c.id)
-                    .limit(limit)
-                ).all()
-                failing = [
-                    {"case": name, "status": status, "reason": error or reasoning}
-                    for name, status, reasoning, error in rows
-                ]
-                return failing, int(total)
-            condition = and_(
-                judgments_table.c.run_id == run_id,
-                judgments_table.c.depth == 1,
-                judgments_table.c.tier == metric,
-                judgments_table.c.status != Status.PASS.value,
-            )
-            total = connection.execute(select(func.count()).select_from(judgments_table).where(condition)).scalar_one()
-            tier_rows = connection.execute(
-                select(
-                    results_table.c.case_name,
-                    judgments_table.c.round_index,
-                    judgments_table.c.status,
-                    judgments_table.c.reasoning,
-                )
-                .join(results_table, results_table.c.id == judgments_table.c.result_id)
-                .where(condition)
-                .order_by(judgments_table.c.id)
-                .limit(limit)
-            ).all()
-            failing = []
-            for name, round_index, status, reasoning in tier_rows:
-                label = name if round_index is None else f"{name} (round {round_index + 1})"
-                failing.append({"case": label, "status": status, "reason": reasoning})
-            return failing, int(total)
+        return self._metrics.failing_cases(run_id, metric, limit=limit)
 
     def add_lesson(
         self,
@@ -624,64 +260,20 @@ class Store:
         text: str,
     ) -> bool:
         """Store a lesson; False when the run already has one for this metric."""
-        with self._write() as connection:
-            suite_key = connection.execute(
-                select(runs_table.c.suite_id).where(runs_table.c.id == run_id)
-            ).scalar_one_or_none()
-            if suite_key is None:
-                raise StoreError(f"unknown run {run_id!r} in store {self.url}")
-            statement = (
-                dialect_insert(connection, lessons_table)
-                .values(
-                    suite_id=suite_key,
-                    run_id=run_id,
-                    metric=metric,
-                    baseline=baseline,
-                    current=current,
-                    drop=drop,
-                    threshold=threshold,
-                    failing=to_jsonable(failing),
-                    text=to_jsonable(text),
-                    created_at=now(),
-                )
-                .on_conflict_do_nothing(index_elements=["run_id", "metric"])
-                .returning(lessons_table.c.id)
-            )
-            return connection.execute(statement).scalar_one_or_none() is not None
+        return self._lessons.add_lesson(
+            run_id,
+            metric=metric,
+            baseline=baseline,
+            current=current,
+            drop=drop,
+            threshold=threshold,
+            failing=failing,
+            text=text,
+        )
 
     def lessons(self, suite: str | None = None, *, topic: str | None = None, limit: int | None = 20) -> list[Lesson]:
         """Lessons, newest first; ``topic`` matches a metric (tier) name or any word of the lesson text."""
-        query = (
-            select(lessons_table, suites_table.c.name)
-            .join(suites_table, suites_table.c.id == lessons_table.c.suite_id)
-            .order_by(lessons_table.c.created_at.desc(), lessons_table.c.id.desc())
-        )
-        if suite is not None:
-            query = query.where(suites_table.c.name == suite)
-        if topic:
-            needle = topic.lower()
-            query = query.where(
-                or_(lessons_table.c.metric == topic, func.lower(lessons_table.c.text).contains(needle, autoescape=True))
-            )
-        if limit is not None:
-            query = query.limit(limit)
-        with self._read() as connection:
-            return [
-                Lesson(
-                    id=row.id,
-                    suite=row.name,
-                    run_id=row.run_id,
-                    metric=row.metric,
-                    baseline=row.baseline,
-                    current=row.current,
-                    drop=row.drop,
-                    threshold=row.threshold,
-                    failing=list(row.failing or []),
-                    text=row.text,
-                    created_at=as_utc(row.created_at),
-                )
-                for row in connection.execute(query)
-            ]
+        return self._lessons.lessons(suite, topic=topic, limit=limit)
 
     # Suite files ------------------------------------------------------------------------------
 
@@ -698,30 +290,7 @@ class Store:
         Returns counts: ``added`` (new names), ``changed`` (new version of a
         known case), ``unchanged`` and ``retired`` (current before, absent now).
         """
-        with self._write() as connection:
-            suite_key = suite_id(connection, name)
-            assert suite_key is not None
-            before = case_names(connection, suite_key)
-            versions_before = set(before.values())
-            versions = upsert_case_versions(connection, suite_key, cases)
-            retired = retire_cases(connection, suite_key, set(versions))
-            connection.execute(
-                update(suites_table)
-                .where(suites_table.c.id == suite_key)
-                .values(
-                    agent=to_jsonable(agent) if agent is not None else None,
-                    defaults=to_jsonable(defaults) if defaults is not None else None,
-                    updated_at=now(),
-                )
-            )
-        added = sum(1 for n in versions if n not in before)
-        unchanged = sum(1 for v in versions.values() if v in versions_before)
-        return {
-            "added": added,
-            "changed": len(versions) - added - unchanged,
-            "unchanged": unchanged,
-            "retired": retired,
-        }
+        return self._suites.import_suite(name, cases, agent=agent, defaults=defaults)
 
     def export_suite(self, name: str) -> dict[str, Any]:
         """The suite's current cases in the suite-file shape ``{name, agent, defaults, cases}``.
@@ -729,20 +298,7 @@ class Store:
         Raises:
             StoreError: no such suite.
         """
-        with self._read() as connection:
-            row = connection.execute(select(suites_table).where(suites_table.c.name == name)).one_or_none()
-            if row is None:
-                raise StoreError(f"no suite {name!r} in store {self.url}")
-            cases = current_cases(connection, row.id)
-        data: dict[str, Any] = {"name": name}
-        if row.agent is not None:
-            data["agent"] = row.agent
-        if row.defaults is not None:
-            data["defaults"] = row.defaults
-        data["cases"] = [
-            definition if "name" in definition else {"name": case_name, **definition} for case_name, definition in cases
-        ]
-        return data
+        return self._suites.export_suite(name)
 
 
 def open_store(url: str | None = None, *, policy: RegressionPolicy | None = None, busy_timeout: float = 30.0) -> Store:
@@ -762,63 +318,3 @@ def open_store(url: str | None = None, *, policy: RegressionPolicy | None = None
         engine.dispose()
         raise
     return Store(engine, policy=policy)
-
-
-PreparedRows = tuple[str, tuple[Any, ...], list[tuple[Any, ...]], list[tuple[Any, ...]]]
-"""A record's case name, its result row, and its round and judgment rows, without what only the insert knows."""
-
-
-def _rows_named(connection: Connection, statement: Select[Any], run_id: str, names: Sequence[str]) -> Iterator[Any]:
-    """The rows ``statement`` (with ``run_id`` and an expanding ``names`` parameter) finds for ``names``.
-
-    Asked in chunks, so a big batch stays under the database's limit on bound parameters.
-    """
-    for part in chunked(sorted(set(names))):
-        yield from connection.execute(statement, {"run_id": run_id, "names": list(part)})
-
-
-def _recorded_among(connection: Connection, run_id: str, names: Sequence[str]) -> set[str]:
-    """Which of ``names`` the run already has results for."""
-    return {row.case_name for row in _rows_named(connection, RESULTS_NAMED, run_id, names)}
-
-
-def _insert_results(connection: Connection, rows: list[tuple[Any, ...]]) -> dict[str, int]:
-    """Insert ``results`` rows (``RESULT_INSERT_COLUMNS``), skipping cases the run already has.
-
-    Returns ``{case_name: id}`` of the rows inserted.
-    """
-    plan = results_insert(connection.dialect)
-    if plan is None:
-        statement = insert_result(connection.dialect.name)
-        return dict(connection.execute(statement, result_parameters(rows)).all())
-    # Straight to the driver, as the round and judgment rows: SQLAlchemy's rendering and per-value
-    # processing of this one statement were a tenth of record_cases' CPU.
-    new_ids: dict[str, int] = {}
-    for part in chunked(rows, plan.rows_per_statement):
-        new_ids.update(connection.exec_driver_sql(plan.statement(len(part)), plan.parameters(part)).all())
-    return new_ids
-
-
-def _prepare(record: CaseRecord) -> PreparedRows:
-    """The result row, round rows and judgment rows of a record, JSON forms computed once."""
-    forms = JsonForms()
-    values = result_values(record, forms)
-    rounds = [round_values(r, forms) for r in record.rounds]
-    judgments = list(judgment_values(record.judgment, None))
-    for r in record.rounds:
-        # A single-round case's one verdict is the case's and its round's: its rows are written once,
-        # as the case's, so a query over judgments (tier rates, failing cases) counts it once.
-        if r.judgment is not record.judgment:
-            judgments.extend(judgment_values(r.judgment, r.index))
-    return record.case, values, rounds, judgments
-
-
-def _in_plan_order(query: Select[Any], run_id: str) -> Select[Any]:
-    """``query`` over one run's results, in the order the run planned its cases (unplanned ones last)."""
-    plan = run_cases_table
-    in_plan = and_(plan.c.run_id == results_table.c.run_id, plan.c.case_name == results_table.c.case_name)
-    return (
-        query.outerjoin(plan, in_plan)
-        .where(results_table.c.run_id == run_id)
-        .order_by(func.coalesce(plan.c.position, 2**31 - 1), results_table.c.id)
-    )

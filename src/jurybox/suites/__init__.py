@@ -23,7 +23,15 @@ from jurybox.suites._registry import (
     JudgeRegistry,
     tier_of,
 )
-from jurybox.suites._runner import DEFAULT_CONCURRENCY, ProgressSink, RunOptions, RunResult, RunStore, SuiteRunner
+from jurybox.suites._runner import (
+    DEFAULT_CONCURRENCY,
+    ProgressSink,
+    RunOptions,
+    RunResult,
+    RunStore,
+    SuiteRunner,
+    resumable_cases,
+)
 from jurybox.suites._seeds import Seed, load_seed, load_seeds, parse_seed
 from jurybox.suites._verdict import LLM_SKIP_REASON, LLM_SKIPPED
 from jurybox.suites._workers import fork_available
@@ -67,5 +75,6 @@ __all__ = [
     "paused_collector",
     "plan_run",
     "resolve_judge_model",
+    "resumable_cases",
     "tier_of",
 ]

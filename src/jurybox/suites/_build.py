@@ -9,6 +9,9 @@ An entry is one key, the judge's name, mapping to its options::
     - cascade: [{judges: [...]}, {judges: [...], voting: majority}]
     - python: "my_checks:mentions_price"              # any judge object or function
 
+A named entry's factory comes from the judge registry, which also says its tier
+and whether the suite's pass mark (``threshold``) applies to it.
+
 Every problem is collected with its file, line and field; the caller raises
 them together, so a suite never half-loads.
 """
@@ -40,15 +43,7 @@ from jurybox.suites._case import BuiltJudge
 from jurybox.suites._errors import Problem
 from jurybox.suites._judge_model import JudgeModelError, resolve_judge_model
 from jurybox.suites._meter import MeteredModel
-from jurybox.suites._registry import (
-    TIER_DETERMINISTIC,
-    TIER_LLM,
-    TIERS,
-    JudgeFactory,
-    JudgeRegistry,
-    tier_of,
-    tier_rank,
-)
+from jurybox.suites._registry import TIER_DETERMINISTIC, TIER_LLM, TIERS, JudgeFactory, JudgeRegistry, tier_of
 from jurybox.suites._yaml import Located, PathKey, format_path
 
 SPECIAL_ENTRIES = ("jury", "cascade", "python")
@@ -113,7 +108,9 @@ class JudgeBuilder:
 
     # -- entries -----------------------------------------------------------------------------------
 
-    def build_entries(self, entries: Sequence[Any], path: PathKey, *, threshold: float) -> list[tuple[Any, str, Calls]]:
+    def build_entries(
+        self, entries: Sequence[Any], path: PathKey, *, threshold: float | None
+    ) -> list[tuple[Any, str, Calls]]:
         """Build a list of entries; bad ones are recorded and left out. Returns (judge, tier, llm calls)."""
         built = []
         for index, entry in enumerate(entries):
@@ -123,8 +120,11 @@ class JudgeBuilder:
                 continue
         return built
 
-    def build_entry(self, entry: Any, path: PathKey, *, threshold: float) -> tuple[Any, str, Calls]:
-        """One entry -> (judge, tier, the judge-model calls it makes)."""
+    def build_entry(self, entry: Any, path: PathKey, *, threshold: float | None) -> tuple[Any, str, Calls]:
+        """One entry -> (judge, tier, the judge-model calls it makes).
+
+        ``threshold`` is the pass mark the suite, case or round sets (None: each judge keeps its own).
+        """
         name, value = self._split(entry, path)
         if name == "jury":
             return self._jury(value, (*path, name), threshold=threshold)
@@ -142,11 +142,17 @@ class JudgeBuilder:
         return judge, factory.tier, self.llm_calls(judge, factory.tier)
 
     def make(
-        self, factory: JudgeFactory, args: list[Any], kwargs: dict[str, Any], path: PathKey, *, threshold: float
+        self,
+        factory: JudgeFactory,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        path: PathKey,
+        *,
+        threshold: float | None,
     ) -> Any:
-        """Call a factory with the entry's options plus the suite's model and threshold."""
+        """Call a factory with the entry's options plus the suite's model and, if it takes it, its threshold."""
         kwargs = dict(kwargs)
-        if factory.tier == TIER_LLM and "threshold" not in kwargs and factory.accepts("threshold"):
+        if threshold is not None and factory.suite_threshold and "threshold" not in kwargs:
             kwargs["threshold"] = threshold
         if factory.tier == TIER_LLM and factory.accepts("model"):
             if isinstance(kwargs.get("model"), str):
@@ -205,7 +211,7 @@ class JudgeBuilder:
 
     # -- composite entries -------------------------------------------------------------------------
 
-    def _members(self, value: Any, path: PathKey, *, threshold: float) -> list[tuple[Any, str, Calls]]:
+    def _members(self, value: Any, path: PathKey, *, threshold: float | None) -> list[tuple[Any, str, Calls]]:
         if not isinstance(value, list) or not value:
             raise self.problem(path, "'judges' must be a non-empty list of judge entries")
         count = len(self.problems)
@@ -214,7 +220,7 @@ class JudgeBuilder:
             raise BuildFailedError("member failed")
         return members
 
-    def _jury(self, value: Any, path: PathKey, *, threshold: float) -> tuple[Any, str, Calls]:
+    def _jury(self, value: Any, path: PathKey, *, threshold: float | None) -> tuple[Any, str, Calls]:
         if not isinstance(value, Mapping):
             raise self.problem(path, "a jury is a mapping: {judges: [...], voting: ..., errors: ..., name: ...}")
         unknown = sorted(set(value) - {"judges", "voting", "errors", "name"})
@@ -235,7 +241,7 @@ class JudgeBuilder:
             raise self.problem(path, str(exc)) from exc
         return jury, _costliest(m[1] for m in members), _total(m[2] for m in members)
 
-    def _cascade(self, value: Any, path: PathKey, *, threshold: float) -> tuple[Any, str, Calls]:
+    def _cascade(self, value: Any, path: PathKey, *, threshold: float | None) -> tuple[Any, str, Calls]:
         name = "cascade"
         if isinstance(value, Mapping):
             name = str(value.get("name", name))
@@ -359,14 +365,21 @@ def built(
         line=line,
         own_model=own_model,
         fewest_llm_calls=calls.fewest,
+        threshold=_pass_mark(judge),
     )
+
+
+def _pass_mark(judge: Any) -> float | None:
+    """The threshold a judge was built with (what it will pass at), read from the judge itself."""
+    mark = getattr(judge, "threshold", None)
+    return float(mark) if isinstance(mark, int | float) and not isinstance(mark, bool) else None
 
 
 def has_own_model(judge: Any, tier: str, suite_model: Any = None) -> bool:
     """True when a judge's every model-backed part was built with a model other than the suite's.
 
     ``tier`` is the entry's (a registered factory's judge need not say it is an LLM
-    judge); inside a jury or cascade, each member's ``kind`` says. One with no
+    judge); inside a jury or cascade, each member's ``tier`` says. One with no
     model-backed part (a Python judge that only says it is an LLM judge) has none.
     """
     parts = _model_parts(judge, tier)
@@ -394,19 +407,24 @@ def entry_label(entry: Any, judge: Any) -> str:
 def import_reference(ref: str, base_dir: Path) -> Any:
     """Import ``module:attr.path``, looking in ``base_dir`` too (the suite's folder)."""
     module_name, _, attribute = ref.partition(":")
-    added = str(base_dir) not in sys.path
-    if added:
-        sys.path.insert(0, str(base_dir))
-    try:
-        target: Any = importlib.import_module(module_name)
-    finally:
-        if added:
-            sys.path.remove(str(base_dir))
+    target: Any = import_module(module_name, base_dir)
     for part in attribute.split("."):
         target = getattr(target, part)
     return target
 
 
+def import_module(name: str, base_dir: Path) -> Any:
+    """Import a module, looking in ``base_dir`` too (the suite's folder)."""
+    added = str(base_dir) not in sys.path
+    if added:
+        sys.path.insert(0, str(base_dir))
+    try:
+        return importlib.import_module(name)
+    finally:
+        if added:
+            sys.path.remove(str(base_dir))
+
+
 def _costliest(tiers: Any) -> str:
     ordered = [t for t in tiers if t in TIERS]
-    return max(ordered, key=tier_rank) if ordered else TIER_DETERMINISTIC
+    return max(ordered, key=TIERS.index) if ordered else TIER_DETERMINISTIC

@@ -29,6 +29,8 @@ class BuiltJudge:
         line: Where the entry is in the suite file.
         own_model: An LLM judge whose entry names its model (``model:``), or a jury or cascade
             whose every LLM member does: it can run when the suite has no judge model.
+        threshold: The pass mark the judge was built with, or None when it has none of its
+            own (a jury, a cascade, a check that only passes or fails); ``--dry-run`` shows it.
     """
 
     judge: Any
@@ -40,6 +42,7 @@ class BuiltJudge:
     line: int | None = None
     own_model: bool = False
     fewest_llm_calls: int = 0
+    threshold: float | None = None
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,6 @@ class Case:
     sources: tuple[str, ...] = ()
     voting: Voting | None = None
     sql_checks: tuple[SqlCheck, ...] = ()
-    threshold: float = 0.7
     revive_between_rounds: bool = False
     max_follow_ups: int = 0
     timeout: float = 120.0

@@ -24,12 +24,10 @@ def paused_collector(threshold: int = RUN_GEN0_THRESHOLD) -> Iterator[None]:
     The final full collection frees the cyclic garbage building judges leaves
     behind (schema generation makes plenty), so it is not carried through the run.
     """
-    previous = gc.get_threshold()
-    gc.set_threshold(threshold, previous[1], previous[2])
     try:
-        yield
+        with _young_threshold(threshold):
+            yield
     finally:
-        gc.set_threshold(*previous)
         gc.collect()
 
 
@@ -42,11 +40,20 @@ def frozen_heap(threshold: int = RUN_GEN0_THRESHOLD) -> Iterator[None]:
     collector only looks at what the run itself allocates, and less often.
     Both are undone on exit.
     """
-    previous = gc.get_threshold()
     gc.freeze()
+    try:
+        with _young_threshold(threshold):
+            yield
+    finally:
+        gc.unfreeze()
+
+
+@contextmanager
+def _young_threshold(threshold: int) -> Iterator[None]:
+    """The young generation collected every ``threshold`` allocations, the older ones as they were."""
+    previous = gc.get_threshold()
     gc.set_threshold(threshold, previous[1], previous[2])
     try:
         yield
     finally:
         gc.set_threshold(*previous)
-        gc.unfreeze()

@@ -1,30 +1,26 @@
-"""Which judge model a run uses: ``--judge-model``, then the suite's ``judge_model:``, then the environment."""
+"""Which judge model a run uses: ``--judge-model``, then the suite's ``judge_model:``, then the environment.
+
+The spec grammar and the one shared model per spec live in ``jurybox.models``
+(``ModelSpec``, ``shared_model``); this module only decides which spec a run uses.
+"""
 
 from __future__ import annotations
 
-import os
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from jurybox.models import (
-    DEFAULT_CONCURRENCY,
-    JUDGE_MODEL_ENV,
     JudgeModel,
     ModelError,
     ModelNotConfigured,
-    ProviderModel,
-    get_model,
+    env_model_spec,
     resolve_model,
-    resolved_models,
+    shared_model,
 )
-from jurybox.suites._meter import MeteredModel
-from jurybox.suites._workers import split
 
 HOW_TO_ENABLE = (
     "configure a judge model to run it: --judge-model ollama:llama3.1, --judge-model openai:gpt-4o-mini, "
     "--judge-model http://host:port/v1#model (any OpenAI-compatible server), or set JURYBOX_JUDGE_MODEL"
 )
-DEFAULT_URL_MODEL = "default"
 
 
 class JudgeModelError(ValueError):
@@ -36,12 +32,13 @@ def resolve_judge_model(
 ) -> JudgeModel | None:
     """The JudgeModel the LLM judges of a run use, or None when none is configured.
 
-    One model object is built per spec, so every LLM judge shares one client
-    (one connection pool and concurrency limit) instead of opening its own.
+    One model object is shared per spec in the process (``jurybox.models.shared_model``), so
+    every LLM judge shares one client (one connection pool and concurrency limit) instead of
+    opening its own.
 
     Args:
-        explicit: A JudgeModel; a ``provider:model`` name; ``provider:model@BASE_URL``; a bare
-            OpenAI-compatible base URL (``http://host:port/v1``, model name after ``#``); or None.
+        explicit: A JudgeModel; a model spec (``provider:model``, ``provider:model@BASE_URL``, a
+            bare OpenAI-compatible base URL ``http://host:port/v1#model``); or None.
         suite_value: The suite file's ``judge_model:``; then ``$JURYBOX_JUDGE_MODEL``, then a
             default set with ``jurybox.models.set_default_model``.
         concurrency: Cases the run keeps in flight; a model named here gets at least that many
@@ -54,7 +51,7 @@ def resolve_judge_model(
         if not callable(getattr(explicit, "generate", None)):
             raise JudgeModelError(f"judge model {explicit!r} has no generate() method")
         return explicit  # type: ignore[no-any-return]
-    spec = (explicit or suite_value or os.environ.get(JUDGE_MODEL_ENV) or "").strip() or None
+    spec = (explicit or suite_value or env_model_spec() or "").strip() or None
     try:
         if spec is None:
             # A default set in code with jurybox.models.set_default_model(...), if any.
@@ -62,32 +59,9 @@ def resolve_judge_model(
                 return resolve_model(None)
             except ModelNotConfigured:
                 return None
-        return _build(spec, max(DEFAULT_CONCURRENCY, concurrency or 0))
+        return shared_model(spec, min_concurrency=concurrency or 0)
     except (ModelError, ValueError, TypeError) as exc:
         raise JudgeModelError(f"cannot use judge model {spec!r}: {exc}") from exc
-
-
-_built: dict[tuple[str, str | None, int], JudgeModel] = {}
-
-
-def _build(spec: str, concurrency: int) -> JudgeModel:
-    """One model per (name, base URL, concurrency) in this process, shared by every run that asks for it."""
-    if spec.startswith(("http://", "https://")):
-        parts = urlsplit(spec)
-        name = f"openai:{parts.fragment or DEFAULT_URL_MODEL}"
-        base_url: str | None = urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, ""))
-    else:
-        name, at, url = spec.partition("@")
-        base_url = url if at else None
-    if base_url is None and concurrency <= DEFAULT_CONCURRENCY:
-        return resolve_model(name)
-    key = (name, base_url, concurrency)
-    if key not in _built:
-        options: dict[str, Any] = {"concurrency": concurrency}
-        if base_url is not None:
-            options["base_url"] = base_url
-        _built[key] = get_model(name, **options)
-    return _built[key]
 
 
 def model_label(model: Any) -> str | None:
@@ -96,19 +70,3 @@ def model_label(model: Any) -> str | None:
         return None
     name = getattr(model, "name", None)
     return name if isinstance(name, str) and name else type(model).__name__
-
-
-def share_connections(model: Any, index: int, count: int) -> None:
-    """In worker ``index`` of ``count``: cut each judge model's limit to this worker's share of it.
-
-    The shares add up to the limit, so the TCP connections all workers open stay
-    within it, as in a one-process run; a model whose limit is below ``count`` still
-    gets one connection per worker. For the run's model, the models built for a
-    judge's own ``model:`` and those resolved by name; call it in the worker, on the
-    worker's copies of the models.
-    """
-    run_model = model.model if isinstance(model, MeteredModel) else model
-    models = {id(m): m for m in (run_model, *_built.values(), *resolved_models())}
-    for each in models.values():
-        if isinstance(each, ProviderModel):
-            each.concurrency = max(1, split(each.concurrency, count)[index])

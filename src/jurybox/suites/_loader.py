@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from jurybox.agents import TargetConfigError, make_target
 from jurybox.core import judge_name
-from jurybox.suites._build import BuildFailedError, Calls, JudgeBuilder, built, entry_label
+from jurybox.suites._build import BuildFailedError, Calls, JudgeBuilder, built, entry_label, import_module
 from jurybox.suites._case import BuiltJudge, Case, RoundPlan, Suite, seeded_agent
 from jurybox.suites._errors import Problem, SuiteError
 from jurybox.suites._judge_model import JudgeModelError, model_label, resolve_judge_model
@@ -49,7 +49,8 @@ def load_suite(
             None uses the suite's ``judge_model:`` key, then ``JURYBOX_JUDGE_MODEL``.
             When none is configured the suite still loads; its LLM tier is
             skipped when it runs.
-        registry: Judge factories by name (default: every built-in judge).
+        registry: Judge factories by name (default: ``JudgeRegistry.default()``, every built-in judge
+            and every one registered with ``@judge_factory``, the suite's ``plugins`` included).
         concurrency: Cases the run will keep in flight (default: the suite's
             ``concurrency:``); the judge model allows at least as many calls at once.
         check_agent: Build the suite's ``agent:`` (and drop it) to report a bad spec with its
@@ -84,9 +85,10 @@ def load_suite(
         raise  # the model came from the caller or the environment, not from this file
     # One metered wrapper per run: every LLM judge shares it, and it counts calls, tokens and cost.
     model = MeteredModel(resolved) if resolved is not None else None
+    problems = _import_plugins(doc, spec.plugins, file.parent)
     builder = JudgeBuilder(doc, registry or JudgeRegistry.default(), model=model, base_dir=file.parent)
     cases = [_build_case(builder, spec, index, raw) for index, raw in enumerate(spec.cases)]
-    problems = list(builder.problems)
+    problems.extend(builder.problems)
     problems.extend(_duplicate_names(doc, spec))
     seeds: list[Seed] = []
     if spec.seeds is not None:
@@ -188,7 +190,6 @@ def _build_case(builder: JudgeBuilder, spec: SuiteModel, index: int, case: CaseM
         sources=tuple(case.sources),
         voting=voting,
         sql_checks=tuple(case.sql_checks),
-        threshold=threshold,
         revive_between_rounds=(
             case.revive_between_rounds if case.revive_between_rounds is not None else defaults.revive_between_rounds
         ),
@@ -209,7 +210,7 @@ def _judges_for(
     entries: Sequence[Any],
     expect_tools: ExpectTools | None,
     criteria: Criteria | None,
-    threshold: float,
+    threshold: float | None,
     round_index: int | None,
 ) -> list[BuiltJudge]:
     prefix = f"round{round_index + 1}." if round_index is not None else ""
@@ -281,6 +282,19 @@ def _judges_for(
             except BuildFailedError:
                 pass
     return result
+
+
+def _import_plugins(doc: Located, plugins: Sequence[str], base_dir: Path) -> list[Problem]:
+    """Import the suite's plugin modules, so the judges they register can be named in its cases."""
+    problems = []
+    for index, module in enumerate(plugins):
+        try:
+            import_module(module, base_dir)
+        except Exception as exc:  # the plugin's own code runs here: any error it raises is a problem in the suite
+            path = ("plugins", index)
+            message = f"cannot import plugin {module!r}: {type(exc).__name__}: {exc}"
+            problems.append(Problem(doc.file, doc.line_of(path), format_path(path), message))
+    return problems
 
 
 def _unique_keys(judges: list[BuiltJudge]) -> list[BuiltJudge]:
@@ -381,6 +395,10 @@ def _judge_problems_of_valid_cases(
     database = data.get("database")
     partial = SuiteModel.model_construct(defaults=defaults, database=database if isinstance(database, str) else None)
     model = MeteredModel(resolved) if resolved is not None else None
+    raw_plugins = data.get("plugins")
+    # A malformed plugins: key is in the validation problems already.
+    plugins = raw_plugins if isinstance(raw_plugins, list) and all(isinstance(p, str) for p in raw_plugins) else []
+    problems = _import_plugins(doc, plugins, base_dir)
     builder = JudgeBuilder(doc, registry or JudgeRegistry.default(), model=model, base_dir=base_dir)
     for index, raw in enumerate(raw_cases):
         try:
@@ -388,7 +406,7 @@ def _judge_problems_of_valid_cases(
         except ValidationError:
             continue  # its own problems are in the suite's validation problems already
         _build_case(builder, partial, index, case)
-    return builder.problems
+    return [*problems, *builder.problems]
 
 
 def _agent_problems(doc: Located, agent: Mapping[str, Any], base_dir: Path, seeds: Sequence[Seed]) -> list[Problem]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jurybox.models import Usage, get_price, parse_spec
 from jurybox.suites._case import Case, Suite
@@ -24,6 +24,7 @@ class CasePlan:
         skipped: LLM judge keys left out because no judge model is configured.
         min_calls: Judge-model calls when a cheaper tier fails first.
         max_calls: Judge-model calls when every tier runs (follow-up handling included).
+        thresholds: Judge key -> the pass mark it was built with, for the judges that have one.
     """
 
     case: Case
@@ -31,6 +32,7 @@ class CasePlan:
     skipped: list[str]
     min_calls: int
     max_calls: int
+    thresholds: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -95,4 +97,5 @@ def _plan_case(case: Case, *, llm_enabled: bool) -> CasePlan:
             if limit:
                 most += (limit + 1) + max(0, case.max_follow_ups - len(plan.follow_ups))
                 fewest += 1
-    return CasePlan(case, tiers, skipped, fewest, most)
+    thresholds = {j.key: j.threshold for j in case.judges if j.threshold is not None}
+    return CasePlan(case, tiers, skipped, fewest, most, thresholds)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
-from jurybox.core import Status
-from jurybox.store import CaseRecord
+from jurybox.core import CaseRecord, Status
 from jurybox.suites._meter import Spend
 
 

@@ -1,94 +1,42 @@
-"""The async suite runner: run each case's conversation, judge it, stream the record to the store.
+"""The suite runner: opens a run, hands its cases to an executor, streams results to the store.
 
-Cost model: a fixed pool of ``concurrency`` worker tasks pulls cases from an
-iterator (no task per case waiting on a semaphore), all judges share the
-run's one judge-model client, per-case bookkeeping is O(1), and store writes
-go to one dedicated writer thread in the order cases finish. An agent that
-crashes, hangs or returns garbage makes its case ERROR with the reason; the
-run goes on.
+Where the work happens is split by job: ``_execute`` runs and judges one case,
+``_pool`` (in-process tasks) and ``_processes`` (``--workers N``) are the two
+executors, and ``_writer`` commits finished records in batches on one thread.
+This module holds what a run is: its options, resume, progress, Ctrl-C and the
+result. An agent that crashes, hangs or returns garbage makes its case ERROR
+with the reason; the run goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import signal
-import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from multiprocessing.connection import Connection
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Protocol, cast
 
-from jurybox.agents import (
-    AgentError,
-    RoundOutcome,
-    RoundSpec,
-    Target,
-    make_target,
-    run_conversation,
-)
-from jurybox.core import Context, Judgment, Status
-from jurybox.report import SKIPPED_TIERS_KEY
-from jurybox.store import CaseRecord, RoundRecord, StoredRecords
-from jurybox.suites._case import Case, Suite, seeded_agent
-from jurybox.suites._conversation_helpers import clarification_detector, follow_up_writer
-from jurybox.suites._judge_model import share_connections
-from jurybox.suites._meter import Spend, start_case_spend
-from jurybox.suites._registry import TIER_DETERMINISTIC, TIER_LLM
-from jurybox.suites._sql import Databases, SqlCheckJudge
-from jurybox.suites._verdict import (
-    LLM_SKIP_REASON,
-    LLM_SKIPPED,
-    case_verdict_judge,
-    llm_was_skipped,
-    mark_llm_skipped,
-    not_judged,
-    round_judgment,
-)
-from jurybox.suites._workers import (
-    Message,
-    PipeProgress,
-    Worker,
-    WorkerEnded,
-    fork_available,
-    interrupt,
-    readable,
-    send,
-    split,
-    start_worker,
-    stop_on_signal,
-    stopped_early,
-)
+from jurybox.agents import Target
+from jurybox.core import CaseRecord, Judgment, RunStatus, Status
+from jurybox.judges import SqlDatabases
+from jurybox.models import use_connection_share
+from jurybox.suites._case import Case, Suite
+from jurybox.suites._execute import CaseExecutor
+from jurybox.suites._executor import CaseDone, Executor
+from jurybox.suites._meter import Spend
+from jurybox.suites._pool import LocalExecutor
+from jurybox.suites._processes import ProcessExecutor, check_workers
+from jurybox.suites._sql import SqlPort
+from jurybox.suites._verdict import LLM_SKIPPED, llm_was_skipped
+from jurybox.suites._workers import PipeProgress
+from jurybox.suites._writer import BatchedWriter, StoreThread
 
-T = TypeVar("T")
-RunStatus = Literal["completed", "interrupted", "failed"]
 DEFAULT_CONCURRENCY = 8
-SESSION_CLOSE_TIMEOUT = 5.0
-"""Seconds a finished case waits for the agent to release its session before moving on."""
-WORKER_EXIT_TIMEOUT = 30.0
-"""Seconds the workers get, together, to exit after their last message (or a stop) before they are killed."""
-WORKER_KILL_GRACE = 2.0
-"""Seconds the workers get to exit after a second Ctrl-C before they are killed."""
-MAX_PENDING_WRITES = 64
-"""Finished records queued for the store's writer before the workers wait for it, whatever the concurrency.
-
-While the writer thread commits one batch the next one gathers, so a busy run commits many cases at once.
-A bigger queue only holds more records in memory: at 10,000 cases and concurrency 256, where the writer
-sets the pace, 2 x concurrency (512) cost 19 MB more peak RSS than 64 for the same wall time.
-"""
-WRITE_LINGER = 0.05
-"""Seconds a finished record waits for others to join its batch (a kill loses at most this much of finished work).
-
-A batch costs a fixed transaction plus a little per case, so at concurrency 16 and 200 ms per judge call
-this halves the store's CPU per case; ``WRITE_BATCH`` records, a drain or Ctrl-C write at once.
-"""
-WRITE_BATCH = 64
-"""Queued records that start a write without waiting for ``WRITE_LINGER``."""
 
 
 class RunStore(Protocol):
@@ -111,7 +59,13 @@ class RunStore(Protocol):
 
     def recorded_cases(self, run_id: str) -> set[str]: ...
 
-    def records(self, run_id: str, *, cases: Collection[str] | None = None) -> Sequence[CaseRecord]: ...
+    def records(self, run_id: str, *, cases: Collection[str] | None = None) -> Sequence[CaseRecord]:
+        """The run's records of ``cases``: a list in any order, or a lazy sequence in plan order.
+
+        A lazy sequence (the store's) may also count statuses itself with ``status_counts()``,
+        so a summary of a big run reads no judgment tree.
+        """
+        ...
 
     def finish_run(self, run_id: str, status: RunStatus = "completed") -> None: ...
 
@@ -168,7 +122,7 @@ class RunResult:
 
     Attributes:
         records: Every case of the run, including those judged before a resume, in suite order.
-            With a store they are read back from it on each pass (``StoredRecords``), so
+            With a store they are read back from it on each pass (the store's lazy sequence), so
             a run of any size holds none of them in memory; without one they are a list.
         status: ``completed`` or ``interrupted``.
         resumed: Cases already recorded when this session started.
@@ -197,8 +151,9 @@ class RunResult:
         return self._status_counts()[status]
 
     def _status_counts(self) -> Counter[Status]:
-        if isinstance(self.records, StoredRecords):
-            return self.records.status_counts()  # no judgment tree is read for a count
+        status_counts = getattr(self.records, "status_counts", None)
+        if callable(status_counts):
+            return cast(Counter[Status], status_counts())  # no judgment tree is read for a count
         return Counter(r.status for r in self.records)
 
     @property
@@ -222,10 +177,11 @@ class SuiteRunner:
 
     Args:
         suite: The loaded suite.
-        options: Concurrency, filters, timeouts, retries.
+        options: Concurrency, filters, timeouts, retries, worker processes.
         target: The agent (default: built from the suite's ``agent:``).
         store: Where records go as each case finishes (None: kept in memory only).
         progress: A progress sink, or None.
+        databases: Where SQL checks query the agent's databases (default: ``jurybox.judges.SqlDatabases``).
     """
 
     def __init__(
@@ -236,33 +192,40 @@ class SuiteRunner:
         target: Target | None = None,
         store: RunStore | None = None,
         progress: ProgressSink | None = None,
+        databases: SqlPort | None = None,
     ) -> None:
         self.suite = suite
         self.options = options or RunOptions()
         self.store = store
         self.progress = progress
-        self._target = target
+        self.store_errors: list[str] = []
+        """Writes that failed (the run went on; the store misses these cases)."""
         self._own_target = target is None
-        self._model = suite.model
-        self._spend = Spend()
-        self._stopping = asyncio.Event()
-        self._databases = Databases()
-        self._io: ThreadPoolExecutor | None = None
-        self._queued: list[CaseRecord] = []  # finished, waiting for the writer thread
-        self._queued_run: str | None = None
-        self._writing: asyncio.Future[list[str]] | None = None
-        self._linger: asyncio.TimerHandle | None = None  # a pending write of the queue, once it has gathered
-        self._written = asyncio.Event()
-        self._store_errors: list[str] = []
+        self._databases = databases if databases is not None else SqlDatabases()
+        self._cases = CaseExecutor(
+            suite, self._databases, target=target, timeout=self.options.timeout, retries=self.options.retries
+        )
+        self._thread: StoreThread | None = None
+        self._writer: BatchedWriter | None = None
+        self._executor: Executor | None = None
+        self._stopping = False
         self._worker_errors: list[str] = []
         self._llm_skipped_cases = 0
-        self._max_pending = MAX_PENDING_WRITES
-        self._detector = clarification_detector(suite.model)
-        self._writer = follow_up_writer(suite.model)
+
+    @property
+    def spend(self) -> Spend:
+        """Judge-model calls, tokens and cost of this session so far."""
+        return self._executor.spend if self._executor is not None else self._cases.spend
 
     def stop(self) -> None:
         """Stop taking new cases and abandon those in flight (they are re-run on resume)."""
-        self._stopping.set()
+        self._stopping = True
+        if self._executor is not None:
+            self._executor.stop()
+
+    async def execute(self, case: Case, run_id: str) -> CaseRecord:
+        """Run and judge one case; never raises for agent or judge failures (ERROR record instead)."""
+        return await self._cases.execute(case, run_id)
 
     async def run(self, *, resume: str | None = None) -> RunResult:
         """Run the suite (or, with ``resume``, only the cases that run has not recorded)."""
@@ -271,15 +234,20 @@ class SuiteRunner:
             raise ValueError("--resume finishes the cases the run planned; it takes no --filter")
         cases = self.suite.select(self.options.selectors)
         if self.store is not None:
-            self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-store")
+            self._thread = StoreThread()
         try:
             # The agent first: a bad agent spec must fail before a run is opened in the store.
-            self._require_target()
-            self._check_workers()
+            self._cases.target()
+            check_workers(
+                self.options.workers,
+                self.options.concurrency,
+                has_store=self.store is not None,
+                own_target=self._own_target,
+            )
             # A store that keeps runs' plans (jurybox.store does; a RunStore need not) says what to finish.
             planned_cases = getattr(self.store, "planned_cases", None)
             if resume is not None and planned_cases is not None:
-                planned: list[str] = await self._io_call(planned_cases, resume)
+                planned: list[str] = await self._store_call(planned_cases, resume)
                 cases = resumable_cases(self.suite, planned, resume) if planned else cases
             run_id, done = await self._open_run(cases, resume)
             todo = [case for case in cases if case.name not in done]
@@ -287,23 +255,12 @@ class SuiteRunner:
             kept: list[CaseRecord] | None = [] if self.store is None else None
             # Workers are forked before the progress bar starts its refresh thread: a thread holding
             # a lock (the terminal's, say) at the fork would leave that lock held in the worker forever.
-            workers = self._start_workers(run_id, todo) if self._use_workers(todo) else None
+            executor = self._executor_for(todo)
+            executor.start(run_id, todo)
             if self.progress is not None:
                 self.progress.start(self.suite.name, len(cases), len(cases) - len(todo))
-            if workers is not None:
-                status = await self._await_workers(workers)
-            else:
-                status = await self._run_cases(run_id, todo, kept)
-            await self._drain(run_id)
-            wanted = {case.name for case in cases}
-            records: Sequence[CaseRecord]
-            if self.store is not None:
-                await self._io_call(self.store.finish_run, run_id, status)
-                records = await self._io_call(self.store.records, run_id, cases=wanted)
-            else:
-                records = kept or []
-            if not isinstance(records, StoredRecords):  # a StoredRecords is in plan (suite) order already
-                records = sorted((r for r in records if r.case in wanted), key=_order(cases))
+            status = await self._consume(run_id, executor, kept)
+            records = await self._finish(run_id, status, cases, kept)
             if done:  # cases judged before the restart: one pass over their stored records
                 self._llm_skipped_cases += sum(1 for r in records if r.case in done and llm_was_skipped(r))
         finally:
@@ -319,15 +276,46 @@ class SuiteRunner:
             finished_at=datetime.now(UTC),
             judge_model=self.suite.judge_model,
             llm_skipped=any(c.skipped_without_model(llm_enabled=self.suite.llm_enabled) for c in cases),
-            spend=self._spend,
+            spend=self.spend,
             resumed=len(cases) - len(todo),
             total_cases=len(cases),
-            store_errors=list(self._store_errors),
+            store_errors=list(self.store_errors),
             llm_skipped_cases=self._llm_skipped_cases,
             worker_errors=list(self._worker_errors),
         )
 
-    # -- run bookkeeping ---------------------------------------------------------------------------
+    async def run_share(self, run_id: str, cases: Sequence[Case]) -> RunStatus:
+        """Run ``cases`` of a run someone else opened and will finish (a worker process's share)."""
+        self._thread = StoreThread()
+        try:
+            self._cases.target()
+            executor = LocalExecutor(self._cases, self.options.concurrency)
+            self._executor = executor
+            executor.start(run_id, cases)
+            if self._stopping:
+                executor.stop()
+            return await self._consume(run_id, executor, None)
+        finally:
+            await self._close()
+
+    # -- the run's life ----------------------------------------------------------------------------
+
+    def _executor_for(self, todo: Sequence[Case]) -> Executor:
+        executor: Executor
+        if self.options.workers > 1 and len(todo) > 1:
+            executor = ProcessExecutor(
+                self.options.workers,
+                self.options.concurrency,
+                self._share_runner,
+                before_fork=self._before_fork,
+                after_fork=self._after_fork,
+            )
+        else:
+            executor = LocalExecutor(self._cases, self.options.concurrency)
+        self._executor = executor
+        if self._stopping:
+            executor.stop()
+        return executor
 
     async def _open_run(self, cases: Sequence[Case], resume: str | None) -> tuple[str, set[str]]:
         if self.store is None:
@@ -335,7 +323,7 @@ class SuiteRunner:
                 raise ValueError("--resume needs a store (results of the earlier run live there)")
             return uuid.uuid4().hex, set()
         if resume is not None:
-            return resume, set(await self._io_call(self.store.recorded_cases, resume))
+            return resume, set(await self._store_call(self.store.recorded_cases, resume))
         config = {
             "concurrency": self.options.concurrency,
             "selectors": list(self.options.selectors),
@@ -343,7 +331,7 @@ class SuiteRunner:
             "llm_tier": "enabled" if self.suite.llm_enabled else LLM_SKIPPED,
             "workers": self.options.workers,
         }
-        run_id = await self._io_call(
+        run_id = await self._store_call(
             self.store.begin_run,
             self.suite.name,
             cases={case.name: case.spec for case in cases},
@@ -354,475 +342,98 @@ class SuiteRunner:
         )
         return str(run_id), set()
 
-    async def _run_cases(self, run_id: str, todo: Sequence[Case], records: list[CaseRecord] | None) -> RunStatus:
-        if not todo:
-            return "completed"
-        queue: Iterator[Case] = iter(todo)
-        workers = [
-            asyncio.create_task(self._worker(run_id, queue, records), name=f"jurybox-case-worker-{i}")
-            for i in range(min(self.options.concurrency, len(todo)))
-        ]
-        stopper = asyncio.create_task(self._stopping.wait())
+    async def _consume(self, run_id: str, executor: Executor, kept: list[CaseRecord] | None) -> RunStatus:
+        """Take each result as it comes: keep or write it, count it, show it; Ctrl-C stops the executor."""
+        if self.store is not None and self._thread is not None:
+            self._writer = BatchedWriter(self.store, self._thread, run_id)
         restore = _on_sigint(self.stop)
-        everything = asyncio.gather(*workers)
-        waiting: set[asyncio.Future[Any]] = {stopper, everything}
+        results = executor.results()
         try:
-            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            async for done in results:
+                await self._take(done, kept)
         except asyncio.CancelledError:
-            self._stopping.set()
+            self.stop()
         finally:
             restore()
-            stopper.cancel()
-            for worker in workers:
-                worker.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
-        failure = everything.exception() if everything.done() and not everything.cancelled() else None
-        if failure is not None and not isinstance(failure, asyncio.CancelledError):
-            raise failure  # a runner bug, not a case failure: cases never raise
-        return "interrupted" if self._stopping.is_set() else "completed"
+            await results.aclose()
+        if self._writer is not None:
+            await self._writer.drain()
+            self.store_errors.extend(self._writer.errors)
+        summary = executor.summary()
+        self.store_errors.extend(summary.store_errors)
+        self._worker_errors.extend(summary.problems)
+        return "interrupted" if self._stopping and summary.status == "completed" else summary.status
+
+    async def _take(self, done: CaseDone, kept: list[CaseRecord] | None) -> None:
+        record = done.record
+        if record is not None:
+            if kept is not None:
+                kept.append(record)
+            if self._writer is not None:
+                await self._writer.put(record)
+        if done.llm_skipped:
+            self._llm_skipped_cases += 1
+        if self.progress is not None:
+            if record is None:
+                record = CaseRecord(done.case, Judgment(done.status, reasoning="judged in a worker process"))
+            self.progress.case_done(record, done.spend)
+
+    async def _finish(
+        self, run_id: str, status: RunStatus, cases: Sequence[Case], kept: list[CaseRecord] | None
+    ) -> Sequence[CaseRecord]:
+        """Close the run in the store and read its records back (or sort the kept ones)."""
+        wanted = {case.name for case in cases}
+        records: Sequence[CaseRecord]
+        if self.store is not None:
+            await self._store_call(self.store.finish_run, run_id, status)
+            records = await self._store_call(self.store.records, run_id, cases=wanted)
+        else:
+            records = kept or []
+        if isinstance(records, list | tuple):  # a lazy sequence is in plan order already
+            positions = {case.name: index for index, case in enumerate(cases)}
+            records = sorted(
+                (r for r in records if r.case in wanted), key=lambda r: positions.get(r.case, len(positions))
+            )
+        return records
+
+    async def _store_call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        assert self._thread is not None
+        return await self._thread.call(fn, *args, **kwargs)
+
+    async def _close(self) -> None:
+        if self._writer is not None:
+            await self._writer.close()  # only after a runner bug: the normal end drains first
+        if self._executor is not None:
+            await self._executor.aclose()
+        else:
+            await self._cases.aclose()
+        await asyncio.to_thread(self._databases.dispose)
+        if self._thread is not None:
+            self._thread.shutdown()
 
     # -- worker processes (--workers) ----------------------------------------------------------------
 
-    def _check_workers(self) -> None:
-        """Refuse ``workers`` > 1 where worker processes cannot do what one process does."""
-        if self.options.workers == 1:
-            return
-        if self.store is None:
-            raise ValueError("--workers needs a store: each worker writes its cases' results there (drop --no-store)")
-        if not self._own_target:
-            raise ValueError(
-                "--workers: each worker builds its agent from the suite's agent spec; "
-                "a target given to the runner cannot be shared between processes"
-            )
-        if not fork_available():
-            raise ValueError("--workers needs os.fork (Linux or macOS); run in one process here")
-        if self.options.workers > self.options.concurrency:
-            raise ValueError(
-                f"--workers {self.options.workers} is more than --concurrency {self.options.concurrency}: "
-                "each worker runs at least one case at a time"
-            )
-
-    def _use_workers(self, todo: Sequence[Case]) -> bool:
-        return self.options.workers > 1 and len(todo) > 1
-
-    def _start_workers(self, run_id: str, todo: Sequence[Case]) -> list[Worker]:
-        """Fork the worker processes, each with every N-th case of ``todo`` and its share of the concurrency."""
-        count = min(self.options.workers, len(todo))
-        shares = split(self.options.concurrency, count)
+    def _before_fork(self) -> None:
+        """No open database connection and no thread crosses the fork."""
         before_fork = getattr(self.store, "before_fork", None)
         if callable(before_fork):
-            before_fork()  # no open database connection crosses the fork
-        # Nor a thread: the store's writer thread is stopped and started again after the fork.
-        if self._io is not None:
-            self._io.shutdown(wait=True)
-        workers: list[Worker] = []
-        try:
-            for index in range(count):
-                main = functools.partial(self._worker_main, run_id, todo[index::count], shares[index], index, count)
-                workers.append(start_worker(index, main))
-        except BaseException:
-            interrupt(workers)  # the ones already started must not run on alone
-            _reap(workers, time.monotonic() + WORKER_EXIT_TIMEOUT)
-            raise
-        finally:
-            if self._io is not None:
-                self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-store")
-        return workers
+            before_fork()
+        if self._thread is not None:
+            self._thread.pause()
 
-    async def _await_workers(self, workers: list[Worker]) -> RunStatus:
-        """Listen to the workers until every one has ended: progress, spend, errors; stop them on Ctrl-C."""
-        loop = asyncio.get_running_loop()
-        latest: dict[int, Spend] = {}
-        all_gone = loop.create_future()
+    def _after_fork(self) -> None:
+        if self._thread is not None:
+            self._thread.resume()
 
-        def on_message(worker: Worker, message: Message) -> None:
-            latest[worker.index] = message.spend
-            if isinstance(message, WorkerEnded):
-                worker.ended = message
-                self._store_errors.extend(message.store_errors)
-                return
-            self._llm_skipped_cases += message.llm_skipped
-            if self.progress is not None:
-                summary = CaseRecord(message.case, Judgment(message.status, reasoning="judged in a worker process"))
-                self.progress.case_done(summary, _added(latest.values()))
-
-        def on_eof(worker: Worker) -> None:
-            reading.discard(worker)
-            loop.remove_reader(worker.connection.fileno())
-            worker.connection.close()
-            if not reading and not all_gone.done():
-                all_gone.set_result(None)
-
-        reading: set[Worker] = set(workers)
-        for worker in workers:
-            loop.add_reader(worker.connection.fileno(), readable, worker, on_message, on_eof)
-        restore = _on_sigint(self.stop)
-        stopper = asyncio.create_task(self._stopping.wait())
-        grace = WORKER_EXIT_TIMEOUT
-        try:
-            await asyncio.wait({all_gone, stopper}, return_when=asyncio.FIRST_COMPLETED)
-            if not all_gone.done():
-                # Ctrl-C (which a terminal also sends the workers) or stop(): each worker stops as a
-                # one-process run does, writing what finished.
-                interrupt(workers)
-                await all_gone
-        except BaseException:
-            interrupt(workers)
-            grace = WORKER_KILL_GRACE  # a second Ctrl-C stops at once
-            raise
-        finally:
-            restore()
-            stopper.cancel()
-            for worker in reading:  # left only when this wait was cancelled
-                loop.remove_reader(worker.connection.fileno())
-            await asyncio.to_thread(_reap, workers, time.monotonic() + grace)
-            self._worker_errors.extend(problem for problem in (w.problem() for w in workers) if problem is not None)
-        self._spend.merge(_added(latest.values()))
-        if self._stopping.is_set() or any(w.ended is not None and w.ended.status == "interrupted" for w in workers):
-            return "interrupted"
-        # A worker that died or failed leaves its unfinished cases for --resume: the run failed, it was not stopped.
-        return "failed" if any(w.problem() is not None for w in workers) else "completed"
-
-    def _worker_main(
-        self, run_id: str, cases: Sequence[Case], concurrency: int, index: int, count: int, connection: Connection
-    ) -> None:
-        """In a forked worker: run this worker's cases, writing to the store, and report to the parent."""
-        share_connections(self.suite.model, index, count)
-        runner = SuiteRunner(
+    def _share_runner(self, index: int, count: int, concurrency: int, connection: Connection) -> SuiteRunner:
+        """In worker ``index`` of ``count``: the runner of its share, reporting each case on ``connection``."""
+        use_connection_share(index, count)
+        return SuiteRunner(
             self.suite,
             replace(self.options, concurrency=concurrency, workers=1),
             store=self.store,
             progress=PipeProgress(connection, llm_was_skipped),
         )
-        # The parent's stop (SIGTERM) may come at any moment, even after this worker's loop has
-        # ended, so it is not the loop's to handle: asyncio restores a handled signal's default
-        # (for SIGTERM: die) when its loop closes. A Ctrl-C before the loop handles it stops too.
-        signal.signal(signal.SIGTERM, stop_on_signal(runner.stop))
-        signal.signal(signal.SIGINT, stop_on_signal(runner.stop))
-        if stopped_early():
-            runner.stop()
-        try:
-            status = asyncio.run(runner._run_share(run_id, cases))
-        except KeyboardInterrupt:  # a second Ctrl-C: stop at once, as the parent does, without a traceback
-            send(connection, WorkerEnded("interrupted", runner._spend, list(runner._store_errors)))
-            return
-        except BaseException as exc:
-            # Building the agent, say: the parent reports why instead of only an exit code.
-            send(connection, WorkerEnded("failed", runner._spend, list(runner._store_errors), _describe(exc)))
-            raise
-        send(connection, WorkerEnded(status, runner._spend, list(runner._store_errors)))
-        connection.close()
-
-    async def _run_share(self, run_id: str, cases: Sequence[Case]) -> RunStatus:
-        """A worker's part of a run that the parent opened and will finish."""
-        self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-store")
-        try:
-            self._require_target()
-            status = await self._run_cases(run_id, cases, None)
-            await self._drain(run_id)
-        finally:
-            await self._close()
-        return status
-
-    async def _worker(self, run_id: str, queue: Iterator[Case], records: list[CaseRecord] | None) -> None:
-        for case in queue:
-            if self._stopping.is_set():
-                return
-            record = await self.execute(case, run_id)
-            if records is not None:
-                records.append(record)
-            if llm_was_skipped(record):
-                self._llm_skipped_cases += 1
-            if self.store is not None:
-                self._write(run_id, record)
-                while len(self._queued) > self._max_pending:
-                    # Backpressure: a store slower than the cases must not queue the whole run in memory.
-                    self._flush(run_id)
-                    self._written.clear()
-                    await self._written.wait()
-            if self.progress is not None:
-                self.progress.case_done(record, self._spend)
-
-    def _write(self, run_id: str, record: CaseRecord) -> None:
-        self._queued.append(record)
-        self._queued_run = run_id
-        if len(self._queued) >= WRITE_BATCH:
-            self._flush(run_id)
-        elif self._linger is None and self._writing is None:
-            self._linger = asyncio.get_running_loop().call_later(WRITE_LINGER, self._flush, run_id)
-
-    def _flush(self, run_id: str) -> None:
-        """Write the queue now, or as soon as the writer thread is free (its done callback writes it)."""
-        if self._linger is not None:
-            self._linger.cancel()
-            self._linger = None
-        if self._writing is None and self._queued:
-            self._write_queued(run_id)
-
-    def _write_queued(self, run_id: str) -> None:
-        """Hand every queued record to the writer thread as one batch (one transaction, one commit)."""
-        assert self._io is not None
-        batch, self._queued = self._queued, []
-        future = asyncio.get_running_loop().run_in_executor(self._io, self._store_batch, run_id, batch)
-        self._writing = future
-        future.add_done_callback(lambda done: self._batch_written(done, run_id))
-
-    def _store_batch(self, run_id: str, batch: list[CaseRecord]) -> list[str]:
-        """On the writer thread: the batch in one transaction; if that fails, case by case so only a bad one is lost."""
-        assert self.store is not None
-        try:
-            self.store.record_cases(run_id, batch)
-            return []
-        except Exception:
-            errors = []
-            for record in batch:
-                try:
-                    self.store.record_case(run_id, record)
-                except Exception as exc:
-                    errors.append(f"{record.case}: {type(exc).__name__}: {exc}")
-            return errors
-
-    def _batch_written(self, future: asyncio.Future[list[str]], run_id: str) -> None:
-        self._writing = None
-        if future.cancelled():
-            self._store_errors.append("a write to the store was cancelled")
-        elif future.exception() is not None:
-            exc = future.exception()
-            self._store_errors.append(f"{type(exc).__name__}: {exc}")
-        else:
-            self._store_errors.extend(future.result())
-        if self._queued:
-            # They gathered while the writer was busy, which is what a linger waits for.
-            self._flush(run_id)
-        self._written.set()
-
-    async def _drain(self, run_id: str) -> None:
-        """Write every queued record and wait until the writer thread has committed them all."""
-        while self._writing is not None or self._queued:
-            self._flush(run_id)
-            self._written.clear()
-            await self._written.wait()
-
-    async def _io_call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        assert self._io is not None
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._io, lambda: fn(*args, **kwargs))
-
-    async def _close(self) -> None:
-        if self._queued and self._queued_run is not None:
-            # Only after a runner bug: the normal end drains the queue before finishing the run.
-            with contextlib.suppress(Exception):
-                await self._drain(self._queued_run)
-        if self._own_target and self._target is not None:
-            with contextlib.suppress(Exception):
-                await self._target.aclose()
-        await asyncio.to_thread(self._databases.dispose)
-        if self._io is not None:
-            self._io.shutdown(wait=True)
-
-    # -- one case ----------------------------------------------------------------------------------
-
-    async def execute(self, case: Case, run_id: str) -> CaseRecord:
-        """Run and judge one case; never raises for agent or judge failures (ERROR record instead)."""
-        spend = start_case_spend()
-        try:
-            return await self._execute(case, run_id, spend)
-        finally:
-            self._spend.merge(spend)
-
-    async def _execute(self, case: Case, run_id: str, spend: Spend) -> CaseRecord:
-        started_at = datetime.now(UTC)
-        clock = time.perf_counter()
-        timeout = self.options.timeout or case.timeout
-        retries = self.options.retries if self.options.retries is not None else case.retries
-        reasons: list[str] = []
-        partial: Sequence[RoundOutcome] = ()
-        outcomes: list[RoundOutcome] | None = None
-        session_id = ""
-        for attempt in range(retries + 1):
-            session_id = f"{run_id[:12]}-{case.name}-{uuid.uuid4().hex[:8]}"
-            try:
-                async with asyncio.timeout(timeout):
-                    outcomes = await run_conversation(
-                        self._require_target(),
-                        [RoundSpec(r.prompt, r.follow_ups) for r in case.rounds],
-                        session_id=session_id,
-                        revive_between_rounds=case.revive_between_rounds,
-                        max_follow_ups=case.max_follow_ups,
-                        is_clarification=self._detector,
-                        follow_up=self._writer,
-                        timeout=timeout,
-                    )
-                break
-            except AgentError as exc:
-                reasons.append(f"attempt {attempt + 1}: {exc.reason}")
-                partial = exc.outcomes
-            except TimeoutError:
-                reasons.append(f"attempt {attempt + 1}: the case did not finish within {timeout:g}s")
-            except Exception as exc:  # a follow-up writer or adapter bug: not worth retrying
-                reasons.append(f"attempt {attempt + 1}: {type(exc).__name__}: {exc}")
-                break
-            finally:
-                await self._end_session(session_id)
-        base = {"session_id": session_id, "attempts": len(reasons) + (outcomes is not None)}
-        if outcomes is None:
-            return self._error_record(case, reasons, partial, started_at, clock, spend, base)
-        try:
-            return await self._judge(case, outcomes, session_id, started_at, clock, spend, base)
-        except Exception as exc:  # judges turn their own failures into ERROR; this is a runner bug guard
-            return self._error_record(
-                case, [f"judging failed: {type(exc).__name__}: {exc}"], outcomes, started_at, clock, spend, base
-            )
-
-    async def _end_session(self, session_id: str) -> None:
-        """Release what the adapter holds for a finished conversation (a Python agent's object and thread).
-
-        What the agent stored stays: SQL checks run after this and read the database.
-        """
-        target = self._require_target()
-        with contextlib.suppress(Exception):
-            async with asyncio.timeout(SESSION_CLOSE_TIMEOUT):
-                await target.close_session(session_id)
-
-    def _require_target(self) -> Target:
-        if self._target is None:
-            self._target = make_target(seeded_agent(self.suite.agent, self.suite.seeds), base_dir=self.suite.base_dir)
-        return self._target
-
-    async def _judge(
-        self,
-        case: Case,
-        outcomes: Sequence[RoundOutcome],
-        session_id: str,
-        started_at: datetime,
-        clock: float,
-        spend: Spend,
-        base: dict[str, Any],
-    ) -> CaseRecord:
-        contexts = [self._round_context(case, outcome) for outcome in outcomes]
-        final = contexts[0] if len(contexts) == 1 else _conversation_context(case, contexts)
-        extra = [
-            (TIER_DETERMINISTIC, key, SqlCheckJudge(check, self._databases.engine(url), session_id, key))
-            for key, check, url in self._sql_checks(case)
-        ]
-        cascade, skipped = case_verdict_judge(case, contexts, final, llm_enabled=self.suite.llm_enabled, extra=extra)
-        judgment = not_judged(case, skipped) if cascade is None else mark_llm_skipped(await cascade(final), skipped)
-        rounds: tuple[RoundRecord, ...]
-        if len(outcomes) == 1:
-            rounds = (RoundRecord(0, outcomes[0].prompt, contexts[0], judgment, outcomes[0].follow_ups),)
-        else:
-            planned = [item.key for item in case.judges]
-            rounds = tuple(
-                RoundRecord(o.index, o.prompt, contexts[i], round_judgment(judgment, i, skipped, planned), o.follow_ups)
-                for i, o in enumerate(outcomes)
-            )
-        metadata = dict(base)
-        metadata["agent_usage"] = _agent_usage(outcomes)
-        if skipped:
-            metadata.update(llm_tier=LLM_SKIPPED, skipped_judges=list(skipped))
-            metadata[SKIPPED_TIERS_KEY] = {TIER_LLM: LLM_SKIP_REASON}
-        return CaseRecord(
-            case=case.name,
-            judgment=judgment,
-            rounds=rounds,
-            context=final,
-            duration=time.perf_counter() - clock,
-            tokens=spend.known_tokens,
-            cost=spend.known_cost,
-            judge_calls=spend.calls,
-            tags=case.tags,
-            error=judgment.reasoning if judgment.status is Status.ERROR else None,
-            started_at=started_at,
-            metadata=metadata,
-        )
-
-    def _round_context(self, case: Case, outcome: RoundOutcome) -> Context:
-        plan = case.rounds[outcome.index]
-        reference = (
-            plan.reference if plan.reference is not None else (case.reference if len(case.rounds) == 1 else None)
-        )
-        context = outcome.context
-        changes: dict[str, Any] = {}
-        if reference is not None:
-            changes["expected"] = reference
-        if case.sources:
-            changes["sources"] = _unique([*case.sources, *context.sources])
-        if case.metadata:
-            changes["metadata"] = {**case.metadata, **context.metadata}
-        return context.replace(**changes) if changes else context
-
-    def _sql_checks(self, case: Case) -> Iterable[tuple[str, Any, str]]:
-        for index, check in enumerate(case.sql_checks):
-            url = check.database or self.suite.database
-            if url is None:
-                raise ValueError(f"sql_checks[{index}] of case {case.name!r} has no database URL")
-            yield check.name or f"sql_checks[{index}]", check, url
-
-    def _error_record(
-        self,
-        case: Case,
-        reasons: Sequence[str],
-        partial: Sequence[RoundOutcome],
-        started_at: datetime,
-        clock: float,
-        spend: Spend,
-        base: dict[str, Any],
-    ) -> CaseRecord:
-        reason = reasons[-1].split(": ", 1)[-1] if reasons else "unknown error"
-        detail = "; ".join(reasons)
-        judgment = Judgment.errored(detail, judge=case.name, metadata={**base, "stage": "agent"})
-        rounds = tuple(
-            RoundRecord(
-                o.index,
-                o.prompt,
-                o.context,
-                Judgment.abstained("not judged: the case errored", judge=f"round{o.index + 1}"),
-                o.follow_ups,
-            )
-            for o in partial
-        )
-        return CaseRecord(
-            case=case.name,
-            judgment=judgment,
-            rounds=rounds,
-            context=rounds[-1].context if rounds else Context(input=case.rounds[0].prompt, status="error"),
-            duration=time.perf_counter() - clock,
-            tokens=spend.known_tokens,
-            cost=spend.known_cost,
-            judge_calls=spend.calls,
-            tags=case.tags,
-            error=reason,
-            started_at=started_at,
-            metadata={**base, "reasons": list(reasons)},
-        )
-
-
-def _conversation_context(case: Case, contexts: Sequence[Context]) -> Context:
-    """The whole conversation as one context: last reply, every tool call, all sources."""
-    last = contexts[-1]
-    return last.replace(
-        expected=case.reference,
-        tool_calls=tuple(call for c in contexts for call in c.tool_calls),
-        sources=_unique(s for c in contexts for s in c.sources),
-        duration=sum(c.duration or 0.0 for c in contexts),
-        started_at=contexts[0].started_at,
-        metadata={**case.metadata, **last.metadata, "rounds": len(contexts)},
-    )
-
-
-def _agent_usage(outcomes: Sequence[RoundOutcome]) -> dict[str, Any]:
-    from jurybox.agents import sum_usage
-
-    return sum_usage(o.reply.usage for o in outcomes)
-
-
-def _unique(values: Iterable[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(values))
-
-
-def _order(cases: Sequence[Case]) -> Callable[[CaseRecord], int]:
-    positions = {case.name: index for index, case in enumerate(cases)}
-    return lambda record: positions.get(record.case, len(positions))
 
 
 def _on_sigint(stop: Callable[[], None]) -> Callable[[], None]:
@@ -849,29 +460,6 @@ def _on_sigint(stop: Callable[[], None]) -> Callable[[], None]:
             loop.remove_signal_handler(signal.SIGINT)
 
     return restore
-
-
-def _added(spends: Iterable[Spend]) -> Spend:
-    """The sum of several running totals (one per worker process)."""
-    total = Spend()
-    for spend in spends:
-        total.merge(spend)
-    return total
-
-
-def _reap(workers: list[Worker], deadline: float) -> None:
-    """Wait for the workers to exit until ``deadline`` (one for all of them); kill those still running."""
-    for worker in workers:
-        worker.process.join(max(0.0, deadline - time.monotonic()))
-        if worker.process.is_alive():
-            worker.killed = True
-            worker.process.kill()
-            worker.process.join()
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def resumable_cases(suite: Suite, planned: Sequence[str], run_id: str) -> tuple[Case, ...]:

@@ -130,9 +130,13 @@ class CaseModel(_Strict):
 
 
 class Defaults(_Strict):
-    """Values every case gets unless it sets its own."""
+    """Values every case gets unless it sets its own.
 
-    threshold: float = Field(default=0.7, ge=0.0, le=1.0)
+    ``threshold`` is the pass mark of the judges that take the suite's (see ``jurybox judges``);
+    None leaves each judge its own default.
+    """
+
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     timeout: float = Field(default=120.0, gt=0)
     retries: int = Field(default=1, ge=0, le=10)
     revive_between_rounds: bool = False
@@ -149,6 +153,8 @@ class SuiteModel(_Strict):
     judge_model: str | None = None
     concurrency: int | None = Field(default=None, ge=1)
     seeds: str | list[str] | None = None
+    # Modules imported (from the suite's folder too) before the cases are built, for the judges they register.
+    plugins: list[str] = Field(default_factory=list)
     defaults: Defaults = Field(default_factory=Defaults)
     cases: list[CaseModel] = Field(min_length=1)
     metadata: dict[str, Any] = Field(default_factory=dict)

@@ -2,35 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
-from sqlalchemy import Engine, create_engine, text
-from sqlalchemy.exc import SQLAlchemyError
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from jurybox.core import Check, Context, Judgment
+from jurybox.judges import SqlQueryError
 from jurybox.suites._spec import SqlCheck, SqlExpect
 
 
-class Databases:
-    """One engine per database URL for the whole run (connections are pooled, never opened per check).
+class SqlPort(Protocol):
+    """What SQL checks need from the agent's databases (``jurybox.judges.SqlDatabases`` provides it).
 
-    URLs are SQLAlchemy URLs; a relative SQLite path is relative to the current
-    directory, as it is for SQLAlchemy and for an agent that opens its own file.
+    Called from worker threads: a database round trip must not stall the event loop.
     """
 
-    def __init__(self) -> None:
-        self._engines: dict[str, Engine] = {}
+    def parameters(self, query: str) -> set[str]:
+        """The named parameters ``query`` needs."""
+        ...
 
-    def engine(self, url: str) -> Engine:
-        if url not in self._engines:
-            self._engines[url] = create_engine(url)
-        return self._engines[url]
+    def rows(self, url: str, query: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """Every row of ``query`` on ``url``; raises ``SqlQueryError`` when it cannot run."""
+        ...
 
     def dispose(self) -> None:
-        for engine in self._engines.values():
-            engine.dispose()
-        self._engines.clear()
+        """Release the connections (the run is over)."""
+        ...
 
 
 class SqlCheckJudge:
@@ -43,26 +39,29 @@ class SqlCheckJudge:
     kind = "deterministic"
     blocking = True
 
-    def __init__(self, check: SqlCheck, engine: Engine, session_id: str, name: str) -> None:
+    def __init__(self, check: SqlCheck, databases: SqlPort, url: str, session_id: str, name: str) -> None:
         self.check = check
-        self.engine = engine
+        self.databases = databases
+        self.url = url
         self.session_id = session_id
         self.name = name
 
     def __call__(self, context: Context) -> Judgment:
-        statement = text(self.check.query)
-        wanted = set(statement.compile().params)
         values = {"session_id": self.session_id, **self.check.params}
+        try:
+            wanted = self.databases.parameters(self.check.query)
+        except Exception as exc:  # a query the SQL parser refuses is the check's error, not the run's
+            return Judgment.errored(f"query failed: {type(exc).__name__}: {exc}", exception=exc, judge=self.name)
         missing = sorted(wanted - set(values))
         if missing:
             return Judgment.errored(
                 f"query needs parameter(s) {', '.join(missing)}; give them in 'params'", judge=self.name
             )
         try:
-            with self.engine.connect() as connection:
-                rows = [tuple(row) for row in connection.execute(statement, {k: values[k] for k in wanted})]
-        except SQLAlchemyError as exc:
-            return Judgment.errored(f"query failed: {type(exc).__name__}: {exc}", exception=exc, judge=self.name)
+            rows = self.databases.rows(self.url, self.check.query, {k: values[k] for k in wanted})
+        except SqlQueryError as exc:
+            cause = exc.__cause__ if exc.__cause__ is not None else exc
+            return Judgment.errored(f"query failed: {exc}", exception=cause, judge=self.name)
         checks = expectation_checks(self.check.expect, rows)
         failed = [c for c in checks if not c.passed]
         metadata = {

@@ -13,9 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from jurybox.core import Cascade, Context, Judgment, NumericScore, Status, Tier, aevaluate
-from jurybox.core._voting import vote_value
-from jurybox.store import CaseRecord
+from jurybox.core import Cascade, CaseRecord, Context, Judgment, NumericScore, Status, Tier, aevaluate, vote_value
 from jurybox.suites._case import Case
 from jurybox.suites._judge_model import HOW_TO_ENABLE
 from jurybox.suites._registry import TIER_LLM, TIERS

@@ -26,19 +26,13 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from types import FrameType
 
-from jurybox.core import Status
-from jurybox.store import CaseRecord
+from jurybox.core import CaseRecord, Status
 from jurybox.suites._meter import Spend
 
 
 def fork_available() -> bool:
     """True where worker processes can be forked (Linux, macOS; not Windows)."""
     return "fork" in multiprocessing.get_all_start_methods()
-
-
-def split(total: int, parts: int) -> list[int]:
-    """``total`` in ``parts`` near-equal whole shares that add up to it exactly (the larger ones first)."""
-    return [total // parts + (1 if index < total % parts else 0) for index in range(parts)]
 
 
 @dataclass(frozen=True)

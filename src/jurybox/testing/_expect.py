@@ -28,7 +28,7 @@ from jurybox.testing._scope import (
 from jurybox.testing._verdict import Verdict
 
 if TYPE_CHECKING:
-    from jurybox.judges._tool_calls import ArgumentMode, MatchMode
+    from jurybox.judges import ArgumentMode, MatchMode
 
 #: How much of the judged output a failure message quotes.
 QUOTE_LIMIT = 300

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import sys
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jurybox.core import Judgment
+from jurybox.core import Judgment, run_sync
 from jurybox.testing._errors import JuryboxAssertionError
 from jurybox.testing._scope import current_scope
 from jurybox.testing._stats import Decision, StoppingRule, wilson_interval
@@ -104,26 +102,7 @@ def _wait(value: Awaitable[Any]) -> Any:
     async def await_it() -> Any:
         return await value
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(await_it())
-    # Called from async code (a notebook, an async test): run on a private loop in a thread.
-    box: list[Any] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            box.append(asyncio.run(await_it()))
-        except BaseException as exc:  # re-raised in the caller's thread
-            errors.append(exc)
-
-    worker = threading.Thread(target=run, name="jurybox-trial")
-    worker.start()
-    worker.join()
-    if errors:
-        raise errors[0]
-    return box[0]
+    return run_sync(await_it, thread_name="jurybox-trial")
 
 
 def run_one(trial: Callable[[], Any]) -> str | None:

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from jurybox.agents._chat import parse_arguments
 from jurybox.core import Context, Message, ToolCall
 
 _MISSING = object()
@@ -41,18 +42,10 @@ def text_of(content: Any) -> str:
 
 def arguments_of(value: Any) -> dict[str, Any]:
     """Tool-call arguments as a dict, from a dict or a JSON string (unparsable text kept under ``_raw_arguments``)."""
-    if value is None:
-        return {}
     if isinstance(value, Mapping):
         return dict(value)
-    if isinstance(value, str):
-        if not value.strip():
-            return {}
-        try:
-            parsed = json.loads(value)
-        except json.JSONDecodeError:
-            return {"_raw_arguments": value}
-        return parsed if isinstance(parsed, dict) else {"_raw_arguments": value}
+    if value is None or isinstance(value, str):
+        return parse_arguments(value)  # the chat client's parser: a JSON string is the OpenAI wire form
     return {"_raw_arguments": repr(value)}
 
 

@@ -1,13 +1,25 @@
-"""What a run produces per case: the record the runner hands to the store and the reports."""
+"""What a run produces per case: the record the runner writes, the store keeps and the reports read.
+
+It lives in the core because three layers share it and none of them owns it:
+``suites`` builds it, ``store`` persists it and ``report`` renders it.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, get_args
 
 from jurybox.core._context import Context
 from jurybox.core._judgment import Judgment, Status
+
+RunStatus = Literal["completed", "interrupted", "failed"]
+"""How a run ended: every case finished, stopped early (Ctrl-C), or the runner itself failed."""
+
+RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
+
+SKIPPED_TIERS_KEY = "skipped_tiers"
+"""``CaseRecord.metadata`` key: tiers the runner left out of a case, mapped to why (e.g. no judge model)."""
 
 
 @dataclass(frozen=True)

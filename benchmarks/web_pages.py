@@ -1,0 +1,400 @@
+"""How fast the dashboard answers on a big store: 1,000 runs, two of them of 100,000 cases.
+
+    .venv/bin/python benchmarks/web_pages.py                       # SQLite and PostgreSQL
+    .venv/bin/python benchmarks/web_pages.py --backends sqlite     # SQLite only
+    .venv/bin/python benchmarks/web_pages.py --big 20000           # a smaller big run, quicker
+
+The store: suite ``bench`` with 998 runs of 20 cases and suite ``big`` with two
+runs of 100,000 cases (a comparison of two 100,000-case runs needs two). Every
+result has the verdict tree the runner writes for a two-tier cascade
+(``deterministic`` then ``llm_judge``), so ``judgments`` holds three rows per
+case, and each run's plan is in ``run_cases``. Rows are inserted in bulk: one
+multi-row ``executemany`` per table and 10,000 rows, in one transaction per
+run, straight into the documented tables (``store/_schema.py``), then each
+run's totals are written as ``finish_run`` writes them. ``record_case`` would
+take minutes for 220,000 cases; the rows are the same shape.
+
+For each page the script prints the first (cold) request, the median of the
+next ``--repeat`` requests (the issue's figure: median server time, measured
+in-process through the ASGI app, so no network), the HTML size, and the
+server's RSS before and after 1,000 more requests spread over the pages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import secrets
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+from sqlalchemy import create_engine, insert, text, update
+from sqlalchemy.engine import Engine
+
+from jurybox.store import open_store
+from jurybox.store._schema import (
+    cases_table,
+    judgments_table,
+    results_table,
+    run_cases_table,
+    runs_table,
+    suites_table,
+)
+from jurybox.web import create_app
+
+PG_ADMIN_URL = os.environ.get("JURYBOX_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+CHUNK = 10_000
+SMALL_RUNS = 998
+SMALL_CASES = 20
+
+
+def _judgment(passed: bool, score: float) -> str:
+    status = "pass" if passed else "fail"
+    det = {
+        "status": "pass",
+        "value": 1.0,
+        "score": {"kind": "boolean", "value": True},
+        "reasoning": "contains 'refund': found",
+        "checks": [],
+        "judge": "contains",
+        "confidence": None,
+        "degraded": False,
+        "error": None,
+        "children": {},
+        "decided_by": None,
+        "metadata": {},
+    }
+    llm = {
+        "status": status,
+        "value": score,
+        "score": {"kind": "numeric", "value": score, "min": 0.0, "max": 1.0},
+        "reasoning": "The answer covers the refund window."
+        if passed
+        else "The answer promises a refund after 30 days.",
+        "checks": [],
+        "judge": "correctness",
+        "confidence": 0.8,
+        "degraded": False,
+        "error": None,
+        "children": {},
+        "decided_by": None,
+        "metadata": {"cost": 0.0001, "tokens": 320},
+    }
+    root = {
+        "status": status,
+        "value": score,
+        "score": {"kind": "numeric", "value": score, "min": 0.0, "max": 1.0},
+        "reasoning": "llm_judge decided",
+        "checks": [],
+        "judge": "cascade",
+        "confidence": None,
+        "degraded": False,
+        "error": None,
+        "children": {"deterministic": det, "llm_judge": llm},
+        "decided_by": "llm_judge",
+        "metadata": {},
+    }
+    return json.dumps(root, separators=(",", ":"))
+
+
+def _chunks(rows: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    for start in range(0, len(rows), CHUNK):
+        yield rows[start : start + CHUNK]
+
+
+def _add_run(
+    engine: Engine, suite_id: int, case_ids: dict[str, int], started: datetime, pass_rate: float, seed: int
+) -> str:
+    """One finished run of ``case_ids``' cases, inserted in bulk; returns its id."""
+    rng = random.Random(seed)
+    run_id = f"{started:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+    names = list(case_ids)
+    outcomes = []
+    for name in names:
+        passed = rng.random() < pass_rate
+        score = round(rng.uniform(0.7, 1.0) if passed else rng.uniform(0.0, 0.6), 3)
+        outcomes.append((name, passed, score, round(rng.lognormvariate(0.0, 0.6), 3)))
+    texts = {(p, s): _judgment(p, s) for _, p, s, _ in outcomes}
+    with engine.begin() as connection:
+        connection.execute(
+            insert(runs_table).values(
+                id=run_id,
+                suite_id=suite_id,
+                status="running",
+                git_commit="4f1c2e9",
+                judge_model="openai:gpt-4o-mini",
+                agent_version=None,
+                config={"concurrency": 8},
+                planned=len(names),
+                started_at=started,
+                finished_at=None,
+                total=0,
+                passed=0,
+                failed=0,
+                errored=0,
+                abstained=0,
+            )
+        )
+        plan = [{"run_id": run_id, "case_name": n, "case_id": case_ids[n], "position": i} for i, n in enumerate(names)]
+        for part in _chunks(plan):
+            connection.execute(insert(run_cases_table), part)
+        results = [
+            {
+                "run_id": run_id,
+                "case_name": name,
+                "case_id": case_ids[name],
+                "status": "pass" if passed else "fail",
+                "score": score,
+                "reasoning": "llm_judge decided",
+                "decided_by": "llm_judge",
+                "duration": duration,
+                "tokens": 320,
+                "cost": 0.0001,
+                "judge_calls": 1,
+                "error": None,
+                "tags": ["bench", f"t{i % 7}"],
+                "extra": {},
+                "judgment": json.loads(texts[(passed, score)]),
+                "context": None,
+                "started_at": started,
+                "recorded_at": started + timedelta(seconds=i / 100),
+            }
+            for i, (name, passed, score, duration) in enumerate(outcomes)
+        ]
+        for part in _chunks(results):
+            connection.execute(insert(results_table), part)
+        ids = dict(connection.execute(text("SELECT case_name, id FROM results WHERE run_id = :r"), {"r": run_id}).all())
+        nodes = []
+        for name, passed, score, _ in outcomes:
+            rid = ids[name]
+            status = "pass" if passed else "fail"
+            nodes += [
+                {
+                    "run_id": run_id,
+                    "result_id": rid,
+                    "round_index": None,
+                    "path": "",
+                    "depth": 0,
+                    "judge": "cascade",
+                    "tier": None,
+                    "status": status,
+                    "score": score,
+                    "reasoning": "llm_judge decided",
+                    "checks": [],
+                    "tokens": None,
+                    "cost": None,
+                    "confidence": None,
+                    "degraded": False,
+                },
+                {
+                    "run_id": run_id,
+                    "result_id": rid,
+                    "round_index": None,
+                    "path": "deterministic",
+                    "depth": 1,
+                    "judge": "contains",
+                    "tier": "deterministic",
+                    "status": "pass",
+                    "score": 1.0,
+                    "reasoning": "found",
+                    "checks": [],
+                    "tokens": None,
+                    "cost": None,
+                    "confidence": None,
+                    "degraded": False,
+                },
+                {
+                    "run_id": run_id,
+                    "result_id": rid,
+                    "round_index": None,
+                    "path": "llm_judge",
+                    "depth": 1,
+                    "judge": "correctness",
+                    "tier": "llm_judge",
+                    "status": status,
+                    "score": score,
+                    "reasoning": "graded",
+                    "checks": [],
+                    "tokens": 320,
+                    "cost": 0.0001,
+                    "confidence": 0.8,
+                    "degraded": False,
+                },
+            ]
+        for part in _chunks(nodes):
+            connection.execute(insert(judgments_table), part)
+        passed_count = sum(1 for _, p, _, _ in outcomes if p)
+        connection.execute(
+            update(runs_table)
+            .where(runs_table.c.id == run_id)
+            .values(
+                status="completed",
+                finished_at=started + timedelta(seconds=60),
+                total=len(names),
+                passed=passed_count,
+                failed=len(names) - passed_count,
+                errored=0,
+                abstained=0,
+                tokens=320 * len(names),
+                cost=0.0001 * len(names),
+                duration=sum(d for _, _, _, d in outcomes),
+            )
+        )
+    return run_id
+
+
+def _add_cases(engine: Engine, suite: str, count: int) -> tuple[int, dict[str, int]]:
+    now = datetime.now(UTC)
+    with engine.begin() as connection:
+        suite_id = connection.execute(
+            insert(suites_table).values(name=suite, created_at=now, updated_at=now).returning(suites_table.c.id)
+        ).scalar_one()
+        rows = [
+            {
+                "suite_id": suite_id,
+                "name": f"case-{i:06d}",
+                "content_hash": f"{i:064d}",
+                "position": i,
+                "definition": {"prompt": f"question {i}"},
+                "current": True,
+                "created_at": now,
+            }
+            for i in range(count)
+        ]
+        for part in _chunks(rows):
+            connection.execute(insert(cases_table), part)
+        ids = dict(connection.execute(text("SELECT name, id FROM cases WHERE suite_id = :s"), {"s": suite_id}).all())
+    return suite_id, ids
+
+
+def build(url: str, big: int) -> tuple[list[str], list[str]]:
+    """The benchmark store at ``url``; returns the ids of the small runs and of the two big ones."""
+    open_store(url).close()  # creates the schema through the migrations
+    engine = create_engine(url)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    suite_id, case_ids = _add_cases(engine, "bench", SMALL_CASES)
+    small = []
+    for i in range(SMALL_RUNS):
+        rate = 0.9 if i % 50 else 0.6  # a dip now and then: regressions to mark on the trend
+        small.append(_add_run(engine, suite_id, case_ids, start + timedelta(hours=i), rate, i))
+    big_suite, big_ids = _add_cases(engine, "big", big)
+    bigs = [
+        _add_run(engine, big_suite, big_ids, start + timedelta(days=60), 0.92, 1),
+        _add_run(engine, big_suite, big_ids, start + timedelta(days=61), 0.88, 2),
+    ]
+    with engine.begin() as connection:
+        if engine.dialect.name == "postgresql":
+            connection.execute(text("ANALYZE"))
+        else:
+            connection.execute(text("ANALYZE"))
+    engine.dispose()
+    return small, bigs
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+def measure(url: str, big_runs: list[str], repeat: int, sweep: int) -> list[dict[str, Any]]:
+    a, b = big_runs
+    pages = {
+        "runs list": "/runs",
+        "big run (100k cases)": f"/runs/{b}",
+        "big run, failing, by score": f"/runs/{b}?status=fail&sort=score&order=desc",
+        "big run, search": f"/runs/{b}?q=case-0999",
+        "one case": f"/runs/{b}/case?name=case-050000",
+        "compare 100k vs 100k": f"/compare?a={a}&b={b}",
+        "trends, 1000 runs": "/suites/bench/trends?runs=1000",
+        "runs JSON": "/api/runs",
+    }
+    rows = []
+    with TestClient(create_app(url)) as client:
+        for label, path in pages.items():
+            started = time.perf_counter()
+            response = client.get(path)
+            cold = time.perf_counter() - started
+            assert response.status_code == 200, (path, response.text[:300])
+            times = []
+            for _ in range(repeat):
+                started = time.perf_counter()
+                client.get(path)
+                times.append(time.perf_counter() - started)
+            rows.append(
+                {
+                    "page": label,
+                    "cold_ms": cold * 1000,
+                    "median_ms": statistics.median(times) * 1000,
+                    "kb": len(response.content) / 1024,
+                }
+            )
+        before = rss_mb()
+        paths = list(pages.values())
+        for i in range(sweep):
+            client.get(paths[i % len(paths)])
+        after = rss_mb()
+    rows.append({"page": f"RSS over {sweep} requests", "before_mb": before, "after_mb": after})
+    return rows
+
+
+def _pg_url() -> tuple[str, Any]:
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    schema = f"jbx_bench_web_{os.getpid()}"
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+
+    def drop() -> None:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        admin.dispose()
+
+    return f"{PG_ADMIN_URL}?options=-csearch_path%3D{schema}", drop
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backends", nargs="+", default=["sqlite", "postgresql"], choices=["sqlite", "postgresql"])
+    parser.add_argument("--big", type=int, default=100_000, help="cases in each of the two big runs")
+    parser.add_argument("--repeat", type=int, default=20, help="timed requests per page (after the cold one)")
+    parser.add_argument("--sweep", type=int, default=1000, help="requests of the memory check")
+    args = parser.parse_args()
+    for backend in args.backends:
+        cleanup = None
+        folder = tempfile.mkdtemp(prefix="jbx-web-bench-")
+        url = f"sqlite:///{Path(folder) / 'bench.db'}" if backend == "sqlite" else None
+        if url is None:
+            url, cleanup = _pg_url()
+        started = time.perf_counter()
+        _, bigs = build(url, args.big)
+        print(
+            f"\n== {backend}: store of {SMALL_RUNS + 2} runs ({2 * args.big:,} + {SMALL_RUNS * SMALL_CASES:,} cases) "
+            f"built in {time.perf_counter() - started:.1f}s",
+            flush=True,
+        )
+        try:
+            rows = measure(url, bigs, args.repeat, args.sweep)
+        finally:
+            if cleanup:
+                cleanup()
+        print(f"{'page':32} {'cold ms':>9} {'median ms':>10} {'HTML KB':>9}")
+        for row in rows:
+            if "median_ms" in row:
+                flag = "" if row["median_ms"] < 200 and row["kb"] < 500 else "  <-- over budget"
+                print(f"{row['page']:32} {row['cold_ms']:9.1f} {row['median_ms']:10.1f} {row['kb']:9.1f}{flag}")
+            else:
+                print(f"{row['page']}: RSS {row['before_mb']:.1f} MB before, {row['after_mb']:.1f} MB after")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

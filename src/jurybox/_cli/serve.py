@@ -1,0 +1,77 @@
+"""``jurybox serve``: the web dashboard on a store (needs ``pip install 'jurybox[web]'``)."""
+
+from __future__ import annotations
+
+import ipaddress
+import shlex
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+INSTALL_HINT = "pip install 'jurybox[web]'"
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def dashboard_hint(store_url: str | None) -> str:
+    """The command that opens the dashboard on ``store_url`` (what ``jurybox run`` prints last)."""
+    return "jurybox serve" + (f" --store {shlex.quote(store_url)}" if store_url else "")
+
+
+def serve(
+    store_url: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="Store URL (sqlite:///path.db or postgresql+psycopg://...). Default: $JURYBOX_STORE, "
+            "else sqlite:///.jurybox/jurybox.db.",
+            show_default=False,
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option(help="Address to listen on. Keep the default to serve only this machine.")] = (
+        DEFAULT_HOST
+    ),
+    port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = DEFAULT_PORT,
+    refresh: Annotated[int, typer.Option(help="Seconds between refreshes of a running run's page.", min=1)] = 5,
+) -> None:
+    """Serve the dashboard: runs, cases with every judgment, compare, trends and lessons (read-only)."""
+    console = Console(stderr=True, highlight=False)
+    try:
+        import uvicorn
+
+        from jurybox.web import WebSettings, create_app
+    except ImportError as exc:
+        missing = escape(str(exc))
+        console.print(
+            f"[red]error:[/] the dashboard needs the web extra ({missing}). Install it with: {escape(INSTALL_HINT)}",
+            soft_wrap=True,
+        )
+        raise typer.Exit(2) from None
+    if not _is_loopback(host):
+        # Read-only, but a store holds prompts, replies and reasoning: say who can now read them.
+        console.print(
+            f"[yellow]warning:[/] serving on {escape(host)}: anyone who can reach this address can read the store "
+            "(the dashboard has no login yet).",
+            soft_wrap=True,
+        )
+    app = create_app(store_url, settings=WebSettings(refresh_seconds=refresh))
+    shown = f"[{host}]" if ":" in host else host
+    where = escape(app.state.jurybox.access.shown_url)
+    console.print(f"jurybox dashboard on {where}: http://{escape(shown)}:{port}/  (Ctrl-C stops it)", soft_wrap=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``jurybox serve`` to the ``jurybox`` app."""
+    app.command()(serve)

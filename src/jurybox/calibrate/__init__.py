@@ -1,0 +1,85 @@
+"""Judging the judges: how often a judge agrees with people, where it goes wrong, and what to believe.
+
+``calibrate(dataset, judges)`` compares judges with human labels, side by side,
+from a labelled file (JSONL, CSV, YAML, or a suite's ``label: good|bad`` cases),
+either running the judges or reading their recorded replies with their own
+classifiers (no model call). Every figure carries a seeded bootstrap 95%
+interval; ABSTAIN and ERROR are counted on their own, never dropped or guessed.
+``corrected_pass_rate`` turns a run's observed pass rate into a Rogan-Gladen
+estimate from a judge's TPR and TNR.
+"""
+
+from jurybox.calibrate._bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap
+from jurybox.calibrate._calibrate import calibrate, summarise
+from jurybox.calibrate._classifiers import FirstMatch
+from jurybox.calibrate._console import to_console
+from jurybox.calibrate._correction import CorrectedRate, corrected_pass_rate
+from jurybox.calibrate._errors import CalibrationInputError, Problem
+from jurybox.calibrate._figures import FIGURES_BY_KIND
+from jurybox.calibrate._gate import Shortfall, parse_bars, shortfalls
+from jurybox.calibrate._html import to_html
+from jurybox.calibrate._labels import (
+    LABEL_KINDS,
+    LabelKind,
+    LabelledRow,
+    LabelledSet,
+    labelled_set_from_rows,
+    load_labelled_set,
+)
+from jurybox.calibrate._markdown import to_markdown
+from jurybox.calibrate._metrics import kappa_of
+from jurybox.calibrate._recorded import RecordedReply, load_recorded, recorded_from_rows
+from jurybox.calibrate._result import (
+    CalibrationResult,
+    Confusion,
+    Disagreement,
+    Distribution,
+    Figure,
+    Figures,
+    JudgeCalibration,
+    Usage,
+)
+from jurybox.calibrate._specs import JudgeIdentity, JudgeSpec, judge_spec
+from jurybox.calibrate._verdicts import RowVerdict
+
+__all__ = [
+    "DEFAULT_RESAMPLES",
+    "DEFAULT_SEED",
+    "FIGURES_BY_KIND",
+    "LABEL_KINDS",
+    "Bootstrap",
+    "CalibrationInputError",
+    "CalibrationResult",
+    "Confusion",
+    "CorrectedRate",
+    "Disagreement",
+    "Distribution",
+    "Figure",
+    "Figures",
+    "FirstMatch",
+    "JudgeCalibration",
+    "JudgeIdentity",
+    "JudgeSpec",
+    "LabelKind",
+    "LabelledRow",
+    "LabelledSet",
+    "Problem",
+    "RecordedReply",
+    "RowVerdict",
+    "Shortfall",
+    "Usage",
+    "calibrate",
+    "corrected_pass_rate",
+    "judge_spec",
+    "kappa_of",
+    "labelled_set_from_rows",
+    "load_labelled_set",
+    "load_recorded",
+    "parse_bars",
+    "recorded_from_rows",
+    "shortfalls",
+    "summarise",
+    "to_console",
+    "to_html",
+    "to_markdown",
+]

@@ -1,0 +1,256 @@
+"""Runs: starting and finishing them, and finding them again (by id, prefix, suite or status)."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from sqlalchemy import and_, case, func, insert, or_, select, update
+from sqlalchemy.engine import Connection
+
+from jurybox.core import Status
+from jurybox.store._cases import chunked, now, suite_id, upsert_case_versions
+from jurybox.store._engine import StoreError
+from jurybox.store._models import RunInfo, as_utc
+from jurybox.store._repository import Repository
+from jurybox.store._schema import results_table, run_cases_table, runs_table, suites_table
+from jurybox.store._serialize import db_jsonable
+
+RunStatus = Literal["running", "completed", "interrupted", "failed"]
+FINAL_STATUSES: tuple[str, ...] = ("completed", "interrupted", "failed")
+
+
+class RunRepository(Repository):
+    """The ``runs`` and ``run_cases`` tables: a run's settings, plan, status and totals."""
+
+    def begin_run(
+        self,
+        suite: str,
+        *,
+        cases: Mapping[str, Mapping[str, Any]],
+        judge_model: str | None = None,
+        agent_version: str | None = None,
+        git_commit: str | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Start a run of ``suite`` over ``cases`` (name -> definition) and return its id.
+
+        Each definition is stored as a version of its case (a new version when
+        its content changed), and the run records which versions it ran.
+        """
+        if not suite:
+            raise ValueError("begin_run needs a suite name")
+        started = now()
+        run_id = f"{started:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+        with self._write() as connection:
+            suite_key = suite_id(connection, suite)
+            assert suite_key is not None
+            versions = upsert_case_versions(connection, suite_key, cases.items())
+            connection.execute(
+                insert(runs_table).values(
+                    id=run_id,
+                    suite_id=suite_key,
+                    status="running",
+                    git_commit=git_commit,
+                    judge_model=judge_model,
+                    agent_version=agent_version,
+                    config=db_jsonable(dict(config or {})),
+                    planned=len(cases),
+                    started_at=started,
+                    finished_at=None,
+                    total=0,
+                    passed=0,
+                    failed=0,
+                    errored=0,
+                    abstained=0,
+                )
+            )
+            plan = [
+                {"run_id": run_id, "case_name": name, "case_id": versions[name], "position": position}
+                for position, name in enumerate(cases)
+            ]
+            for part in chunked(plan):
+                connection.execute(insert(run_cases_table), list(part))
+        return run_id
+
+    def finish_run(self, run_id: str, status: RunStatus = "completed") -> None:
+        """Close a run with a final status and its totals.
+
+        Only the run's row: checking a completed run for regressions is the
+        :class:`~jurybox.store.Store`'s part of finishing it.
+
+        Raises:
+            ValueError: ``status`` is not completed, interrupted or failed.
+            StoreError: the run does not exist.
+        """
+        if status not in FINAL_STATUSES:
+            raise ValueError(f"a run finishes as one of {', '.join(FINAL_STATUSES)}, not {status!r}")
+        with self._write() as connection:
+            if (
+                connection.execute(select(runs_table.c.id).where(runs_table.c.id == run_id)).scalar_one_or_none()
+                is None
+            ):
+                raise StoreError(f"unknown run {run_id!r} in store {self.url}")
+            totals = run_totals(connection, [run_id]).get(run_id, {})
+            connection.execute(
+                update(runs_table)
+                .where(runs_table.c.id == run_id)
+                .values(
+                    status=status,
+                    finished_at=now(),
+                    total=totals.get("recorded", 0),
+                    passed=totals.get("passed", 0),
+                    failed=totals.get("failed", 0),
+                    errored=totals.get("errored", 0),
+                    abstained=totals.get("abstained", 0),
+                    tokens=totals.get("tokens"),
+                    cost=totals.get("cost"),
+                    duration=totals.get("duration"),
+                )
+            )
+
+    def get_run(self, run_id: str) -> RunInfo:
+        """The run with this exact id.
+
+        Raises:
+            StoreError: no such run.
+        """
+        runs = self._select(runs_table.c.id == run_id, limit=1)
+        if not runs:
+            raise StoreError(f"no run {run_id!r} in store {self.url}")
+        return runs[0]
+
+    def resolve_run(self, ref: str, *, suite: str | None = None) -> RunInfo:
+        """A run by id, unique id prefix, or ``last`` (the latest run, of ``suite`` when given).
+
+        Raises:
+            StoreError: nothing matches, or a prefix matches several runs.
+        """
+        if ref in ("last", "latest"):
+            found = self.latest_run(suite)
+            if found is None:
+                where = f" of suite {suite!r}" if suite else ""
+                raise StoreError(f"no runs{where} in store {self.url}")
+            return found
+        exact = self._select(runs_table.c.id == ref, limit=1)
+        if exact:
+            return exact[0]
+        matches = self._select(runs_table.c.id.startswith(ref, autoescape=True), limit=2)
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise StoreError(f"run id prefix {ref!r} matches several runs; give more of the id")
+        raise StoreError(f"no run {ref!r} in store {self.url}")
+
+    def latest_run(self, suite: str | None = None, *, unfinished: bool = False) -> RunInfo | None:
+        """The most recently started run (of ``suite``), or with ``unfinished`` the latest not completed."""
+        conditions = []
+        if suite is not None:
+            conditions.append(suites_table.c.name == suite)
+        if unfinished:
+            conditions.append(runs_table.c.status != "completed")
+        runs = self._select(*conditions, limit=1)
+        return runs[0] if runs else None
+
+    def runs(self, suite: str | None = None, *, status: str | None = None, limit: int | None = None) -> list[RunInfo]:
+        """Runs, newest first, optionally of one suite and one status."""
+        conditions = []
+        if suite is not None:
+            conditions.append(suites_table.c.name == suite)
+        if status is not None:
+            conditions.append(runs_table.c.status == status)
+        return self._select(*conditions, limit=limit)
+
+    def completed_runs_before(self, run: RunInfo, limit: int) -> list[RunInfo]:
+        """Up to ``limit`` completed runs of ``run``'s suite that started before it, newest first."""
+        before = or_(
+            runs_table.c.started_at < run.started_at,
+            and_(runs_table.c.started_at == run.started_at, runs_table.c.id < run.id),
+        )
+        return self._select(
+            suites_table.c.name == run.suite,
+            runs_table.c.status == "completed",
+            runs_table.c.id != run.id,
+            before,
+            limit=limit,
+        )
+
+    def _select(self, *conditions: Any, limit: int | None) -> list[RunInfo]:
+        """Runs matching ``conditions``, newest first, with totals counted from their results."""
+        query = (
+            select(runs_table, suites_table.c.name)
+            .join(suites_table, suites_table.c.id == runs_table.c.suite_id)
+            .where(*conditions)
+            .order_by(runs_table.c.started_at.desc(), runs_table.c.id.desc())
+        )
+        if limit is not None:
+            query = query.limit(limit)
+        with self._read() as connection:
+            rows = connection.execute(query).all()
+            totals = run_totals(connection, [row.id for row in rows])
+        return [run_info(row, totals.get(row.id, {})) for row in rows]
+
+
+def run_info(run: Any, totals: Mapping[str, Any]) -> RunInfo:
+    """A RunInfo from a row of ``runs`` columns plus the suite name (column ``name``)."""
+    started = as_utc(run.started_at)
+    assert started is not None
+    return RunInfo(
+        id=run.id,
+        suite=run.name,
+        status=run.status,
+        started_at=started,
+        finished_at=as_utc(run.finished_at),
+        git_commit=run.git_commit,
+        judge_model=run.judge_model,
+        agent_version=run.agent_version,
+        config=dict(run.config or {}),
+        planned=run.planned,
+        recorded=totals.get("recorded", 0),
+        passed=totals.get("passed", 0),
+        failed=totals.get("failed", 0),
+        errored=totals.get("errored", 0),
+        abstained=totals.get("abstained", 0),
+        tokens=totals.get("tokens"),
+        cost=totals.get("cost"),
+        duration=totals.get("duration") or 0.0,
+    )
+
+
+def run_totals(connection: Connection, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per run: recorded, passed, failed, errored, abstained, tokens, cost, duration (live from results)."""
+    if not run_ids:
+        return {}
+
+    def count(status: Status) -> Any:
+        return func.sum(case((results_table.c.status == status.value, 1), else_=0))
+
+    query = (
+        select(
+            results_table.c.run_id,
+            func.count(),
+            count(Status.PASS),
+            count(Status.FAIL),
+            count(Status.ERROR),
+            count(Status.ABSTAIN),
+            func.sum(results_table.c.tokens),
+            func.sum(results_table.c.cost),
+            func.sum(results_table.c.duration),
+        )
+        .where(results_table.c.run_id.in_(list(run_ids)))
+        .group_by(results_table.c.run_id)
+    )
+    totals: dict[str, dict[str, Any]] = {}
+    for run_id, recorded, passed, failed, errored, abstained, tokens, cost, duration in connection.execute(query):
+        totals[run_id] = {
+            "recorded": int(recorded),
+            "passed": int(passed or 0),
+            "failed": int(failed or 0),
+            "errored": int(errored or 0),
+            "abstained": int(abstained or 0),
+            "tokens": None if tokens is None else int(tokens),
+            "cost": None if cost is None else float(cost),
+            "duration": float(duration or 0.0),
+        }
+    return totals

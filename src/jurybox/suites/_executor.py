@@ -1,0 +1,85 @@
+"""The executor interface: planned cases in, each case's result out as it finishes.
+
+The runner opens the run, hands the cases to an executor and consumes what it
+yields: a record to write (the in-process pool) or a summary of a record the
+executor already wrote itself (worker processes, and on a cluster the Ray
+actors writing to PostgreSQL). Progress, Ctrl-C, the store and the run's
+summary stay the runner's; where and how the cases run is the executor's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from jurybox.core import CaseRecord, RunStatus, Status
+from jurybox.suites._case import Case
+from jurybox.suites._meter import Spend
+
+
+@dataclass(frozen=True)
+class CaseDone:
+    """One finished case, as an executor reports it.
+
+    Attributes:
+        case: The case's name.
+        status: Its verdict.
+        llm_skipped: Its LLM judges were left out for want of a judge model.
+        spend: The executor's running total of judge-model spend, for the progress bar.
+        record: The whole record for the runner to write; None when the executor stored it itself.
+    """
+
+    case: str
+    status: Status
+    llm_skipped: bool
+    spend: Spend
+    record: CaseRecord | None = None
+
+
+@dataclass
+class ExecutorSummary:
+    """How an executor's share of the run ended, read once its results are exhausted.
+
+    Attributes:
+        status: ``completed``, ``interrupted`` (stopped) or ``failed`` (part of it died).
+        store_errors: Writes it made itself that failed.
+        problems: Parts of it (worker processes, actors) that ended before finishing their cases, and how.
+    """
+
+    status: RunStatus
+    store_errors: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+class Executor(Protocol):
+    """Runs planned cases and yields each result as it finishes (no list of all results is kept).
+
+    Implementations: ``LocalExecutor`` (a task pool in this process) and
+    ``ProcessExecutor`` (``--workers N`` forked processes).
+    """
+
+    def start(self, run_id: str, cases: Sequence[Case]) -> None:
+        """Start running ``cases`` for run ``run_id`` (inside the event loop, before any progress thread)."""
+        ...
+
+    def results(self) -> AsyncGenerator[CaseDone, None]:
+        """Each finished case, once, in the order they finish; ends when all ran or soon after ``stop``."""
+        ...
+
+    @property
+    def spend(self) -> Spend:
+        """Judge-model calls, tokens and cost of the cases it ran so far."""
+        ...
+
+    def stop(self) -> None:
+        """Take no new case; the results end soon after (cases in flight are abandoned and re-run on resume)."""
+        ...
+
+    def summary(self) -> ExecutorSummary:
+        """How the run ended; valid once ``results`` is exhausted."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the agent and connections it holds."""
+        ...

@@ -1,0 +1,143 @@
+"""The dashboard's FastAPI app: pages, their JSON twins under ``/api``, static assets, errors as words.
+
+One router per page (``_page_*.py``); part 2 of the dashboard (authoring,
+runs from the browser, review, users) adds its routers here, behind a login,
+while these stay read-only.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from fastapi.staticfiles import StaticFiles
+from sqlalchemy.exc import OperationalError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from jurybox import __version__
+from jurybox.web import _page_case, _page_compare, _page_lessons, _page_run, _page_runs, _page_trends
+from jurybox.web._access import RETRY_SECONDS, StoreAccess, StoreUnavailableError, explain_database_error
+from jurybox.web._common import HERE, WebSettings, WebState, json_response, make_templates, render, state
+from jurybox.web._security import SecurityHeaders
+
+logger = logging.getLogger("jurybox.web")
+
+ROUTERS = (
+    _page_runs.router,
+    _page_run.router,
+    _page_case.router,
+    _page_compare.router,
+    _page_trends.router,
+    _page_lessons.router,
+)
+
+
+def create_app(store_url: str | None = None, *, settings: WebSettings | None = None) -> FastAPI:
+    """The dashboard as an ASGI app on the store at ``store_url``.
+
+    The store is opened on the first request (an older schema is migrated as
+    the CLI does; a newer one, a missing file or a database that is down shows
+    a page saying so, and later requests try again).
+
+    Args:
+        store_url: The store; None means ``JURYBOX_STORE`` or ``sqlite:///.jurybox/jurybox.db``.
+        settings: Everything else (refresh interval, regression policy, lock timeout).
+    """
+    settings = settings or WebSettings()
+    if store_url is not None:
+        settings.store_url = store_url
+    access = StoreAccess(settings.store_url, busy_timeout=settings.busy_timeout)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        access.close()
+
+    app = FastAPI(
+        title="jurybox dashboard",
+        version=__version__,
+        description="Runs, cases with every judgment, comparisons, trends and lessons of a jurybox store.",
+        # The interactive docs load scripts from a CDN, which the policy (and no-internet use) forbids;
+        # the schema itself is served and docs/web.md documents the API.
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+        lifespan=lifespan,
+    )
+    app.state.jurybox = WebState(settings, access, make_templates())
+    app.add_middleware(SecurityHeaders)
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    for router in ROUTERS:
+        app.include_router(router)
+
+    @app.get("/api/health")
+    def health(request: Request) -> Response:
+        """Whether the store can be read: ``{"ok": true, "store": URL}`` or 503 with the reason."""
+        state(request).access.store()
+        return json_response({"ok": True, "store": state(request).access.shown_url, "version": __version__})
+
+    _install_error_pages(app)
+    return app
+
+
+def _wants_json(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+def _error(request: Request, status_code: int, message: str, *, retry: bool = False, title: str = "") -> Response:
+    if _wants_json(request):
+        response = json_response({"error": message, "status": status_code}, status_code=status_code)
+    else:
+        data = {"error": message, "status": status_code, "retry": retry, "retry_seconds": RETRY_SECONDS}
+        response = render(request, "error.html", data, title=title or "Error", status_code=status_code)
+    if retry:
+        response.headers["Retry-After"] = str(RETRY_SECONDS)
+    return response
+
+
+def _install_error_pages(app: FastAPI) -> None:
+    """Every failure becomes a page (or JSON) in words; a stack trace only ever reaches the server log."""
+
+    @app.exception_handler(StoreUnavailableError)
+    async def store_unavailable(request: Request, exc: StoreUnavailableError) -> Response:
+        return _error(request, 503, exc.message, retry=exc.retry, title="Store unavailable")
+
+    @app.exception_handler(OperationalError)
+    async def database_error(request: Request, exc: OperationalError) -> Response:
+        # Locked, down, connection lost: a retry may work. Any other database error is a bug: a 500.
+        logger.warning("store read failed: %s", exc)
+        problem = explain_database_error(exc, state(request).access.shown_url)
+        return _error(request, 503, problem.message, retry=True, title="Store unavailable")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        message = exc.detail if isinstance(exc.detail, str) else "This page does not exist."
+        if exc.status_code == 404 and message == "Not Found":
+            message = f"There is no page at {request.url.path}."
+        return _error(request, exc.status_code, message, title="Not found" if exc.status_code == 404 else "Error")
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> Response:
+        problems = "; ".join(_problem(error) for error in exc.errors())
+        return _error(request, 400, f"Bad request: {problems}.", title="Bad request")
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        logger.exception("error serving %s", request.url.path)
+        return _error(
+            request,
+            500,
+            f"Something went wrong while building this page ({type(exc).__name__}). "
+            "The server log has the details; please report it.",
+            title="Error",
+        )
+
+
+def _problem(error: dict[str, Any]) -> str:
+    where = ".".join(str(part) for part in error.get("loc", ()) if part not in ("query", "path"))
+    return f"{where or 'request'}: {error.get('msg', 'invalid')}"

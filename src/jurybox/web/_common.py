@@ -1,0 +1,182 @@
+"""What every page shares: the app's settings, rendering a page or its JSON twin, paging, run summaries."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.templating import Jinja2Templates
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from jurybox import __version__
+from jurybox.store import Paged, RegressionPolicy, RunInfo, Store, StoreBrowser
+from jurybox.web import _format as fmt
+from jurybox.web import _urls as urls
+from jurybox.web._access import StoreAccess
+
+HERE = Path(__file__).parent
+PER_PAGE = 50
+MAX_PER_PAGE = 200
+
+
+@dataclass
+class WebSettings:
+    """How the dashboard was started.
+
+    Attributes:
+        store_url: The store URL as given (None: ``JURYBOX_STORE`` or the default file).
+        read_only: Always True in this version; part 2 adds writes behind a login.
+        policy: Thresholds and window the regression verdicts use (the store's default policy).
+        refresh_seconds: How often a page of a running run refreshes itself.
+        busy_timeout: Seconds a read waits for a SQLite lock before the page says the store is busy.
+    """
+
+    store_url: str | None = None
+    read_only: bool = True
+    policy: RegressionPolicy = field(default_factory=RegressionPolicy)
+    refresh_seconds: int = 5
+    busy_timeout: float = 5.0
+
+
+@dataclass
+class WebState:
+    """Kept on ``app.state.jurybox``: the settings, the store access and the templates."""
+
+    settings: WebSettings
+    access: StoreAccess
+    templates: Jinja2Templates
+
+
+def make_templates() -> Jinja2Templates:
+    """Jinja2 with autoescaping on for every template: store text is always escaped."""
+    env = Environment(
+        loader=FileSystemLoader(HERE / "templates"),
+        autoescape=True,  # every template, whatever its name: nothing from the store is ever markup
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(fmt.FILTERS)
+    env.globals["url"] = urls.URLS
+    env.globals["version"] = __version__
+    return Jinja2Templates(env=env)
+
+
+def state(request: Request) -> WebState:
+    found: WebState = request.app.state.jurybox
+    return found
+
+
+def browser(request: Request) -> StoreBrowser:
+    return state(request).access.browser()
+
+
+def store(request: Request) -> Store:
+    return state(request).access.store()
+
+
+def is_fragment(request: Request, target: str) -> bool:
+    """True when htmx asks for the part of the page with id ``target`` only."""
+    return request.headers.get("HX-Request") == "true" and request.headers.get("HX-Target") == target
+
+
+def render(
+    request: Request,
+    template: str,
+    data: dict[str, Any],
+    *,
+    title: str,
+    status_code: int = 200,
+    refresh: bool = False,
+    nav: str = "",
+    extra: dict[str, Any] | None = None,
+) -> HTMLResponse:
+    """A page: ``data`` is exactly what its JSON twin returns, so the HTML never shows a figure the JSON lacks.
+
+    ``extra`` holds presentation only (chart geometry drawn from ``data``), never a figure of its own.
+    """
+    web = state(request)
+    response: HTMLResponse = web.templates.TemplateResponse(
+        request,
+        template,
+        {
+            "data": data,
+            "title": title,
+            "nav": nav,
+            "refresh": refresh,
+            "refresh_seconds": web.settings.refresh_seconds,
+            "store_url": web.access.shown_url,
+            "read_only": web.settings.read_only,
+            **(extra or {}),
+        },
+        status_code=status_code,
+    )
+    if refresh:
+        # A running run changes under the reader: never serve it from a cache.
+        response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def json_response(data: dict[str, Any], *, status_code: int = 200) -> Response:
+    return JSONResponse(data, status_code=status_code)
+
+
+def paging(page: int, per_page: int) -> tuple[int, int]:
+    """``(offset, limit)`` of a 1-based page; the size is kept to 1..``MAX_PER_PAGE``."""
+    size = max(1, min(per_page, MAX_PER_PAGE))
+    return (max(1, page) - 1) * size, size
+
+
+def page_info(paged: Paged[Any], link: Any) -> dict[str, Any]:
+    """Where a page is and the links to its neighbours; ``link(page)`` builds a URL."""
+    pages = max(1, math.ceil(paged.total / paged.limit))
+    number = paged.offset // paged.limit + 1
+    return {
+        "page": number,
+        "pages": pages,
+        "per_page": paged.limit,
+        "total": paged.total,
+        "first": paged.offset + 1 if paged.items else 0,
+        "last": paged.offset + len(paged.items),
+        "previous": link(number - 1) if number > 1 else None,
+        "next": link(number + 1) if number < pages else None,
+        "self": link(number),
+    }
+
+
+STATUS_LABELS = {"interrupted": "stopped"}
+"""Run statuses as people say them: Ctrl-C leaves a run *stopped* (the store says interrupted)."""
+
+
+def run_summary(run: RunInfo) -> dict[str, Any]:
+    """A run's facts as the runs list, the run page and the JSON API show them."""
+    config = run.config
+    branch = config.get("git_branch") if isinstance(config.get("git_branch"), str) else None
+    return {
+        "id": run.id,
+        "suite": run.suite,
+        "status": run.status,
+        "status_label": STATUS_LABELS.get(run.status, run.status),
+        "running": run.status == "running",
+        "started_at": fmt.iso(run.started_at),
+        "finished_at": fmt.iso(run.finished_at),
+        "wall_time": run.wall_time,
+        "case_time": run.duration,
+        "planned": run.planned,
+        "recorded": run.recorded,
+        "missing": max(0, run.planned - run.recorded),
+        "counts": {"pass": run.passed, "fail": run.failed, "error": run.errored, "abstain": run.abstained},
+        "pass_rate": run.pass_rate,
+        "judge_model": run.judge_model,
+        "agent_version": run.agent_version,
+        "git_commit": run.git_commit,
+        "git_branch": branch,
+        "tokens": run.tokens,
+        "cost": run.cost,
+        "config": dict(config),
+        "links": {"html": urls.run(run.id), "api": urls.api(urls.run(run.id))},
+    }

@@ -1,0 +1,129 @@
+"""How numbers, money, durations and times read on the dashboard (Jinja filters).
+
+Unknown is never zero: a missing cost prints ``unknown``, a missing rate ``—``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from jurybox.core import CategoricalScore, Judgment, NumericScore
+
+DASH = "—"
+
+
+def pct(value: float | None, digits: int = 1) -> str:
+    """``0.853`` -> ``85.3%``."""
+    return DASH if value is None else f"{value:.{digits}%}"
+
+
+def points(value: float | None) -> str:
+    """A difference of two rates in percentage points, signed."""
+    return DASH if value is None else f"{value * 100:+.1f} pts"
+
+
+def money(value: float | None) -> str:
+    """USD with enough digits for per-case judge costs; ``unknown`` when nothing reported a cost."""
+    return "unknown" if value is None else f"${value:.4f}"
+
+
+def money_delta(value: float | None) -> str:
+    return DASH if value is None else f"{'+' if value >= 0 else '-'}${abs(value):.4f}"
+
+
+def seconds(value: float | None) -> str:
+    """``0.42s``, ``12.3s``, ``4m 05s``, ``2h 03m``."""
+    if value is None:
+        return DASH
+    if value < 60:
+        return f"{value:.2f}s" if value < 10 else f"{value:.1f}s"
+    minutes, secs = divmod(round(value), 60)
+    if minutes < 60:
+        return f"{minutes}m {secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
+
+
+def seconds_delta(value: float | None) -> str:
+    return DASH if value is None else f"{value:+.2f}s"
+
+
+def score(value: float | None) -> str:
+    return DASH if value is None else f"{value:.2f}"
+
+
+def judgment_score(judgment: Judgment) -> str | None:
+    """A verdict's score as the judge gave it (``7 on 1..10 (0.67)``, ``B (0.50)``, ``0.85``), or None."""
+    raw = judgment.score
+    if raw is None or judgment.value is None:
+        return None
+    value = f"{judgment.value:.2f}"
+    if isinstance(raw, NumericScore) and (raw.min, raw.max) != (0.0, 1.0):
+        return f"{raw.value:g} on {raw.min:g}..{raw.max:g} ({value})"
+    if isinstance(raw, CategoricalScore):
+        return f"{raw.value} ({value})"
+    return value
+
+
+def signed(value: float | None) -> str:
+    return DASH if value is None else f"{value:+.2f}"
+
+
+def count(value: int | None) -> str:
+    return "unknown" if value is None else f"{value:,}"
+
+
+def count_delta(a: int | None, b: int | None) -> str:
+    return DASH if a is None or b is None else f"{b - a:+,}"
+
+
+def when(value: datetime | str | None) -> str:
+    """A UTC timestamp to the second, the way ``jurybox history`` shows it."""
+    if value is None:
+        return DASH
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return f"{value.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
+
+
+def iso(value: datetime | None) -> str | None:
+    """The JSON form of a timestamp."""
+    return None if value is None else value.astimezone(UTC).isoformat()
+
+
+def short(text: str | None, limit: int = 160) -> str:
+    """One line of at most ``limit`` characters."""
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def pretty_json(value: Any) -> str:
+    """Indented JSON of stored data (text stays text); escaping is the template's job."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str, sort_keys=False)
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+FILTERS: dict[str, Callable[..., Any]] = {
+    "pct": pct,
+    "points": points,
+    "money": money,
+    "money_delta": money_delta,
+    "seconds": seconds,
+    "seconds_delta": seconds_delta,
+    "score": score,
+    "signed": signed,
+    "count": count,
+    "when": when,
+    "short": short,
+    "pretty_json": pretty_json,
+    "compact_json": compact_json,
+}
+"""Every filter the templates use, by name."""

@@ -1,0 +1,209 @@
+"""Two runs side by side (``/compare?a=...&b=...``): what broke, what was fixed, what moved, per case and per judge.
+
+The figures are those of ``jurybox compare A B``: the same runs (ids, unique
+prefixes or ``last``, resolved by the store), the same definitions of a flip,
+a new error and a score change, and the same latency statistics. The URL is
+the comparison, so it can be shared.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, Response
+
+from jurybox.store import COMPARE_KINDS, ComparedSide, JudgeStats, RunInfo, StoreBrowser, StoreError
+from jurybox.web import _urls as urls
+from jurybox.web._common import PER_PAGE, browser, json_response, page_info, paging, render, run_summary, store
+
+router = APIRouter()
+
+KIND_LABELS = {
+    "broke": "Newly failing",
+    "fixed": "Newly passing",
+    "still_failing": "Still failing",
+    "scores": "Score changed",
+    "new_errors": "New errors",
+    "status": "Status changed",
+    "only_a": "Only in A (removed)",
+    "only_b": "Only in B (added)",
+}
+DEFAULT_ORDER = ("broke", "new_errors", "fixed", "scores", "still_failing", "status", "only_b", "only_a")
+
+
+def _delta(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else b - a
+
+
+def _figure(a: Any, b: Any, change: Any) -> dict[str, Any]:
+    return {"a": a, "b": b, "change": change}
+
+
+def _side(side: ComparedSide | None) -> dict[str, Any] | None:
+    if side is None:
+        return None
+    return {"status": side.status.value, "score": side.score, "duration": side.duration}
+
+
+def judges_data(a: tuple[JudgeStats, ...], b: tuple[JudgeStats, ...]) -> list[dict[str, Any]]:
+    """Each judge (verdict-tree path) in both runs, the biggest change of mean score or pass rate first."""
+    by_a = {j.path: j for j in a}
+    by_b = {j.path: j for j in b}
+    rows = []
+    for path in sorted(set(by_a) | set(by_b)):
+        ja, jb = by_a.get(path), by_b.get(path)
+        either = jb or ja
+        assert either is not None
+        score_change = _delta(ja.mean_score if ja else None, jb.mean_score if jb else None)
+        rate_change = _delta(ja.rate if ja else None, jb.rate if jb else None)
+        rows.append(
+            {
+                "path": path,
+                "judge": either.judge,
+                "a": None if ja is None else {"ran": ja.ran, "rate": ja.rate, "mean_score": ja.mean_score},
+                "b": None if jb is None else {"ran": jb.ran, "rate": jb.rate, "mean_score": jb.mean_score},
+                "rate_change": rate_change,
+                "score_change": score_change,
+            }
+        )
+    return sorted(rows, key=_size_of_change)
+
+
+def _size_of_change(row: dict[str, Any]) -> tuple[float, float, str]:
+    score_change: float | None = row["score_change"]
+    rate_change: float | None = row["rate_change"]
+    return (-abs(score_change or 0.0), -abs(rate_change or 0.0), str(row["path"]))
+
+
+def compare_data(
+    reader: StoreBrowser, a: RunInfo, b: RunInfo, kind: str | None, page: int, per_page: int
+) -> dict[str, Any]:
+    """The compare page's data (and the JSON of ``/api/compare``)."""
+    summary = reader.compare(a, b)
+    counts = summary.counts
+    chosen = kind or next((k for k in DEFAULT_ORDER if counts[k]), "broke")
+    offset, limit = paging(page, per_page)
+    cases = reader.compared_cases(summary, chosen, offset=offset, limit=limit)
+    stats_a, stats_b = reader.run_stats(a), reader.run_stats(b)
+    la, lb = summary.latency_a, summary.latency_b
+
+    def link(number: int) -> str:
+        return urls.compare(a.id, b.id, kind=chosen, page=number, per_page=per_page if per_page != PER_PAGE else None)
+
+    return {
+        "a": run_summary(a),
+        "b": run_summary(b),
+        "same_suite": a.suite == b.suite,
+        "figures": {
+            "cases": _figure(a.recorded, b.recorded, b.recorded - a.recorded),
+            "pass_rate": _figure(a.pass_rate, b.pass_rate, _delta(a.pass_rate, b.pass_rate)),
+            "errors": _figure(a.errored, b.errored, b.errored - a.errored),
+            "cost": _figure(a.cost, b.cost, summary.cost_delta),
+            "tokens": _figure(
+                a.tokens, b.tokens, None if a.tokens is None or b.tokens is None else b.tokens - a.tokens
+            ),
+            "latency_mean": _figure(la.mean, lb.mean, _delta(la.mean, lb.mean)),
+            "latency_p50": _figure(la.p50, lb.p50, _delta(la.p50, lb.p50)),
+            "latency_p95": _figure(la.p95, lb.p95, _delta(la.p95, lb.p95)),
+        },
+        "common": summary.common,
+        "flipped": summary.flipped,
+        "counts": counts,
+        "kind": chosen,
+        "kinds": [
+            {
+                "kind": k,
+                "label": KIND_LABELS[k],
+                "count": counts[k],
+                "html": urls.compare(a.id, b.id, kind=k),
+                "current": k == chosen,
+            }
+            for k in COMPARE_KINDS
+        ],
+        "rows": [
+            {
+                "case": item.case,
+                "a": _side(item.a),
+                "b": _side(item.b),
+                "score_delta": item.score_delta,
+                "links": {
+                    "a": urls.case(a.id, item.case) if item.a else None,
+                    "b": urls.case(b.id, item.case) if item.b else None,
+                },
+            }
+            for item in cases.items
+        ],
+        "page": page_info(cases, link),
+        "judges": judges_data(stats_a.judges, stats_b.judges),
+        "links": {
+            "swap": urls.compare(b.id, a.id),
+            "api": urls.api(urls.compare(a.id, b.id)),
+            "cli": f"jurybox compare {a.id} {b.id}",
+        },
+    }
+
+
+def _resolve(request: Request, ref: str, label: str) -> RunInfo:
+    reader = browser(request)
+    found = reader.run(ref)
+    if found is not None:
+        return found
+    try:
+        resolved = store(request).resolve_run(ref)
+    except StoreError as exc:
+        raise HTTPException(status_code=404, detail=f"Run {label}: {exc}") from exc
+    exact = reader.run(resolved.id)
+    assert exact is not None
+    return exact
+
+
+RunRef = Annotated[str | None, Query(max_length=64, description="Run id, unique id prefix or 'last'.")]
+Kind = Annotated[str | None, Query(pattern="^(" + "|".join(COMPARE_KINDS) + ")?$", description="Which cases to list.")]
+PageNumber = Annotated[int, Query(ge=1, le=1_000_000)]
+PerPage = Annotated[int, Query(ge=1, le=200)]
+
+
+def _picker(request: Request, a: str | None, b: str | None) -> dict[str, Any]:
+    recent = browser(request).runs_page(limit=100).items
+    return {
+        "picker": True,
+        "a_ref": a or "",
+        "b_ref": b or "",
+        "runs": [
+            {"id": r.id, "suite": r.suite, "status": r.status, "started_at": r.started_at.isoformat()} for r in recent
+        ],
+    }
+
+
+@router.get("/compare", response_class=HTMLResponse)
+def compare_page(
+    request: Request,
+    a: RunRef = None,
+    b: RunRef = None,
+    kind: Kind = None,
+    page: PageNumber = 1,
+    per_page: PerPage = PER_PAGE,
+) -> Response:
+    if not a or not b:
+        return render(request, "compare_pick.html", _picker(request, a, b), title="Compare two runs", nav="compare")
+    run_a, run_b = _resolve(request, a, "A"), _resolve(request, b, "B")
+    data = compare_data(browser(request), run_a, run_b, kind or None, page, per_page)
+    refresh = run_a.status == "running" or run_b.status == "running"
+    return render(
+        request, "compare.html", data, title=f"Compare {run_a.id} → {run_b.id}", refresh=refresh, nav="compare"
+    )
+
+
+@router.get("/api/compare")
+def compare_api(
+    request: Request,
+    a: Annotated[str, Query(max_length=64, description="Run A (the earlier): id, unique prefix or 'last'.")],
+    b: Annotated[str, Query(max_length=64, description="Run B (the later): id, unique prefix or 'last'.")],
+    kind: Kind = None,
+    page: PageNumber = 1,
+    per_page: PerPage = PER_PAGE,
+) -> Response:
+    """Run A against run B: the figures of ``jurybox compare``, per-judge changes and one page of cases of a kind."""
+    run_a, run_b = _resolve(request, a, "A"), _resolve(request, b, "B")
+    return json_response(compare_data(browser(request), run_a, run_b, kind or None, page, per_page))

@@ -1,0 +1,134 @@
+"""The runs list (``/runs``): every run, newest first, filtered by suite, status and date, a page at a time."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from jurybox.store import StoreBrowser
+from jurybox.web import _urls as urls
+from jurybox.web._common import PER_PAGE, browser, is_fragment, json_response, page_info, paging, render, run_summary
+
+router = APIRouter()
+
+RUN_STATUSES = ("running", "completed", "interrupted", "failed")
+
+
+def runs_data(
+    reader: StoreBrowser,
+    *,
+    suite: str | None,
+    status: str | None,
+    since: date | None,
+    until: date | None,
+    page: int,
+    per_page: int,
+) -> dict[str, Any]:
+    """The runs page's data (and the JSON of ``/api/runs``)."""
+    offset, limit = paging(page, per_page)
+    start = datetime.combine(since, time.min, tzinfo=UTC) if since else None
+    # ``until`` is a whole day, included.
+    end = datetime.combine(until + timedelta(days=1), time.min, tzinfo=UTC) if until else None
+    found = reader.runs_page(suite=suite, status=status, since=start, until=end, offset=offset, limit=limit)
+    filters = {
+        "suite": suite,
+        "status": status,
+        "since": since.isoformat() if since else None,
+        "until": until.isoformat() if until else None,
+    }
+
+    def link(number: int) -> str:
+        shown = number if number > 1 else None
+        return urls.runs(**filters, page=shown, per_page=per_page if per_page != PER_PAGE else None)
+
+    runs = [run_summary(run) for run in found.items]
+    return {
+        "filters": filters,
+        "suites": reader.suites(),
+        "statuses": list(RUN_STATUSES),
+        "runs": runs,
+        "page": page_info(found, link),
+        "any_running": any(run["running"] for run in runs),
+    }
+
+
+Suite = Annotated[str | None, Query(max_length=512, description="Only runs of this suite.")]
+Status = Annotated[str | None, Query(pattern="^(running|completed|interrupted|failed)?$", description="Run status.")]
+# Text, not date: the filter form sends an empty field as "" (no bound), which a date parameter refuses.
+Since = Annotated[str | None, Query(max_length=32, description="Runs started on or after this day (UTC), YYYY-MM-DD.")]
+Until = Annotated[str | None, Query(max_length=32, description="Runs started on or before this day (UTC), YYYY-MM-DD.")]
+
+
+def day(value: str | None, name: str) -> date | None:
+    """A date filter's value: None when empty, else a YYYY-MM-DD day (a 400 page otherwise)."""
+    if value is None or not value.strip():
+        return None
+    try:
+        return date.fromisoformat(value.strip())
+    except ValueError:
+        raise HTTPException(
+            status_code=400, detail=f"Bad request: {name} must be a day as YYYY-MM-DD, not {value!r}."
+        ) from None
+
+
+PageNumber = Annotated[int, Query(ge=1, le=1_000_000, description="1-based page number.")]
+PerPage = Annotated[int, Query(ge=1, le=200, description="Rows per page.")]
+
+
+@router.get("/", include_in_schema=False)
+def home() -> Response:
+    return RedirectResponse(urls.runs(), status_code=307)
+
+
+@router.get("/runs", response_class=HTMLResponse)
+def runs_page(
+    request: Request,
+    suite: Suite = None,
+    status: Status = None,
+    since: Since = None,
+    until: Until = None,
+    page: PageNumber = 1,
+    per_page: PerPage = PER_PAGE,
+) -> Response:
+    data = runs_data(
+        browser(request),
+        suite=suite or None,
+        status=status or None,
+        since=day(since, "since"),
+        until=day(until, "until"),
+        page=page,
+        per_page=per_page,
+    )
+    if is_fragment(request, "runs-table"):
+        response = render(request, "runs_table.html", data, title="Runs", refresh=data["any_running"])
+        if request.headers.get("HX-Trigger") != "runs-table":  # a refresh of a live page pushes no history
+            response.headers["HX-Push-Url"] = data["page"]["self"]
+        return response
+    return render(request, "runs.html", data, title="Runs", refresh=data["any_running"], nav="runs")
+
+
+@router.get("/api/runs")
+def runs_api(
+    request: Request,
+    suite: Suite = None,
+    status: Status = None,
+    since: Since = None,
+    until: Until = None,
+    page: PageNumber = 1,
+    per_page: PerPage = PER_PAGE,
+) -> Response:
+    """Runs, newest first: the data of the runs page."""
+    return json_response(
+        runs_data(
+            browser(request),
+            suite=suite or None,
+            status=status or None,
+            since=day(since, "since"),
+            until=day(until, "until"),
+            page=page,
+            per_page=per_page,
+        )
+    )

@@ -1,0 +1,223 @@
+"""The dashboard in a real browser: Playwright driving Debian's chromium (``apt-get install chromium``).
+
+One browser per session and the session's one store. Locally these tests skip
+with the reason when chromium or Playwright is missing; with CI=true they fail
+instead, so CI never passes without having run them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from webkit import HOSTILE_SUITE, DashboardServer, WebStore
+
+from jurybox.core import CaseRecord, Judgment
+from jurybox.store import open_store
+
+pytestmark = pytest.mark.browser
+
+try:
+    from playwright.sync_api import expect
+except ImportError:  # the browser fixture skips (or fails in CI) with the reason
+    expect = None  # type: ignore[assignment]
+
+CHROMIUM = os.environ.get("JURYBOX_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true: browser tests must run, not skip; scripts/test.sh installs chromium)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Chromium, launched once for the session."""
+    try:
+        from playwright.sync_api import Error, sync_playwright
+    except ImportError:
+        _unavailable("Playwright is not installed: pip install 'jurybox[browser]'")
+    if not Path(CHROMIUM).exists():
+        _unavailable(f"no chromium at {CHROMIUM}: apt-get install chromium (or set JURYBOX_CHROMIUM)")
+    with sync_playwright() as playwright:
+        try:
+            launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        except Error as exc:
+            _unavailable(f"chromium at {CHROMIUM} does not start: {str(exc).splitlines()[0]}")
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="session")
+def server(web_store: WebStore) -> Iterator[DashboardServer]:
+    running = DashboardServer(web_store.url)
+    yield running
+    running.stop()
+
+
+@dataclass
+class Watch:
+    """What a page did that it must not: dialogs, script errors, console errors (CSP violations among them)."""
+
+    dialogs: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def clean(self) -> bool:
+        return not self.dialogs and not self.errors
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[tuple[Any, Watch]]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, java_script_enabled=True)
+    tab = context.new_page()
+    watch = Watch()
+
+    def on_dialog(dialog: Any) -> None:
+        watch.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    tab.on("dialog", on_dialog)
+    tab.on("pageerror", lambda exc: watch.errors.append(f"page error: {exc}"))
+    tab.on("console", lambda message: watch.errors.append(message.text) if message.type == "error" else None)
+    yield tab, watch
+    context.close()
+
+
+def test_a_persons_path_runs_run_failing_case_compare_trend_lesson(
+    page: tuple[Any, Watch], server: DashboardServer, web_store: WebStore
+) -> None:
+    tab, watch = page
+    first, second = web_store.example_runs
+    tab.goto(server.base + "/runs")
+    assert tab.title() == "Runs · jurybox"
+    tab.click(f"a[href='/runs/{second}']")
+    tab.wait_for_url(f"**/runs/{second}")
+    assert tab.locator("h1").inner_text().startswith("property-agent")
+    rows = tab.locator("table.cases tbody tr")
+    assert rows.first.locator(".badge").inner_text() == "FAIL"  # failing cases first
+
+    # A failing case: every round, and the reasoning of the failing judge shown without a click.
+    tab.click(f"table.cases a:text-is('{web_store.failing_case}')")
+    tab.wait_for_url("**/case?name=*")
+    rounds = tab.locator("section.round:not(.execution)")
+    assert rounds.count() == 2
+    second_round = rounds.nth(1)
+    assert "FAIL" in second_round.locator("h2").inner_text()
+    reasoning = second_round.locator(".reasoning", has_text="none of the texts found").first
+    assert reasoning.is_visible()
+    assert second_round.locator("code.tool-name", has_text="get_bookings").first.is_visible()
+    assert tab.locator(".why-box").is_visible()
+
+    # Back to the run, compare with the previous run: the newly failing cases are listed.
+    tab.click("a.button:text('Back to run')")
+    tab.click("a.button:has-text('Compare with previous')")
+    tab.wait_for_url(f"**/compare?a={first}&b={second}")
+    assert tab.locator("a.kind.current").inner_text().startswith("Newly failing")
+    assert set(tab.locator("#compare-cases td.case-name").all_inner_texts()) == {
+        "counts-listings",
+        web_store.failing_case,
+    }
+
+    # The suite's trend: each point opens its run.
+    tab.goto(server.base + "/suites")
+    tab.click("a:text-is('property-agent')")
+    tab.wait_for_url("**/suites/property-agent/trends")
+    assert tab.locator("figure.chart").count() >= 4
+    tab.locator(f"figure.chart a[href='/runs/{first}']").first.click()
+    tab.wait_for_url(f"**/runs/{first}")
+
+    # A lesson, and from it the regressed run.
+    tab.click("header nav a:text('Lessons')")
+    tab.wait_for_url("**/lessons")
+    lesson = tab.locator("article.lesson").first
+    assert "llm_judge" in lesson.locator("h2").inner_text() or "overall" in lesson.locator("h2").inner_text()
+    lesson.locator("a.button:text('Open the run')").click()
+    tab.wait_for_url(f"**/runs/{web_store.hostile_runs[-1]}")
+    assert tab.locator(".verdict").inner_text() == "regression"
+    assert watch.clean(), watch
+
+
+def test_filters_update_the_case_table_in_place_and_the_url_is_shareable(
+    page: tuple[Any, Watch], server: DashboardServer, web_store: WebStore
+) -> None:
+    tab, watch = page
+    second = web_store.example_runs[1]
+    tab.goto(server.base + f"/runs/{second}")
+    tab.evaluate("window.__kept = 1")  # survives only if htmx swaps the table instead of reloading the page
+    tab.select_option("#cases select[name=status]", "fail")
+    expect(tab.locator("table.cases tbody tr")).to_have_count(2)
+    assert "status=fail" in tab.url
+    assert tab.evaluate("window.__kept") == 1
+    tab.fill("#cases input[type=search]", "counts")
+    expect(tab.locator("table.cases tbody tr")).to_have_count(1)
+    assert "q=counts" in tab.url
+    tab.reload()
+    assert tab.locator("table.cases tbody tr").count() == 1  # the URL alone gives the same table
+    assert watch.clean(), watch
+
+
+def _hostile_paths(store: WebStore) -> list[str]:
+    hostile = store.hostile_runs[-1]
+    suite = quote(HOSTILE_SUITE, safe="")
+    paths = ["/runs", f"/runs?suite={suite}", f"/runs/{hostile}", "/suites", f"/suites/{suite}/trends"]
+    paths += [f"/suites/{suite}/cases", "/lessons", f"/compare?a={store.hostile_runs[-2]}&b={hostile}"]
+    paths += [f"/runs/{hostile}/case?name={quote(name, safe='')}" for name in store.hostile_case_names]
+    return paths
+
+
+def test_hostile_text_never_runs_on_any_page(
+    page: tuple[Any, Watch], server: DashboardServer, web_store: WebStore
+) -> None:
+    tab, watch = page
+    for path in _hostile_paths(web_store):
+        tab.goto(server.base + path)
+        tab.wait_for_load_state("networkidle")
+        assert tab.evaluate("typeof window.__xss") == "undefined", path
+        assert tab.locator("a[href^='javascript:' i], [src^='javascript:' i]").count() == 0, path
+        assert tab.locator("img, iframe, object, embed").count() == 0, path
+        # Details elements hold metadata: open them all, so anything hidden in them would render too.
+        tab.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        tab.mouse.move(200, 300)
+        assert tab.evaluate("typeof window.__xss") == "undefined", path
+    # The case named "javascript:..." is an ordinary link to its page.
+    tab.goto(server.base + f"/runs/{web_store.hostile_runs[-1]}")
+    tab.click("table.cases a:text-is('javascript:window.__xss=1')")
+    tab.wait_for_url("**/case?name=javascript*")
+    assert tab.evaluate("typeof window.__xss") == "undefined"
+    assert watch.clean(), watch
+
+
+def test_a_running_run_refreshes_until_it_finishes(
+    page: tuple[Any, Watch], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    tab, watch = page
+    url = f"sqlite:///{tmp_path_factory.mktemp('live') / 'live.db'}"
+    with open_store(url) as store:
+        run_id = store.begin_run("live", cases={"one": {}, "two": {}}, judge_model="fake")
+        store.record_case(run_id, CaseRecord("one", Judgment.passed(1.0, "ok", judge="contains")))
+    live = DashboardServer(url, refresh_seconds=1)
+    try:
+        tab.goto(live.base + f"/runs/{run_id}")
+        assert "1 of 2" in tab.locator("p.live").inner_text()
+        with open_store(url) as store:
+            store.record_case(run_id, CaseRecord("two", Judgment.failed(0.0, "wrong", judge="contains")))
+        # Playwright's own waits: wait_for_function would need eval, which the page's CSP forbids.
+        expect(tab.locator("p.live")).to_contain_text("2 of 2")
+        expect(tab.locator("table.cases tbody tr")).to_have_count(2)
+        with open_store(url) as store:
+            store.finish_run(run_id)
+        expect(tab.locator("p.live")).to_have_count(0)
+        expect(tab.locator(".card.c-fail b")).to_have_text("1")
+        assert tab.locator("h1 .run-status").inner_text() == "running"  # the heading is not refreshed...
+        tab.reload()
+        assert tab.locator("h1 .run-status").inner_text() == "completed"  # ...a reload shows the final state
+    finally:
+        live.stop()
+    assert watch.clean(), watch
