@@ -314,7 +314,8 @@ def test_console_report_fits_80_columns() -> None:
 def test_a_jury_named_by_module_attr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "my_panel.py").write_text(
         "from jurybox.core import Context, Jury, judge\n"
-        "@judge(name='has_digit')\ndef has_digit(ctx: Context) -> bool:\n    return any(c.isdigit() for c in ctx.output)\n"
+        "@judge(name='has_digit')\ndef has_digit(ctx: Context) -> bool:\n"
+        "    return any(c.isdigit() for c in ctx.output)\n"
         "@judge(name='short')\ndef short(ctx: Context) -> bool:\n    return len(ctx.output) < 5\n"
         "panel = Jury(has_digit, short, name='panel')\n",
         encoding="utf-8",

@@ -35,6 +35,7 @@ StoreOption = Annotated[
         show_default=False,
     ),
 ]
+"""The ``--store`` option of every command that reads a store (``jurybox serve`` takes it from here)."""
 
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2

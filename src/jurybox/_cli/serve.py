@@ -10,6 +10,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from jurybox._cli.history import StoreOption
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 INSTALL_HINT = "pip install 'jurybox[web]'"
@@ -30,15 +32,7 @@ def dashboard_hint(store_url: str | None) -> str:
 
 
 def serve(
-    store_url: Annotated[
-        str | None,
-        typer.Option(
-            "--store",
-            help="Store URL (sqlite:///path.db or postgresql+psycopg://...). Default: $JURYBOX_STORE, "
-            "else sqlite:///.jurybox/jurybox.db.",
-            show_default=False,
-        ),
-    ] = None,
+    store_url: StoreOption = None,
     host: Annotated[str, typer.Option(help="Address to listen on. Keep the default to serve only this machine.")] = (
         DEFAULT_HOST
     ),

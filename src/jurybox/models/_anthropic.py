@@ -9,7 +9,7 @@ from typing import Any
 import anthropic
 import httpx2
 
-from jurybox.models._base import ProviderModel, status_error
+from jurybox.models._base import ProviderModel, resolve_api_key, status_error
 from jurybox.models._cache import plain
 from jurybox.models._errors import ProviderError
 from jurybox.models._types import GenerateRequest, ModelResponse, Usage
@@ -49,8 +49,12 @@ class AnthropicModel(ProviderModel):
     ) -> None:
         base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         super().__init__(model, base_url=base_url, **options)
-        self._api_key = self._resolve_api_key(
-            api_key, "ANTHROPIC_API_KEY", keyless="for a local or proxy server pass base_url=..."
+        self._api_key = resolve_api_key(
+            self.provider,
+            api_key,
+            "ANTHROPIC_API_KEY",
+            base_url=self.base_url,
+            keyless="for a local or proxy server pass base_url=...",
         )
         self.default_max_tokens = default_max_tokens
 

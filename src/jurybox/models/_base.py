@@ -156,27 +156,6 @@ class ProviderModel(ABC):
 
     # -------------------------------------------------------------- for providers
 
-    def _resolve_api_key(self, api_key: str | None, env: str, *, keyless: str) -> str:
-        """``api_key``, else ``$env``; a server given by ``base_url`` may go without one.
-
-        Args:
-            api_key: The key the caller passed, if any.
-            env: The environment variable that holds the provider's key.
-            keyless: How to use a server that needs no key, for the error message.
-
-        Returns:
-            The key, or a placeholder for a ``base_url`` server when there is none.
-
-        Raises:
-            ModelConfigError: No key and no ``base_url``: the provider's own API needs one.
-        """
-        key = api_key or os.environ.get(env)
-        if key:
-            return key
-        if self.base_url is None:
-            raise ModelConfigError(f"{self.provider}: no API key. Set {env} (or pass api_key=...); {keyless}")
-        return LOCAL_API_KEY
-
     def _timeout_error(self) -> ModelTimeoutError:
         """What a provider raises for a call that got no reply within ``timeout``."""
         return ModelTimeoutError(f"no reply within {self.timeout} s", provider=self.provider)
@@ -380,6 +359,30 @@ class ProviderModel(ABC):
                     raise error
                 raise error from raw_error
             await policy.sleep(policy.backoff(attempt, error.retry_after))
+
+
+def resolve_api_key(provider: str, api_key: str | None, env: str, *, base_url: str | None, keyless: str) -> str:
+    """``api_key``, else ``$env``; a server given by ``base_url`` may go without one.
+
+    Args:
+        provider: The provider's name, for the error message.
+        api_key: The key the caller passed, if any.
+        env: The environment variable that holds the provider's key.
+        base_url: The server the model talks to; None for the provider's own API.
+        keyless: How to use a server that needs no key, for the error message.
+
+    Returns:
+        The key, or a placeholder for a ``base_url`` server when there is none.
+
+    Raises:
+        ModelConfigError: No key and no ``base_url``: the provider's own API needs one.
+    """
+    key = api_key or os.environ.get(env)
+    if key:
+        return key
+    if base_url is None:
+        raise ModelConfigError(f"{provider}: no API key. Set {env} (or pass api_key=...); {keyless}")
+    return LOCAL_API_KEY
 
 
 def status_error(provider: str, status: int, headers: Mapping[str, str] | None, body: Any) -> ProviderError:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import httpx2
 import openai
 
-from jurybox.models._base import ProviderModel, status_error
+from jurybox.models._base import ProviderModel, resolve_api_key, status_error
 from jurybox.models._errors import ModelConfigError, ProviderError
 from jurybox.models._openai_transport import (
     _HTTP_CLIENTS,
@@ -85,9 +85,11 @@ class OpenAIModel(ProviderModel):
     ) -> None:
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         super().__init__(model, base_url=base_url, **options)
-        key = self._resolve_api_key(
+        key = resolve_api_key(
+            self.provider,
             api_key,
             "OPENAI_API_KEY",
+            base_url=self.base_url,
             keyless="for a local OpenAI-compatible server pass base_url=... (any key is accepted)",
         )
         if max_tokens_param not in (None, "max_tokens", "max_completion_tokens"):

@@ -7,6 +7,7 @@ same derived totals, so the formats never disagree.
 from jurybox.core import SKIPPED_TIERS_KEY, RunStatus
 from jurybox.report._case import CaseSummary, explain, skipped_tiers, summarize_case, tier_verdicts
 from jurybox.report._console import render_console
+from jurybox.report._format import judgment_score
 from jurybox.report._from_store import report_from_store
 from jurybox.report._html import iter_html, to_html
 from jurybox.report._json import SCHEMA_VERSION, from_json, iter_json, record_to_dict, to_json
@@ -34,6 +35,7 @@ __all__ = [
     "iter_html",
     "iter_json",
     "iter_junit",
+    "judgment_score",
     "record_to_dict",
     "render_console",
     "report_filename",

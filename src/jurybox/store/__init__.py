@@ -15,7 +15,8 @@ from jurybox.store._baselines import (
     check_run,
     relative_drop,
 )
-from jurybox.store._browse import (
+from jurybox.store._browse import StoreBrowser
+from jurybox.store._browse_models import (
     CASE_SORTS,
     COMPARE_KINDS,
     CaseHistoryRow,
@@ -27,7 +28,6 @@ from jurybox.store._browse import (
     JudgeStats,
     Paged,
     RunStats,
-    StoreBrowser,
     TierStats,
     TrendPoint,
 )

@@ -20,7 +20,7 @@ DEFAULT_URL = "sqlite:///.jurybox/jurybox.db"
 
 ENV_VAR = "JURYBOX_STORE"
 
-SCHEMA_HEAD = "0003_single_verdict_rows"
+SCHEMA_HEAD = "0004_dashboard_indexes"
 """The newest migration revision. Opening a store already at it skips loading Alembic
 (a test checks it matches the migration scripts)."""
 

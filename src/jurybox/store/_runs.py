@@ -20,6 +20,30 @@ from jurybox.store._serialize import db_jsonable
 RunStatus = Literal["running", "completed", "interrupted", "failed"]
 FINAL_STATUSES: tuple[str, ...] = ("completed", "interrupted", "failed")
 
+TOTAL_COLUMNS = {
+    "recorded": "total",
+    "passed": "passed",
+    "failed": "failed",
+    "errored": "errored",
+    "abstained": "abstained",
+    "tokens": "tokens",
+    "cost": "cost",
+    "duration": "duration",
+}
+"""Each total :func:`run_totals` counts -> the ``runs`` column ``finish_run`` writes it to."""
+
+NO_RESULTS: dict[str, Any] = {
+    "recorded": 0,
+    "passed": 0,
+    "failed": 0,
+    "errored": 0,
+    "abstained": 0,
+    "tokens": None,
+    "cost": None,
+    "duration": None,
+}
+"""The totals of a run with no results yet (no token or cost reported: unknown, not zero)."""
+
 
 class RunRepository(Repository):
     """The ``runs`` and ``run_cases`` tables: a run's settings, plan, status and totals."""
@@ -92,21 +116,14 @@ class RunRepository(Repository):
                 is None
             ):
                 raise StoreError(f"unknown run {run_id!r} in store {self.url}")
-            totals = run_totals(connection, [run_id]).get(run_id, {})
+            totals = {**NO_RESULTS, **run_totals(connection, [run_id]).get(run_id, {})}
             connection.execute(
                 update(runs_table)
                 .where(runs_table.c.id == run_id)
                 .values(
                     status=status,
                     finished_at=now(),
-                    total=totals.get("recorded", 0),
-                    passed=totals.get("passed", 0),
-                    failed=totals.get("failed", 0),
-                    errored=totals.get("errored", 0),
-                    abstained=totals.get("abstained", 0),
-                    tokens=totals.get("tokens"),
-                    cost=totals.get("cost"),
-                    duration=totals.get("duration"),
+                    **{column: totals[name] for name, column in TOTAL_COLUMNS.items()},
                 )
             )
 
@@ -164,15 +181,11 @@ class RunRepository(Repository):
 
     def completed_runs_before(self, run: RunInfo, limit: int) -> list[RunInfo]:
         """Up to ``limit`` completed runs of ``run``'s suite that started before it, newest first."""
-        before = or_(
-            runs_table.c.started_at < run.started_at,
-            and_(runs_table.c.started_at == run.started_at, runs_table.c.id < run.id),
-        )
         return self._select(
             suites_table.c.name == run.suite,
             runs_table.c.status == "completed",
             runs_table.c.id != run.id,
-            before,
+            started_before(run),
             limit=limit,
         )
 
@@ -192,8 +205,24 @@ class RunRepository(Repository):
         return [run_info(row, totals.get(row.id, {})) for row in rows]
 
 
-def run_info(run: Any, totals: Mapping[str, Any]) -> RunInfo:
-    """A RunInfo from a row of ``runs`` columns plus the suite name (column ``name``)."""
+def started_before(run: RunInfo) -> Any:
+    """A condition on ``runs``: started before ``run`` (the run id breaks a tie on the start time)."""
+    return or_(
+        runs_table.c.started_at < run.started_at,
+        and_(runs_table.c.started_at == run.started_at, runs_table.c.id < run.id),
+    )
+
+
+def run_info(run: Any, totals: Mapping[str, Any] | None = None) -> RunInfo:
+    """A RunInfo from a row of ``runs`` columns plus the suite name (column ``name``).
+
+    Args:
+        run: The row.
+        totals: The run's totals as :func:`run_totals` counts them from its results; None takes
+            the totals ``finish_run`` wrote on the row (a final run's, read with no aggregation).
+    """
+    if totals is None:
+        totals = {name: getattr(run, column) for name, column in TOTAL_COLUMNS.items()}
     started = as_utc(run.started_at)
     assert started is not None
     return RunInfo(

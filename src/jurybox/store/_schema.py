@@ -133,6 +133,8 @@ results_table = Table(
     _when("started_at", nullable=True),
     _when("recorded_at"),
     UniqueConstraint("run_id", "case_name", name="uq_results_run_case"),
+    # A run's cases of one status (a filter, the failing ones) without reading its other rows.
+    Index("ix_results_run_status_case", "run_id", "status", "case_name"),
 )
 """The outcome of one case in one run; unique per (run, case) so a rewrite is a no-op."""
 
@@ -178,6 +180,8 @@ judgments_table = Table(
     Column("degraded", Boolean, nullable=False, default=False),
     Index("ix_judgments_result", "result_id"),
     Index("ix_judgments_run_tier", "run_id", "tier"),
+    # Every column of the per-tier rates and mean scores: the dashboard computes them from the index alone.
+    Index("ix_judgments_run_depth_tier", "run_id", "depth", "tier", "status", "score"),
 )
 """One judge's verdict inside a case (or round) judgment tree, flattened for queries.
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypeVar
 
-from fastapi import Request
+from fastapi import HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -18,9 +19,14 @@ from jurybox.web import _format as fmt
 from jurybox.web import _urls as urls
 from jurybox.web._access import StoreAccess
 
+T = TypeVar("T")
+
 HERE = Path(__file__).parent
 PER_PAGE = 50
 MAX_PER_PAGE = 200
+
+PageNumber = Annotated[int, Query(ge=1, le=1_000_000, description="1-based page number.")]
+PerPage = Annotated[int, Query(ge=1, le=MAX_PER_PAGE, description="Rows per page.")]
 
 
 @dataclass
@@ -123,6 +129,20 @@ def render(
 
 def json_response(data: dict[str, Any], *, status_code: int = 200) -> Response:
     return JSONResponse(data, status_code=status_code)
+
+
+def form_value(value: str | None, name: str, parse: Callable[[str], T], expected: str) -> T | None:
+    """A filter form's field: None when empty, else ``parse(value)``; a 400 page saying ``expected`` if it fails.
+
+    Filters are text parameters because a form sends an empty field as ``""`` (no bound), which
+    a number or date parameter would refuse.
+    """
+    if value is None or not value.strip():
+        return None
+    try:
+        return parse(value.strip())
+    except ValueError:
+        raise HTTPException(status_code=400, detail=f"Bad request: {name} must be {expected}, not {value!r}.") from None
 
 
 def paging(page: int, per_page: int) -> tuple[int, int]:

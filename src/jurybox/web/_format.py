@@ -10,7 +10,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from jurybox.core import CategoricalScore, Judgment, NumericScore
+from jurybox.core import Judgment
+from jurybox.report import judgment_score as report_judgment_score
 
 DASH = "—"
 
@@ -56,16 +57,12 @@ def score(value: float | None) -> str:
 
 
 def judgment_score(judgment: Judgment) -> str | None:
-    """A verdict's score as the judge gave it (``7 on 1..10 (0.67)``, ``B (0.50)``, ``0.85``), or None."""
-    raw = judgment.score
-    if raw is None or judgment.value is None:
-        return None
-    value = f"{judgment.value:.2f}"
-    if isinstance(raw, NumericScore) and (raw.min, raw.max) != (0.0, 1.0):
-        return f"{raw.value:g} on {raw.min:g}..{raw.max:g} ({value})"
-    if isinstance(raw, CategoricalScore):
-        return f"{raw.value} ({value})"
-    return value
+    """A verdict's score as the judge gave it (``7 on 1..10 (0.67)``, ``B (0.50)``, ``0.85``), or None.
+
+    The reports' wording, so a page and a report never show one score two ways; None (not a
+    dash) when there is no score, so the page leaves the field out.
+    """
+    return None if judgment.score is None else report_judgment_score(judgment)
 
 
 def signed(value: float | None) -> str:

@@ -15,7 +15,18 @@ from fastapi.responses import HTMLResponse, Response
 
 from jurybox.store import COMPARE_KINDS, ComparedSide, JudgeStats, RunInfo, StoreBrowser, StoreError
 from jurybox.web import _urls as urls
-from jurybox.web._common import PER_PAGE, browser, json_response, page_info, paging, render, run_summary, store
+from jurybox.web._common import (
+    PER_PAGE,
+    PageNumber,
+    PerPage,
+    browser,
+    json_response,
+    page_info,
+    paging,
+    render,
+    run_summary,
+    store,
+)
 
 router = APIRouter()
 
@@ -160,8 +171,6 @@ def _resolve(request: Request, ref: str, label: str) -> RunInfo:
 
 RunRef = Annotated[str | None, Query(max_length=64, description="Run id, unique id prefix or 'last'.")]
 Kind = Annotated[str | None, Query(pattern="^(" + "|".join(COMPARE_KINDS) + ")?$", description="Which cases to list.")]
-PageNumber = Annotated[int, Query(ge=1, le=1_000_000)]
-PerPage = Annotated[int, Query(ge=1, le=200)]
 
 
 def _picker(request: Request, a: str | None, b: str | None) -> dict[str, Any]:

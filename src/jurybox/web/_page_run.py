@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from jurybox.core import Status
@@ -24,7 +24,10 @@ from jurybox.web import _format as fmt
 from jurybox.web import _urls as urls
 from jurybox.web._common import (
     PER_PAGE,
+    PageNumber,
+    PerPage,
     browser,
+    form_value,
     is_fragment,
     json_response,
     page_info,
@@ -213,59 +216,20 @@ CaseStatus = Annotated[
 ]
 Tag = Annotated[str | None, Query(max_length=512, description="Only cases with this tag.")]
 Search = Annotated[str | None, Query(max_length=512, description="Text in the case name, reasoning or error.")]
-# Text, not float: the filter form sends an empty field as "" (no bound), which a float parameter refuses.
 MinScore = Annotated[str | None, Query(max_length=32, description="Lowest score, 0..1 (empty: no bound).")]
 MaxScore = Annotated[str | None, Query(max_length=32, description="Highest score, 0..1 (empty: no bound).")]
+Sort = Annotated[str, Query(pattern="^(" + "|".join(CASE_SORTS) + ")$", description="Sort key.")]
+Order = Annotated[str, Query(pattern="^(asc|desc)$")]
 
 
-def score_bound(value: str | None, name: str) -> float | None:
-    """A score filter's value: None when empty, else a number in 0..1 (a 400 page otherwise)."""
-    if value is None or not value.strip():
-        return None
-    try:
-        number = float(value)
-    except ValueError:
-        number = float("nan")
+def _score(text: str) -> float:
+    number = float(text)
     if not 0.0 <= number <= 1.0:
-        raise HTTPException(status_code=400, detail=f"Bad request: {name} must be a number from 0 to 1, not {value!r}.")
+        raise ValueError(text)
     return number
 
 
-Sort = Annotated[str, Query(pattern="^(" + "|".join(CASE_SORTS) + ")$", description="Sort key.")]
-Order = Annotated[str, Query(pattern="^(asc|desc)$")]
-PageNumber = Annotated[int, Query(ge=1, le=1_000_000)]
-PerPage = Annotated[int, Query(ge=1, le=200)]
-
-
-def _query(
-    status: str | None,
-    tag: str | None,
-    q: str | None,
-    min_score: str | None,
-    max_score: str | None,
-    sort: str,
-    order: str,
-    page: int,
-    per_page: int,
-) -> CaseQuery:
-    offset, limit = paging(page, per_page)
-    return CaseQuery(
-        status=status or None,
-        tag=tag or None,
-        search=(q or "").strip() or None,
-        min_score=score_bound(min_score, "min_score"),
-        max_score=score_bound(max_score, "max_score"),
-        sort=sort,
-        descending=order == "desc",
-        offset=offset,
-        limit=limit,
-    )
-
-
-@router.get("/runs/{run_id}", response_class=HTMLResponse)
-def run_page(
-    request: Request,
-    run_id: str,
+def case_query(
     status: CaseStatus = None,
     tag: Tag = None,
     q: Search = None,
@@ -275,7 +239,27 @@ def run_page(
     order: Order = "asc",
     page: PageNumber = 1,
     per_page: PerPage = PER_PAGE,
-) -> Response:
+) -> CaseQuery:
+    """The case table's filters, order and page from a run page's query parameters (a 400 page when one is bad)."""
+    offset, limit = paging(page, per_page)
+    return CaseQuery(
+        status=status or None,
+        tag=tag or None,
+        search=(q or "").strip() or None,
+        min_score=form_value(min_score, "min_score", _score, "a number from 0 to 1"),
+        max_score=form_value(max_score, "max_score", _score, "a number from 0 to 1"),
+        sort=sort,
+        descending=order == "desc",
+        offset=offset,
+        limit=limit,
+    )
+
+
+CaseFilters = Annotated[CaseQuery, Depends(case_query)]
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+def run_page(request: Request, run_id: str, query: CaseFilters) -> Response:
     reader = browser(request)
     run = reader.run(run_id)
     if run is None:
@@ -284,7 +268,6 @@ def run_page(
         if resolved is None:
             raise HTTPException(status_code=404, detail=f"There is no run {run_id!r} in this store.")
         return RedirectResponse(urls.run(resolved.id), status_code=307)
-    query = _query(status, tag, q, min_score, max_score, sort, order, page, per_page)
     data = run_data(reader, run, query, state(request).settings.policy)
     refresh = run.status == "running"
     if is_fragment(request, "cases"):
@@ -299,20 +282,7 @@ def run_page(
 
 
 @router.get("/api/runs/{run_id}")
-def run_api(
-    request: Request,
-    run_id: str,
-    status: CaseStatus = None,
-    tag: Tag = None,
-    q: Search = None,
-    min_score: MinScore = None,
-    max_score: MaxScore = None,
-    sort: Sort = "attention",
-    order: Order = "asc",
-    page: PageNumber = 1,
-    per_page: PerPage = PER_PAGE,
-) -> Response:
+def run_api(request: Request, run_id: str, query: CaseFilters) -> Response:
     """One run: summary, gate verdict, stats and one page of its cases."""
     run = find_run(request, run_id)
-    query = _query(status, tag, q, min_score, max_score, sort, order, page, per_page)
     return json_response(run_data(browser(request), run, query, state(request).settings.policy))

@@ -2,40 +2,59 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from jurybox.store import StoreBrowser
 from jurybox.web import _urls as urls
-from jurybox.web._common import PER_PAGE, browser, is_fragment, json_response, page_info, paging, render, run_summary
+from jurybox.web._common import (
+    PER_PAGE,
+    PageNumber,
+    PerPage,
+    browser,
+    form_value,
+    is_fragment,
+    json_response,
+    page_info,
+    paging,
+    render,
+    run_summary,
+)
 
 router = APIRouter()
 
 RUN_STATUSES = ("running", "completed", "interrupted", "failed")
 
 
-def runs_data(
-    reader: StoreBrowser,
-    *,
-    suite: str | None,
-    status: str | None,
-    since: date | None,
-    until: date | None,
-    page: int,
-    per_page: int,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RunFilters:
+    """The runs list's filters and page, from its query parameters."""
+
+    suite: str | None
+    status: str | None
+    since: date | None
+    until: date | None
+    page: int
+    per_page: int
+
+
+def runs_data(reader: StoreBrowser, chosen: RunFilters) -> dict[str, Any]:
     """The runs page's data (and the JSON of ``/api/runs``)."""
-    offset, limit = paging(page, per_page)
+    since, until, per_page = chosen.since, chosen.until, chosen.per_page
+    offset, limit = paging(chosen.page, per_page)
     start = datetime.combine(since, time.min, tzinfo=UTC) if since else None
     # ``until`` is a whole day, included.
     end = datetime.combine(until + timedelta(days=1), time.min, tzinfo=UTC) if until else None
-    found = reader.runs_page(suite=suite, status=status, since=start, until=end, offset=offset, limit=limit)
+    found = reader.runs_page(
+        suite=chosen.suite, status=chosen.status, since=start, until=end, offset=offset, limit=limit
+    )
     filters = {
-        "suite": suite,
-        "status": status,
+        "suite": chosen.suite,
+        "status": chosen.status,
         "since": since.isoformat() if since else None,
         "until": until.isoformat() if until else None,
     }
@@ -57,25 +76,34 @@ def runs_data(
 
 Suite = Annotated[str | None, Query(max_length=512, description="Only runs of this suite.")]
 Status = Annotated[str | None, Query(pattern="^(running|completed|interrupted|failed)?$", description="Run status.")]
-# Text, not date: the filter form sends an empty field as "" (no bound), which a date parameter refuses.
 Since = Annotated[str | None, Query(max_length=32, description="Runs started on or after this day (UTC), YYYY-MM-DD.")]
 Until = Annotated[str | None, Query(max_length=32, description="Runs started on or before this day (UTC), YYYY-MM-DD.")]
 
 
-def day(value: str | None, name: str) -> date | None:
-    """A date filter's value: None when empty, else a YYYY-MM-DD day (a 400 page otherwise)."""
-    if value is None or not value.strip():
-        return None
-    try:
-        return date.fromisoformat(value.strip())
-    except ValueError:
-        raise HTTPException(
-            status_code=400, detail=f"Bad request: {name} must be a day as YYYY-MM-DD, not {value!r}."
-        ) from None
+def _day(text: str) -> date:
+    return date.fromisoformat(text)
 
 
-PageNumber = Annotated[int, Query(ge=1, le=1_000_000, description="1-based page number.")]
-PerPage = Annotated[int, Query(ge=1, le=200, description="Rows per page.")]
+def run_filters(
+    suite: Suite = None,
+    status: Status = None,
+    since: Since = None,
+    until: Until = None,
+    page: PageNumber = 1,
+    per_page: PerPage = PER_PAGE,
+) -> RunFilters:
+    """The runs list's filters from its query parameters (a 400 page when a day is not YYYY-MM-DD)."""
+    return RunFilters(
+        suite=suite or None,
+        status=status or None,
+        since=form_value(since, "since", _day, "a day as YYYY-MM-DD"),
+        until=form_value(until, "until", _day, "a day as YYYY-MM-DD"),
+        page=page,
+        per_page=per_page,
+    )
+
+
+Filters = Annotated[RunFilters, Depends(run_filters)]
 
 
 @router.get("/", include_in_schema=False)
@@ -84,24 +112,8 @@ def home() -> Response:
 
 
 @router.get("/runs", response_class=HTMLResponse)
-def runs_page(
-    request: Request,
-    suite: Suite = None,
-    status: Status = None,
-    since: Since = None,
-    until: Until = None,
-    page: PageNumber = 1,
-    per_page: PerPage = PER_PAGE,
-) -> Response:
-    data = runs_data(
-        browser(request),
-        suite=suite or None,
-        status=status or None,
-        since=day(since, "since"),
-        until=day(until, "until"),
-        page=page,
-        per_page=per_page,
-    )
+def runs_page(request: Request, filters: Filters) -> Response:
+    data = runs_data(browser(request), filters)
     if is_fragment(request, "runs-table"):
         response = render(request, "runs_table.html", data, title="Runs", refresh=data["any_running"])
         if request.headers.get("HX-Trigger") != "runs-table":  # a refresh of a live page pushes no history
@@ -111,24 +123,6 @@ def runs_page(
 
 
 @router.get("/api/runs")
-def runs_api(
-    request: Request,
-    suite: Suite = None,
-    status: Status = None,
-    since: Since = None,
-    until: Until = None,
-    page: PageNumber = 1,
-    per_page: PerPage = PER_PAGE,
-) -> Response:
+def runs_api(request: Request, filters: Filters) -> Response:
     """Runs, newest first: the data of the runs page."""
-    return json_response(
-        runs_data(
-            browser(request),
-            suite=suite or None,
-            status=status or None,
-            since=day(since, "since"),
-            until=day(until, "until"),
-            page=page,
-            per_page=per_page,
-        )
-    )
+    return json_response(runs_data(browser(request), filters))

@@ -18,7 +18,18 @@ from jurybox.store import RegressionPolicy, StoreBrowser, TrendPoint
 from jurybox.web import _format as fmt
 from jurybox.web import _urls as urls
 from jurybox.web._charts import Chart, Series, line_chart
-from jurybox.web._common import PER_PAGE, browser, json_response, page_info, paging, render, run_summary, state
+from jurybox.web._common import (
+    PER_PAGE,
+    PageNumber,
+    PerPage,
+    browser,
+    json_response,
+    page_info,
+    paging,
+    render,
+    run_summary,
+    state,
+)
 
 router = APIRouter()
 
@@ -224,8 +235,6 @@ def _known(reader: StoreBrowser, suite: str) -> None:
 
 Runs = Annotated[int, Query(ge=1, le=MAX_RUNS, description="How many of the latest runs.")]
 HistoryRuns = Annotated[int, Query(ge=1, le=100, description="How many of the latest runs.")]
-PageNumber = Annotated[int, Query(ge=1, le=1_000_000)]
-PerPage = Annotated[int, Query(ge=1, le=200)]
 
 
 @router.get("/suites", response_class=HTMLResponse)
