@@ -25,8 +25,14 @@ def _config(connection: object) -> Config:
 
 
 def test_migrations_know_a_linear_history() -> None:
-    assert schema_head() == SCHEMA_HEAD == "0003_single_verdict_rows"
-    assert known_revisions() == {"0001_initial", "0002_lessons", "0003_single_verdict_rows"}
+    assert schema_head() == SCHEMA_HEAD == "0005_calibrations"
+    assert known_revisions() == {
+        "0001_initial",
+        "0002_lessons",
+        "0003_single_verdict_rows",
+        "0004_dashboard_indexes",
+        "0005_calibrations",
+    }
 
 
 def test_tables_the_code_queries_match_what_the_migrations_create(store_url: str) -> None:
@@ -59,7 +65,7 @@ def test_store_at_an_older_revision_is_migrated_on_open_and_keeps_its_data(store
         assert store.get_run("old-run").suite == "old"
         assert store.lessons() == []
         with store.engine.connect() as connection:
-            assert stored_revisions(connection) == ("0003_single_verdict_rows",)
+            assert stored_revisions(connection) == (SCHEMA_HEAD,)
             assert inspect(connection).has_table("lessons")
 
 
@@ -75,7 +81,7 @@ def test_store_from_a_newer_jurybox_is_refused_and_not_touched(store_url: str) -
         open_store(store_url)
 
     message = str(raised.value)
-    assert "newer jurybox" in message and "0099_future" in message and "0003_single_verdict_rows" in message
+    assert "newer jurybox" in message and "0099_future" in message and SCHEMA_HEAD in message
     engine = create_store_engine(store_url)
     with engine.connect() as connection:
         assert stored_revisions(connection) == ("0099_future",)
@@ -116,12 +122,13 @@ def test_a_single_round_verdict_stored_twice_before_0003_is_kept_once(store_url:
                 )
             )
             connection.execute(text("UPDATE alembic_version SET version_num = '0002_lessons'"))
+            connection.execute(text("DROP TABLE calibrations"))  # a 0002 store has none; 0005 creates it
         assert store.run_metrics(run_id)["llm_judge"].total == 4  # the double count, before
 
     with open_store(store_url) as store:
         assert store.run_metrics(run_id)["llm_judge"] == Rate(passed=2, total=3)
         with store.engine.connect() as connection:
-            assert stored_revisions(connection) == ("0003_single_verdict_rows",)
+            assert stored_revisions(connection) == (SCHEMA_HEAD,)
             rows = connection.execute(select(func.count()).select_from(judgments_table)).scalar_one()
         # The two-round case's own round verdicts are kept.
         assert rows == nodes_per_record(single) + nodes_per_record(multi)

@@ -15,8 +15,10 @@ from jurybox.calibrate import (
     DEFAULT_SEED,
     LABEL_KINDS,
     CalibrationInputError,
+    CalibrationResult,
     LabelKind,
     calibrate,
+    calibration_figures,
     load_labelled_set,
     parse_bars,
     shortfalls,
@@ -24,6 +26,7 @@ from jurybox.calibrate import (
     to_html,
     to_markdown,
 )
+from jurybox.store import StoreError, open_store
 
 EXIT_BELOW_BAR = 1
 EXIT_USAGE = 2
@@ -69,6 +72,15 @@ def calibrate_command(
     markdown_path: Annotated[Path | None, typer.Option("--markdown", help="Write a Markdown report here.")] = None,
     html_path: Annotated[Path | None, typer.Option("--html", help="Write a self-contained HTML report here.")] = None,
     disagreements: Annotated[int, typer.Option("--disagreements", min=0, help="Disagreements shown per judge.")] = 5,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="Save each judge's calibration to this store, where run reports find it "
+            "(default $JURYBOX_STORE or sqlite:///.jurybox/jurybox.db, as jurybox run).",
+        ),
+    ] = None,
+    no_store: Annotated[bool, typer.Option("--no-store", help="Do not save the calibrations.")] = False,
 ) -> None:
     """Measure judges against human labels: accuracy, TPR/TNR, kappa, alpha, correlations, intervals."""
     console = Console()
@@ -103,12 +115,35 @@ def calibrate_command(
         markdown_path.write_text(to_markdown(result), encoding="utf-8")
     if html_path is not None:
         html_path.write_text(to_html(result), encoding="utf-8")
+    if not no_store:
+        try:
+            where = save_calibrations(result, store)
+        except (StoreError, ValueError) as exc:
+            raise usage_error(f"cannot save the calibrations to the store: {exc}") from None
+        errors.print(f"saved {len(result.judges)} calibration(s) to the store {escape(where)}", highlight=False)
     if bars is not None:
         below = shortfalls(result, bars)
         for item in below:
             errors.print(f"[red]below the bar:[/] {escape(str(item))}")
         if below:
             raise typer.Exit(EXIT_BELOW_BAR)
+
+
+def save_calibrations(result: CalibrationResult, url: str | None) -> str:
+    """File each judge's calibration in the store at ``url`` under its identity; return the store's URL.
+
+    The whole calibration is kept, disagreements included but not every row's verdict
+    (``--rows`` is for the JSON file): a store holds many calibrations.
+    """
+    with open_store(url) as opened:
+        for judge in result.judges:
+            opened.save_calibration(
+                judge.identity.to_dict(),
+                figures=calibration_figures(result, judge),
+                calibration=judge.to_dict(),
+                dataset=result.dataset,
+            )
+        return opened.url
 
 
 def register(app: typer.Typer) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from jurybox.pytest_plugin import PATTERNS
+from jurybox.pytest_plugin import ConfigError, RuleSet, build_settings
 
 
 def lint_cassettes(
@@ -19,14 +19,23 @@ def lint_cassettes(
 ) -> None:
     """Scan cassettes for secrets left after redaction; exit 1 naming file, line and pattern for each.
 
-    Checks key-shaped strings (OpenAI/Anthropic keys, AWS keys, bearer tokens, GitHub and Google keys,
-    e-mail addresses), credential headers (Authorization, x-api-key, api-key, cookies) that are not
-    redacted, and the text inside gzip/base64 bodies. Exit 0: clean; 1: secrets found; 2: bad input.
+    Checks the rules record-time redaction applies: key-shaped strings (OpenAI/Anthropic/Stripe/Slack/
+    Hugging Face keys, AWS keys, JWTs, PEM private keys, bearer and Basic credentials, e-mail
+    addresses), URL userinfo, credential query parameters and JSON/form fields (password, token,
+    client_secret, sig, ...), credential headers that are not redacted, personal data (card numbers,
+    US SSNs, phone numbers), the text inside gzip/base64 bodies, and the redact_fields/redact_patterns
+    of [tool.jurybox.cassettes] in ./pyproject.toml. Exit 0: clean; 1: secrets found; 2: bad input.
     """
     from jurybox.pytest_plugin import cassette_files, lint_file
 
+    try:
+        cassettes = build_settings(pyproject=Path("pyproject.toml"), environ={}).cassettes
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    rules = RuleSet.build(cassettes.redact_headers, cassettes.redact_fields, cassettes.redact_patterns, pii=True)
     skipped = frozenset(ignore or ())
-    known = {pattern.name for pattern in PATTERNS} | {"header"}
+    known = set(rules.names)
     unknown = skipped - known
     if unknown:
         names = ", ".join(sorted(known))
@@ -42,7 +51,7 @@ def lint_cassettes(
     broken = False
     for path in files:
         try:
-            findings = lint_file(path, skipped)
+            findings = lint_file(path, skipped, rules)
         except (ValueError, OSError) as exc:
             typer.echo(f"error: {exc}", err=True)
             broken = True

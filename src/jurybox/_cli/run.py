@@ -15,13 +15,17 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from jurybox._cli.run_calibrations import run_calibrations
 from jurybox._cli.run_messages import print_intro, print_outro, print_plan
 from jurybox._cli.serve import dashboard_hint
 from jurybox.agents import TargetConfigError
-from jurybox.report import FORMATS, RunReport, check_report_output, write_reports
-from jurybox.store import Store, StoreError, open_store
+from jurybox.report import FORMATS, CalibratedJudge, RunReport, check_report_output, write_reports
+from jurybox.store import Store, StoreError, lock_notice, open_store
 from jurybox.suites import (
     LLM_SKIP_REASON,
+    MAX_CONCURRENCY,
+    MAX_RETRIES,
+    MAX_TIMEOUT,
     TIER_LLM,
     Case,
     JudgeModelError,
@@ -46,6 +50,8 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 DEFAULT_CONSOLE_ROWS = 50
 """The console table of a bigger run shows this many cases, failing first (the files have them all)."""
+STORE_BUSY_TIMEOUT = 30.0
+"""Seconds a write waits for another process's lock on a SQLite store before it fails."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,8 @@ class RunRequest:
     resume: str | None = None
     timeout: float | None = None
     retries: int | None = None
+    judge_timeout: float | None = None
+    judge_retries: int | None = None
     progress: bool = True
     rows: int = DEFAULT_CONSOLE_ROWS
     workers: int = 1
@@ -90,7 +98,8 @@ def run(
         ),
     ] = None,
     concurrency: Annotated[
-        int | None, typer.Option("--concurrency", "-j", min=1, help="Cases in flight at once (default 8).")
+        int | None,
+        typer.Option("--concurrency", "-j", min=1, max=MAX_CONCURRENCY, help="Cases in flight at once (default 8)."),
     ] = None,
     formats: Annotated[
         list[str] | None,
@@ -116,10 +125,30 @@ def run(
         typer.Option("--resume", help="RUN_ID (or a unique prefix), or 'last': judge only the cases it is missing."),
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", min=0.001, help="Seconds per case (overrides the suite).")
+        float | None,
+        typer.Option("--timeout", min=0.001, max=MAX_TIMEOUT, help="Seconds per case (overrides the suite)."),
     ] = None,
     retries: Annotated[
-        int | None, typer.Option("--retries", min=0, max=10, help="Extra attempts after an agent crash or hang.")
+        int | None,
+        typer.Option("--retries", min=0, max=MAX_RETRIES, help="Extra attempts after an agent crash or hang."),
+    ] = None,
+    judge_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--judge-timeout",
+            min=0.001,
+            max=MAX_TIMEOUT,
+            help="Seconds per judge-model attempt (overrides the suite's judge_timeout).",
+        ),
+    ] = None,
+    judge_retries: Annotated[
+        int | None,
+        typer.Option(
+            "--judge-retries",
+            min=0,
+            max=MAX_RETRIES,
+            help="Retries after a judge-model fault: 5xx, 429, timeout, empty reply (overrides judge_retries).",
+        ),
     ] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the live progress bar.")] = True,
     workers: Annotated[
@@ -128,6 +157,7 @@ def run(
             "--workers",
             "-w",
             min=1,
+            max=256,
             help="Processes that run the cases (default 1): each runs every N-th case with its share of "
             "--concurrency and writes to the store. For big suites, when one core cannot keep up.",
         ),
@@ -161,6 +191,8 @@ def run(
         resume=resume,
         timeout=timeout,
         retries=retries,
+        judge_timeout=judge_timeout,
+        judge_retries=judge_retries,
         progress=progress,
         rows=rows,
         workers=workers,
@@ -204,7 +236,10 @@ def execute(request: RunRequest, *, console: Console | None = None, status: Cons
             print_plan(plan, console)
         return EXIT_OK
     try:
-        store = None if request.no_store else open_store(request.store)
+        notice = None if request.no_store else lock_notice(request.store, STORE_BUSY_TIMEOUT)
+        if notice is not None:
+            status.print(f"waiting: {escape(notice)}", highlight=False)
+        store = None if request.no_store else open_store(request.store, busy_timeout=STORE_BUSY_TIMEOUT)
     except (StoreError, ValueError) as exc:
         status.print(f"[red]error:[/] cannot open the store: {escape(str(exc))}")
         return EXIT_USAGE
@@ -261,7 +296,13 @@ def _check_request(request: RunRequest) -> None:
 
 
 def _load(path: Path, request: RunRequest) -> Suite:
-    return load_suite(path, judge_model=request.judge_model, concurrency=request.concurrency)
+    return load_suite(
+        path,
+        judge_model=request.judge_model,
+        concurrency=request.concurrency,
+        judge_timeout=request.judge_timeout,
+        judge_retries=request.judge_retries,
+    )
 
 
 async def _run_all(
@@ -289,7 +330,7 @@ async def _run_all(
         progress = RichProgress(status) if request.progress and status.is_terminal else None
         runner = SuiteRunner(suite, options, store=store, progress=progress)
         result = await runner.run(resume=resume)
-        report = build_report(result, suite)
+        report = build_report(result, suite, _calibrations(store, suite, result, status))
         try:
             write_reports(report, request.formats, request.output, console=console, console_rows=request.rows or None)
         except (ValueError, OSError) as exc:
@@ -342,8 +383,19 @@ def _run_to_resume(suite: Suite, request: RunRequest, store: Store | None, statu
     return info.id
 
 
-def build_report(result: RunResult, suite: Suite) -> RunReport:
-    """The RunReport of a run (the whole run, when it was resumed)."""
+def _calibrations(store: Store | None, suite: Suite, result: RunResult, status: Console) -> list[CalibratedJudge]:
+    """The run's calibrated judges; a store that fails here costs the notes, never the run's report."""
+    if store is None:
+        return []
+    try:
+        return run_calibrations(store, suite, result.run_id, result.records)
+    except StoreError as exc:
+        status.print(f"[yellow]warning:[/] cannot read the judges' calibrations: {escape(str(exc))}")
+        return []
+
+
+def build_report(result: RunResult, suite: Suite, calibrations: Sequence[CalibratedJudge] = ()) -> RunReport:
+    """The RunReport of a run (the whole run, when it was resumed), with its judges' calibration notes."""
     notes = []
     skipped = {}
     if result.llm_skipped:
@@ -375,6 +427,7 @@ def build_report(result: RunResult, suite: Suite) -> RunReport:
         skipped_tiers=skipped,
         planned=result.total_cases,
         metadata={"suite_file": str(suite.path)},
+        calibrations=calibrations,
     )
 
 

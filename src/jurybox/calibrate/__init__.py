@@ -6,7 +6,8 @@ either running the judges or reading their recorded replies with their own
 classifiers (no model call). Every figure carries a seeded bootstrap 95%
 interval; ABSTAIN and ERROR are counted on their own, never dropped or guessed.
 ``corrected_pass_rate`` turns a run's observed pass rate into a Rogan-Gladen
-estimate from a judge's TPR and TNR.
+estimate from a judge's TPR and TNR; ``identify`` names a judge object the way
+a stored calibration is filed (``calibration_figures``: the numbers kept with it).
 """
 
 from jurybox.calibrate._bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap
@@ -39,7 +40,8 @@ from jurybox.calibrate._result import (
     JudgeCalibration,
     Usage,
 )
-from jurybox.calibrate._specs import JudgeIdentity, JudgeSpec, judge_spec
+from jurybox.calibrate._specs import JudgeIdentity, JudgeSpec, identify, judge_spec
+from jurybox.calibrate._stored import calibration_figures
 from jurybox.calibrate._verdicts import RowVerdict
 
 __all__ = [
@@ -69,7 +71,9 @@ __all__ = [
     "Shortfall",
     "Usage",
     "calibrate",
+    "calibration_figures",
     "corrected_pass_rate",
+    "identify",
     "judge_spec",
     "kappa_of",
     "labelled_set_from_rows",

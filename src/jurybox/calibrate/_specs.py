@@ -35,6 +35,7 @@ from jurybox import llm as _llm  # noqa: F401
 from jurybox.calibrate._errors import CalibrationInputError
 from jurybox.core import Cascade, JudgeRegistry, Jury, judge_name
 from jurybox.llm import Classifier
+from jurybox.models import ModelConfigError, ModelSpec
 
 Mode = Literal["single", "pairwise", "ratings"]
 """How a judge's replies map to a row: one reply per row; one per order of a pair; one rating per output."""
@@ -311,9 +312,19 @@ def _describe(judge: Any) -> dict[str, Any]:
 
 
 def model_label(model: Any) -> str | None:
-    """A model reference as text: the spec string, the model object's name, or None (the configured default)."""
-    if model is None or isinstance(model, str):
-        return model
+    """A model reference as text: the spec's ``provider:model``, the model object's name, or None (the default).
+
+    A spec string is named as the model built from it names itself, so a judge given
+    ``openai:m@http://host/v1`` by ``--model`` and the same judge built by a suite from
+    that spec get one identity.
+    """
+    if model is None:
+        return None
+    if isinstance(model, str):
+        try:
+            return ModelSpec.parse(model).name
+        except ModelConfigError:
+            return model
     named = getattr(model, "name", None)
     return named if isinstance(named, str) else type(model).__name__
 

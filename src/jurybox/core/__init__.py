@@ -10,6 +10,7 @@ from jurybox.core._jsonable import to_jsonable
 from jurybox.core._judge import Judge, aevaluate, evaluate, judge, judge_name
 from jurybox.core._judgment import Check, ErrorInfo, Judgment, Status
 from jurybox.core._jury import Jury
+from jurybox.core._limits import MAX_INPUT_BYTES, Breach, tree_limit_breach, yaml_children
 from jurybox.core._records import RUN_STATUSES, SKIPPED_TIERS_KEY, CaseRecord, RoundRecord, RunStatus
 from jurybox.core._registry import (
     TIER_DETERMINISTIC,
@@ -28,6 +29,7 @@ from jurybox.core._threads import DaemonThreadPool
 from jurybox.core._voting import AtLeast, Average, Consensus, Majority, Median, Vote, Voting, Weighted, vote_value
 
 __all__ = [
+    "MAX_INPUT_BYTES",
     "RUN_STATUSES",
     "SKIPPED_TIERS_KEY",
     "TIERS",
@@ -37,6 +39,7 @@ __all__ = [
     "AtLeast",
     "Average",
     "BooleanScore",
+    "Breach",
     "Cascade",
     "CaseRecord",
     "CategoricalScore",
@@ -76,5 +79,7 @@ __all__ = [
     "run_sync",
     "tier_of",
     "to_jsonable",
+    "tree_limit_breach",
     "vote_value",
+    "yaml_children",
 ]

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from jurybox.core import TIER_LLM, CategoricalScore, Context, Judgment, NumericScore, Status
 from jurybox.llm._classifiers import Classifier, with_threshold
 from jurybox.llm._model import ModelRef, resolve
+from jurybox.llm._planted import planted_verdict
 from jurybox.llm._template import Template, TemplateError, Value
 from jurybox.models import ChatMessage, JudgeModel, ModelResponse
 
@@ -226,6 +227,10 @@ class LLMJudge:
             except Exception as exc:  # a custom classifier's bug must not crash the run or pass
                 reason = f"classifier {self.classifier!r} failed: {type(exc).__name__}: {exc}"
                 return Judgment.errored(reason, exception=exc, metadata=tally.metadata(), judge=self.name)
+            planted = planted_verdict(last, messages, self.classifier)
+            if planted is not None:
+                # Asking again would only repeat the echo: the reply is not a verdict, and that is final.
+                return planted.with_changes(metadata={**planted.metadata, **tally.metadata()}, judge=self.name)
             if last.status is not Status.ABSTAIN:
                 # One copy that also names the judgment: dataclass replace is a real share of a cached call.
                 return last.with_changes(metadata={**last.metadata, **tally.metadata()}, judge=self.name)

@@ -20,7 +20,7 @@ class JudgeSettings(TypedDict, total=False):
         temperature: Sampling temperature (default 0; 0.7 when samples > 1).
         max_tokens: Reply length limit.
         seed: Sampling seed passed to the model.
-        on_conflict: ``"last"`` (default) or ``"abstain"`` when a reply holds different verdicts.
+        on_conflict: ``"abstain"`` (default) or ``"last"`` when a reply holds different verdicts.
     """
 
     retries: int
@@ -36,7 +36,8 @@ class JudgeSettings(TypedDict, total=False):
 def split_settings(settings: JudgeSettings) -> tuple[OnConflict, dict[str, Any]]:
     """The classifier's on_conflict, and the rest as LLMJudge keyword arguments."""
     rest: dict[str, Any] = dict(settings)
-    on_conflict = rest.pop("on_conflict", "last")
+    # Abstain by default: a reply quoting the answer's planted verdict beside its own must not pick either.
+    on_conflict = rest.pop("on_conflict", "abstain")
     if on_conflict not in ("last", "abstain"):
         raise ValueError(f"on_conflict must be 'last' or 'abstain', got {on_conflict!r}")
     return on_conflict, rest

@@ -17,8 +17,9 @@ from jurybox.models import ChatMessage
 CONTEXT_VARIABLES = frozenset({"input", "output", "expected", "sources", "messages", "tool_calls"})
 
 _VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_\-]+)?)\s*\}\}")
-# Anything that looks like one of our data tags, opening or closing, whatever its nonce.
-_TAG_LOOKALIKE = re.compile(r"<(/?)(data-)", re.IGNORECASE)
+# Anything that looks like one of our data tags, opening or closing, whatever its nonce; a model
+# may read a full-width or angle-quote "<" (and a full-width "/") as the real one.
+_TAG_LOOKALIKE = re.compile(r"[<\uff1c\ufe64\u2039\u2329\u27e8\u3008]\s*([/\uff0f]?)\s*(data-)", re.IGNORECASE)
 
 #: A variable's value: text, a list of texts (one data block each), or a function of the Context
 #: returning either (None means "not available for this Context").
@@ -168,7 +169,7 @@ def _blocks(name: str, value: str | Sequence[str]) -> list[Block]:
 def _neutralise(text: str) -> str:
     # The nonce already makes the real closing tag unguessable; escaping every look-alike as
     # well means the text cannot even open a fake block that pretends to be a second input.
-    return _TAG_LOOKALIKE.sub(lambda m: f"&lt;{m.group(1)}{m.group(2)}", text)
+    return _TAG_LOOKALIKE.sub(lambda m: f"&lt;{'/' if m.group(1) else ''}{m.group(2)}", text)
 
 
 def _nonce(template: Template, values: Mapping[str, str | list[Block]]) -> str:

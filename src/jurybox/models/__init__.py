@@ -14,6 +14,7 @@ from jurybox.models._cache import (
     default_cache_path,
 )
 from jurybox.models._errors import (
+    EmptyResponseError,
     ModelConfigError,
     ModelConnectionError,
     ModelNotConfigured,
@@ -67,6 +68,7 @@ __all__ = [
     "AnthropicModel",
     "CacheStats",
     "ChatMessage",
+    "EmptyResponseError",
     "FakeModel",
     "GenerateRequest",
     "JudgeModel",

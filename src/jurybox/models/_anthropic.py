@@ -11,7 +11,7 @@ import httpx2
 
 from jurybox.models._base import ProviderModel, resolve_api_key, status_error
 from jurybox.models._cache import plain
-from jurybox.models._errors import ProviderError
+from jurybox.models._errors import EmptyResponseError, ProviderError
 from jurybox.models._types import GenerateRequest, ModelResponse, Usage
 
 DEFAULT_MAX_TOKENS = 4096  # Anthropic requires max_tokens; judge replies fit comfortably
@@ -111,6 +111,9 @@ class AnthropicModel(ProviderModel):
             return status_error(self.provider, error.status_code, headers, error.body)
         if isinstance(error, anthropic.AnthropicError):
             return ProviderError(f"unusable response: {error}", provider=self.provider)
+        if isinstance(error, json.JSONDecodeError) and not error.doc.strip():
+            # The SDK parses the body itself: an empty 200 reaches us as a JSON error.
+            return EmptyResponseError("empty response body", provider=self.provider)
         return None
 
 

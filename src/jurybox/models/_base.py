@@ -348,7 +348,7 @@ class ProviderModel(ABC):
             if response is not None:
                 latency = time.perf_counter() - started
                 cost = cost_of(self.provider, self.model, response.usage)
-                return dataclasses.replace(response, model=self.name, latency=latency, cost=cost)
+                return dataclasses.replace(response, model=self.name, latency=latency, cost=cost, attempts=attempt)
             assert raw_error is not None
             if error is None:
                 raise raw_error

@@ -90,5 +90,11 @@ class ModelConnectionError(ProviderError):
     default_retryable = True
 
 
+class EmptyResponseError(ProviderError):
+    """HTTP 200 with an empty body: a proxy or server that dropped the reply (retried, like a 5xx)."""
+
+    default_retryable = True
+
+
 class RequestRejectedError(ProviderError):
     """HTTP 4xx other than 408/429: a bad request, key, model name or permission; never retried."""

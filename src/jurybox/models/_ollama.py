@@ -11,7 +11,7 @@ import httpx
 
 from jurybox.models._base import ProviderModel, status_error
 from jurybox.models._cache import plain
-from jurybox.models._errors import ProviderError
+from jurybox.models._errors import EmptyResponseError, ProviderError
 from jurybox.models._types import GenerateRequest, ModelResponse, Usage
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -81,12 +81,16 @@ class OllamaModel(ProviderModel):
             response = await client.post("/api/chat", json=body)
             if response.status_code >= 400:
                 raise self._status_error(response)
+            if not response.text.strip():
+                raise EmptyResponseError("empty response body", provider="ollama")
             return _from_lines([_json(response.text)])
         async with client.stream("POST", "/api/chat", json=body) as response:
             if response.status_code >= 400:
                 await response.aread()
                 raise self._status_error(response)
             lines = [_json(line) async for line in response.aiter_lines() if line.strip()]
+        if not lines:
+            raise EmptyResponseError("empty response body", provider="ollama")
         return _from_lines(lines)
 
     def _status_error(self, response: httpx.Response) -> ProviderError:

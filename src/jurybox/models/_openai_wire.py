@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from jurybox.models._cache import plain
-from jurybox.models._errors import ProviderError
+from jurybox.models._errors import EmptyResponseError, ProviderError
 from jurybox.models._types import ModelResponse, Usage
 
 _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
@@ -65,6 +65,8 @@ def _json_default(value: Any) -> Any:
 
 
 def _json_body(content: bytes, text: Callable[[], str]) -> dict[str, Any]:
+    if not content.strip():
+        raise EmptyResponseError("empty response body", provider="openai")
     try:
         data = json.loads(content)
     except ValueError as error:

@@ -16,8 +16,8 @@ from jurybox.models._types import JudgeModel
 JUDGE_MODEL_ENV = "JURYBOX_JUDGE_MODEL"
 
 _default: JudgeModel | str | None = None
-_shared: dict[tuple[ModelSpec, int], ProviderModel] = {}
-"""The one cache of built models: by parsed spec and concurrency limit, the options that change the client."""
+_shared: dict[tuple[ModelSpec, int, float | None, int | None], ProviderModel] = {}
+"""The one cache of built models: by parsed spec, concurrency limit, timeout and retries (what changes the client)."""
 _lock = threading.Lock()
 
 # A judge given model="provider:model" resolves it on every call: parse each text once.
@@ -65,7 +65,13 @@ def get_model(spec: str | ModelSpec, **options: Any) -> ProviderModel:
         raise ModelConfigError(f"get_model({label!r}): {error}") from error
 
 
-def shared_model(spec: str | ModelSpec, *, min_concurrency: int = DEFAULT_CONCURRENCY) -> ProviderModel:
+def shared_model(
+    spec: str | ModelSpec,
+    *,
+    min_concurrency: int = DEFAULT_CONCURRENCY,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+) -> ProviderModel:
     """The process's one model for ``spec``, built on first use.
 
     Every caller naming the same model gets the same object, so they share one connection
@@ -78,18 +84,21 @@ def shared_model(spec: str | ModelSpec, *, min_concurrency: int = DEFAULT_CONCUR
         spec: A model spec (see ``ModelSpec``).
         min_concurrency: The fewest calls in flight the caller needs; the limit is the larger
             of it and ``DEFAULT_CONCURRENCY``.
+        timeout: Seconds per attempt (None: the provider default); a different value is another model.
+        max_retries: Retries after a fault (None: the default policy); a different value is another model.
 
     Raises:
         ModelConfigError: the spec is malformed or its provider cannot be built (no API key).
     """
     parsed = spec if isinstance(spec, ModelSpec) else _parse(spec)
-    key = (parsed, max(DEFAULT_CONCURRENCY, min_concurrency))
+    key = (parsed, max(DEFAULT_CONCURRENCY, min_concurrency), timeout, max_retries)
     with _lock:
         cached = _shared.get(key)
     if cached is not None:
         return cached
+    given = {"timeout": timeout, "max_retries": max_retries}
     # Built outside the lock (it may import an SDK); a racing build of the same key loses.
-    built = get_model(parsed, concurrency=key[1])
+    built = get_model(parsed, concurrency=key[1], **{name: value for name, value in given.items() if value is not None})
     with _lock:
         return _shared.setdefault(key, built)
 

@@ -88,6 +88,8 @@ class ModelResponse:
         raw: The provider's response body, parsed, for debugging.
         cache_key: The response cache key the reply is stored under (served from or just
             written to), or None when the cache was not used; ``forget`` takes it out again.
+        attempts: HTTP requests this reply took, the retries after faults included (a cache
+            hit made none, and says so with ``cached``).
     """
 
     text: str
@@ -99,6 +101,7 @@ class ModelResponse:
     cached: bool = False
     raw: Any = None
     cache_key: str | None = None
+    attempts: int = 1
 
 
 class ModelError(Exception):

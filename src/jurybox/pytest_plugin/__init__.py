@@ -11,6 +11,7 @@ See docs/pytest.md.
 from jurybox.pytest_plugin._cassettes import NetworkBlockedError, NetworkGuard, cassette_path, use_cassette
 from jurybox.pytest_plugin._config import CassetteSettings, ConfigError, JuryboxSettings, build_settings
 from jurybox.pytest_plugin._lint import cassette_files, lint_file
+from jurybox.pytest_plugin._patterns import PATTERNS
 from jurybox.pytest_plugin._plugin import (
     fake_model,
     judge_model,
@@ -27,9 +28,10 @@ from jurybox.pytest_plugin._plugin import (
     pytest_unconfigure,
 )
 from jurybox.pytest_plugin._redaction import Redactor
-from jurybox.pytest_plugin._secrets import PATTERNS, PLACEHOLDER, find_secrets, scrub_text
+from jurybox.pytest_plugin._secrets import ALL_RULES, PLACEHOLDER, RuleSet, find_secrets, scrub_text
 
 __all__ = [
+    "ALL_RULES",
     "PATTERNS",
     "PLACEHOLDER",
     "CassetteSettings",
@@ -38,6 +40,7 @@ __all__ = [
     "NetworkBlockedError",
     "NetworkGuard",
     "Redactor",
+    "RuleSet",
     "build_settings",
     "cassette_files",
     "cassette_path",

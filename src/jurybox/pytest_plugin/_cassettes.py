@@ -14,8 +14,10 @@ from types import ModuleType
 from typing import Any
 from unittest import mock
 
+from jurybox.pytest_plugin._cassette_yaml import BoundedYamlSerializer
 from jurybox.pytest_plugin._config import CassetteSettings
 from jurybox.pytest_plugin._redaction import Redactor
+from jurybox.pytest_plugin._secrets import ALL_RULES
 
 #: The matcher names an LLM-safe cassette matches on: method, the URL piece by piece, and the JSON body.
 LLM_MATCH_ON = ("method", "scheme", "host", "port", "path", "query", "json_body")
@@ -65,11 +67,18 @@ def json_body(r1: Any, r2: Any) -> None:
         except ValueError:
             pass
         else:
-            if left != right:
+            # A cassette recorded with PII redaction still matches a replay that redacts none.
+            if left != right and _pii_scrubbed(left) != _pii_scrubbed(right):
                 raise AssertionError("JSON bodies differ")
             return
     if (r1.body or b"") != (r2.body or b""):
+        if first is not None and second is not None and ALL_RULES.scrub(first) == ALL_RULES.scrub(second):
+            return
         raise AssertionError("bodies differ")
+
+
+def _pii_scrubbed(value: Any) -> str:
+    return ALL_RULES.scrub(json.dumps(value, sort_keys=True, ensure_ascii=False))
 
 
 # -- chunked replay of streams ----------------------------------------------
@@ -256,14 +265,21 @@ def use_cassette(
     """
     import vcr
 
-    redactor = Redactor(settings.redact_headers, settings.redact_fields)
+    redactor = Redactor(
+        settings.redact_headers,
+        settings.redact_fields,
+        patterns=settings.redact_patterns,
+        pii=settings.pii_for(record_mode),
+    )
     recorder = vcr.VCR(
         record_mode=vcr_record_mode(record_mode),
         match_on=LLM_MATCH_ON,
+        serializer="jurybox-yaml",
         before_record_request=redactor.before_record_request,
         before_record_response=redactor.before_record_response,
     )
     recorder.register_matcher("json_body", json_body)
+    recorder.register_serializer("jurybox-yaml", BoundedYamlSerializer(path))
     extra = dict(options or {})
     if record_mode == "rewrite":
         extra["drop_unused_requests"] = True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,11 +31,21 @@ class CassetteSettings:
         redact_fields: JSON body field names whose values are replaced at record time.
         allowed_hosts: ``host`` or ``host:port`` entries a test may still connect to while
             replaying in record mode ``none`` (a local database, say); everything else is blocked.
+        redact_patterns: Extra regular expressions whose matches are replaced at record time
+            and reported by ``jurybox lint-cassettes``.
+        redact_pii: Replace card numbers, US social security numbers and phone numbers at
+            record time; None (the default) means on in record modes ``all`` and ``rewrite``.
     """
 
     redact_headers: tuple[str, ...] = ()
     redact_fields: tuple[str, ...] = ()
     allowed_hosts: tuple[str, ...] = ()
+    redact_patterns: tuple[str, ...] = ()
+    redact_pii: bool | None = None
+
+    def pii_for(self, record_mode: str) -> bool:
+        """Whether PII is redacted when recording in ``record_mode`` (CI re-records with ``all``)."""
+        return self.redact_pii if self.redact_pii is not None else record_mode in ("all", "rewrite")
 
 
 @dataclass(frozen=True)
@@ -115,16 +126,27 @@ def _cassette_settings(table: Mapping[str, Any], where: str) -> CassetteSettings
     if not isinstance(section, Mapping):
         raise ConfigError(f"{where}: field 'cassettes' must be a table ([tool.jurybox.cassettes])")
     inner = f"{where} [tool.jurybox.cassettes]"
-    unknown = set(section) - {"redact_headers", "redact_fields", "allowed_hosts"}
+    valid = {"redact_headers", "redact_fields", "allowed_hosts", "redact_patterns", "redact_pii"}
+    unknown = set(section) - valid
     if unknown:
-        raise ConfigError(
-            f"{inner}: unknown field(s) {', '.join(sorted(unknown))}; "
-            "valid: allowed_hosts, redact_fields, redact_headers"
-        )
+        raise ConfigError(f"{inner}: unknown field(s) {', '.join(sorted(unknown))}; valid: {', '.join(sorted(valid))}")
+    patterns = _strings(section, "redact_patterns", inner)
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(
+                f"{inner}: field 'redact_patterns': {pattern!r} is not a regular expression: {exc}"
+            ) from exc
+    pii = section.get("redact_pii")
+    if pii is not None and not isinstance(pii, bool):
+        raise ConfigError(f"{inner}: field 'redact_pii' must be true or false, got {pii!r}")
     return CassetteSettings(
         redact_headers=_strings(section, "redact_headers", inner),
         redact_fields=_strings(section, "redact_fields", inner),
         allowed_hosts=_strings(section, "allowed_hosts", inner),
+        redact_patterns=patterns,
+        redact_pii=pii,
     )
 
 

@@ -9,38 +9,48 @@ hide in gzip bytes), so a recorded cassette is always plain text.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from jurybox.pytest_plugin._secrets import PLACEHOLDER, SENSITIVE_HEADERS, scrub_text
+from jurybox.pytest_plugin._secrets import PLACEHOLDER, RuleSet
 
-#: Query parameters that carry keys (Gemini's ``?key=``, signed URLs...).
-SENSITIVE_QUERY = frozenset({"key", "api_key", "apikey", "api-key", "access_token", "token", "signature"})
+# An application/x-www-form-urlencoded body: name=value pairs joined by "&".
+_FORM = re.compile(r"[^\s=&]+=[^\s&]*(?:&[^\s=&]+=[^\s&]*)*")
 
 
 class Redactor:
-    """Replaces credentials in recorded requests and responses.
+    """Replaces credentials (and, with PII on, personal data) in recorded requests and responses.
 
     Args:
         headers: Extra header names to replace (case-insensitive), on top of
             Authorization, x-api-key, api-key, cookies and the other built-ins.
-        fields: JSON body field names whose values are replaced wherever they
-            appear (at any depth), e.g. ``user_id``.
+        fields: JSON/form field names whose values are replaced wherever they
+            appear (at any depth), e.g. ``user_id``; ``password``, ``client_secret``,
+            ``access_token`` and the other built-in names always are.
+        patterns: Extra regular expressions whose matches are replaced.
+        pii: Replace card numbers, US social security numbers and phone numbers too.
     """
 
-    def __init__(self, headers: Iterable[str] = (), fields: Iterable[str] = ()) -> None:
-        self.headers = SENSITIVE_HEADERS | {name.lower() for name in headers}
-        self.fields = frozenset(fields)
+    def __init__(
+        self,
+        headers: Iterable[str] = (),
+        fields: Iterable[str] = (),
+        *,
+        patterns: Iterable[str] = (),
+        pii: bool = False,
+    ) -> None:
+        self.rules = RuleSet.build(headers, fields, patterns, pii=pii)
 
     # vcrpy hooks -----------------------------------------------------------
     def before_record_request(self, request: Any) -> Any:
         """Redact a ``vcr.request.Request`` (vcrpy hands us a deep copy)."""
         for name in list(request.headers):
-            if name.lower() in self.headers:
+            if self.rules.header_is_secret(name):
                 request.headers[name] = PLACEHOLDER
             else:
-                request.headers[name] = scrub_text(str(request.headers[name]))
+                request.headers[name] = self.rules.scrub(str(request.headers[name]))
         request.uri = self.redact_uri(request.uri)
         if request.body:
             request.body = self.redact_body(request.body)
@@ -53,7 +63,9 @@ class Redactor:
         response = decode_response(response)
         headers: Mapping[str, list[str]] = response.get("headers", {})
         response["headers"] = {
-            name: [PLACEHOLDER if name.lower() in self.headers else scrub_text(str(value)) for value in values]
+            name: [
+                PLACEHOLDER if self.rules.header_is_secret(name) else self.rules.scrub(str(value)) for value in values
+            ]
             for name, values in headers.items()
         }
         body = response.get("body", {}).get("string")
@@ -64,13 +76,14 @@ class Redactor:
 
     # pieces ----------------------------------------------------------------
     def redact_uri(self, uri: str) -> str:
+        """The URL with credential query parameters, userinfo and key-shaped secrets replaced."""
         parts = urlsplit(uri)
         pairs = parse_qsl(parts.query, keep_blank_values=True)
         # Rebuilt only when a key is in it, so an ordinary query keeps its exact encoding.
-        if any(key.lower() in SENSITIVE_QUERY for key, _ in pairs):
-            pairs = [(key, PLACEHOLDER if key.lower() in SENSITIVE_QUERY else value) for key, value in pairs]
+        if any(self.rules.query_is_secret(key) for key, _ in pairs):
+            pairs = [(key, PLACEHOLDER if self.rules.query_is_secret(key) else value) for key, value in pairs]
             parts = parts._replace(query=urlencode(pairs, safe="<>"))
-        return scrub_text(urlunsplit(parts))
+        return self.rules.scrub(urlunsplit(parts))
 
     def redact_body(self, body: str | bytes) -> str | bytes:
         """Redact configured JSON fields and key-shaped secrets; bytes stay bytes."""
@@ -84,17 +97,18 @@ class Redactor:
         return self._redact_text(body)
 
     def _redact_text(self, text: str) -> str:
-        if self.fields:
-            text = self._redact_fields(text)
-        return scrub_text(text)
+        return self.rules.scrub(self._redact_fields(text))
 
     def _redact_fields(self, text: str) -> str:
+        """Secret fields replaced by structure: a JSON document, an SSE/NDJSON stream, or a form."""
         try:
             data = json.loads(text)
         except ValueError:
+            if _FORM.fullmatch(text):
+                return self._redact_form(text)
             # Streams (SSE, NDJSON) carry one JSON document per line; redact each.
             return "\n".join(self._redact_line(line) for line in text.split("\n"))
-        return json.dumps(self._walk(data), ensure_ascii=False, separators=(",", ":"))
+        return self._dump(data, text)
 
     def _redact_line(self, line: str) -> str:
         prefix = "data: " if line.startswith("data: ") else ""
@@ -102,14 +116,34 @@ class Redactor:
             data = json.loads(line[len(prefix) :])
         except ValueError:
             return line
-        return prefix + json.dumps(self._walk(data), ensure_ascii=False, separators=(",", ":"))
+        return prefix + self._dump(data, line[len(prefix) :])
 
-    def _walk(self, value: Any) -> Any:
+    def _redact_form(self, text: str) -> str:
+        # Values are decoded first: "%40" and "+" would otherwise hide an address or a card number.
+        pairs = parse_qsl(text, keep_blank_values=True)
+        redacted = [(k, PLACEHOLDER if self.rules.field_is_secret(k) else self.rules.scrub(v)) for k, v in pairs]
+        return text if redacted == pairs else urlencode(redacted, safe="<>")
+
+    def _dump(self, data: Any, original: str) -> str:
+        redacted, changed = self._walk(data)
+        # Untouched documents keep their exact bytes (and so their exact match on replay).
+        return json.dumps(redacted, ensure_ascii=False, separators=(",", ":")) if changed else original
+
+    def _walk(self, value: Any) -> tuple[Any, bool]:
         if isinstance(value, dict):
-            return {key: PLACEHOLDER if key in self.fields else self._walk(item) for key, item in value.items()}
+            changed = False
+            out: dict[Any, Any] = {}
+            for key, item in value.items():
+                if self.rules.field_is_secret(str(key)) and item is not None and not isinstance(item, bool):
+                    out[key], changed = PLACEHOLDER, True
+                else:
+                    out[key], inner = self._walk(item)
+                    changed = changed or inner
+            return out, changed
         if isinstance(value, list):
-            return [self._walk(item) for item in value]
-        return value
+            items = [self._walk(item) for item in value]
+            return [item for item, _ in items], any(inner for _, inner in items)
+        return value, False
 
     @staticmethod
     def _fix_length(response: dict[str, Any]) -> None:

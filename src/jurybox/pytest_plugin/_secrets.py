@@ -1,28 +1,24 @@
-"""What a secret looks like: sensitive header names and key-shaped patterns, shared by redaction and the lint."""
+"""One rule set for secrets and personal data, shared by record-time redaction and the cassette lint."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from urllib.parse import quote, quote_plus, unquote_plus
 
-#: What a redacted value is replaced with. ``<`` and ``>`` keep it from matching any pattern below.
-PLACEHOLDER = "<REDACTED>"
-
-#: Headers that always carry credentials or session state.
-SENSITIVE_HEADERS = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "x-api-key",
-        "api-key",
-        "cookie",
-        "set-cookie",
-        "openai-organization",
-        "openai-project",
-        "x-goog-api-key",
-    }
+from jurybox.pytest_plugin._patterns import (
+    PATTERNS,
+    QUERY_ONLY_NAMES,
+    SECRET_NAMES,
+    SENSITIVE_HEADERS,
+    SecretPattern,
+    named_secret,
+    normal_name,
 )
+
+#: What a redacted value is replaced with. ``<`` and ``>`` keep it from matching any pattern.
+PLACEHOLDER = "<REDACTED>"
 
 #: Header values that are visibly placeholders (ours, and other projects' conventions such as
 #: ``FILTERED``, ``<API_KEY>``, ``X-GOOG-API-KEY-XXX``, ``Bearer ***``).
@@ -32,30 +28,6 @@ PLACEHOLDER_VALUE = re.compile(r"(?i)^\s*$|redacted|filtered|dummy|placeholder|x
 def is_placeholder(value: str) -> bool:
     """True when a header value is already redacted."""
     return PLACEHOLDER_VALUE.search(value) is not None
-
-
-@dataclass(frozen=True)
-class SecretPattern:
-    """A named regular expression for one kind of secret."""
-
-    name: str
-    regex: re.Pattern[str]
-
-
-# Order matters: the first pattern that matches a span names it (sk-ant- before sk-).
-PATTERNS: tuple[SecretPattern, ...] = (
-    SecretPattern("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}")),
-    SecretPattern("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}")),
-    SecretPattern("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b")),
-    SecretPattern(
-        "aws-secret-key",
-        re.compile(r"(?i)aws_?secret_?access_?key[\"'\s:=]+[A-Za-z0-9/+]{40}\b"),
-    ),
-    SecretPattern("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})")),
-    SecretPattern("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    SecretPattern("bearer-token", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{8,}")),
-    SecretPattern("email", re.compile(r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b")),
-)
 
 
 @dataclass(frozen=True)
@@ -75,27 +47,107 @@ def mask(secret: str) -> str:
     return f"{secret[:6]}…{secret[-2:]}"
 
 
+@dataclass(frozen=True)
+class RuleSet:
+    """What counts as a secret: built-in names and patterns plus the user's, with PII on or off.
+
+    Args:
+        headers: Extra header names to treat as credentials (case-insensitive).
+        fields: Extra JSON/form field names whose values are replaced at any depth.
+        patterns: Extra regular expressions (the user's ``redact_patterns``); a match is a secret.
+        pii: Card numbers (Luhn-checked), US social security numbers and phone numbers count too.
+    """
+
+    headers: frozenset[str] = frozenset()
+    fields: frozenset[str] = frozenset()
+    patterns: tuple[str, ...] = ()
+    pii: bool = False
+    _compiled: tuple[SecretPattern, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "headers", SENSITIVE_HEADERS | {name.lower() for name in self.headers})
+        object.__setattr__(self, "fields", frozenset(self.fields))
+        custom = tuple(SecretPattern("custom", re.compile(pattern)) for pattern in self.patterns)
+        if self.fields:
+            custom += (named_secret("custom-field", self.fields),)
+        object.__setattr__(self, "_compiled", tuple(p for p in PATTERNS if self.pii or not p.pii) + custom)
+
+    @classmethod
+    def build(
+        cls, headers: Iterable[str] = (), fields: Iterable[str] = (), patterns: Iterable[str] = (), *, pii: bool
+    ) -> RuleSet:
+        """A rule set from any iterables (the settings hold tuples)."""
+        return cls(frozenset(headers), frozenset(fields), tuple(patterns), pii)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every pattern name this rule set reports (what ``--ignore`` accepts), plus ``header``."""
+        return (*dict.fromkeys(p.name for p in self._compiled), "header")
+
+    def header_is_secret(self, name: str) -> bool:
+        """True when a header with this name carries a credential."""
+        return name.lower() in self.headers or normal_name(name) in SECRET_NAMES
+
+    def field_is_secret(self, name: str) -> bool:
+        """True when a JSON or form field with this name holds a credential."""
+        return name in self.fields or normal_name(name) in SECRET_NAMES
+
+    def query_is_secret(self, name: str) -> bool:
+        """True when a URL query parameter with this name holds a credential."""
+        return self.field_is_secret(name) or normal_name(name) in QUERY_ONLY_NAMES
+
+    def find(self, text: str) -> Iterator[Finding]:
+        """Every non-overlapping secret in ``text``, in order."""
+        yield from self._find(text)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every secret replaced by the placeholder (context such as ``password=`` kept)."""
+        for finding in reversed(self._find(text)):
+            replacement = PLACEHOLDER
+            if finding.pattern == "bearer-token":
+                # Keep the scheme so a reader of the cassette still sees what kind of header it was.
+                replacement = f"Bearer {PLACEHOLDER}"
+            text = text[: finding.start] + replacement + text[finding.end :]
+        if "%" in text or "+" in text:
+            text = self._scrub_encoded(text)
+        return text
+
+    def _scrub_encoded(self, text: str) -> str:
+        """Secrets that sit URL-encoded in the text (a form body echoed inside JSON, a query in a URL)."""
+        decoded = unquote_plus(text)
+        for finding in self._find(decoded):
+            secret = decoded[finding.start : finding.end]
+            for spelling in {quote_plus(secret), quote(secret, safe=""), quote(secret)}:
+                text = text.replace(spelling, PLACEHOLDER)
+        return text
+
+    def _find(self, text: str) -> list[Finding]:
+        taken: list[tuple[int, int]] = []
+        found: list[Finding] = []
+        for pattern in self._compiled:
+            for match in pattern.regex.finditer(text):
+                start, end = match.span(pattern.group)
+                secret = match.group(pattern.group)
+                if pattern.check is not None and not pattern.check(secret):
+                    continue
+                if any(start < stop and begin < end for begin, stop in taken):
+                    continue
+                taken.append((start, end))
+                found.append(Finding(pattern.name, start, end, mask(secret)))
+        return sorted(found, key=lambda finding: finding.start)
+
+
+#: The built-in rules without PII: what ``find_secrets`` and ``scrub_text`` apply.
+DEFAULT_RULES = RuleSet()
+#: Every built-in rule, PII included: what the lint checks by default.
+ALL_RULES = RuleSet(pii=True)
+
+
 def find_secrets(text: str) -> Iterator[Finding]:
-    """Every non-overlapping secret in ``text``, in order."""
-    taken: list[tuple[int, int]] = []
-    found: list[Finding] = []
-    for pattern in PATTERNS:
-        for match in pattern.regex.finditer(text):
-            span = match.span()
-            if any(span[0] < end and start < span[1] for start, end in taken):
-                continue
-            taken.append(span)
-            found.append(Finding(pattern.name, span[0], span[1], mask(match.group())))
-    yield from sorted(found, key=lambda finding: finding.start)
+    """Every non-overlapping secret in ``text`` under the built-in rules (PII excluded), in order."""
+    return DEFAULT_RULES.find(text)
 
 
 def scrub_text(text: str) -> str:
     """``text`` with every key-shaped secret and e-mail address replaced by the placeholder."""
-    findings = list(find_secrets(text))
-    for finding in reversed(findings):
-        replacement = PLACEHOLDER
-        if finding.pattern == "bearer-token":
-            # Keep the scheme so a reader of the cassette still sees what kind of header it was.
-            replacement = f"Bearer {PLACEHOLDER}"
-        text = text[: finding.start] + replacement + text[finding.end :]
-    return text
+    return DEFAULT_RULES.scrub(text)

@@ -5,10 +5,11 @@ same derived totals, so the formats never disagree.
 """
 
 from jurybox.core import SKIPPED_TIERS_KEY, RunStatus
+from jurybox.report._calibrations import CALIBRATION_STATUSES, CalibratedJudge, CalibrationStatus
 from jurybox.report._case import CaseSummary, explain, skipped_tiers, summarize_case, tier_verdicts
 from jurybox.report._console import render_console
 from jurybox.report._format import judgment_score
-from jurybox.report._from_store import report_from_store
+from jurybox.report._from_store import CALIBRATIONS_KEY, report_from_store, stored_calibrations
 from jurybox.report._html import iter_html, to_html
 from jurybox.report._json import SCHEMA_VERSION, from_json, iter_json, record_to_dict, to_json
 from jurybox.report._junit import case_properties, iter_junit, to_junit
@@ -17,11 +18,15 @@ from jurybox.report._model import RunReport, SkippedTier, TierRate, Totals
 from jurybox.report._write import EXTENSIONS, FORMATS, check_report_output, report_filename, write_reports
 
 __all__ = [
+    "CALIBRATIONS_KEY",
+    "CALIBRATION_STATUSES",
     "EXTENSIONS",
     "FORMATS",
     "MAX_SUMMARY_BYTES",
     "SCHEMA_VERSION",
     "SKIPPED_TIERS_KEY",
+    "CalibratedJudge",
+    "CalibrationStatus",
     "CaseSummary",
     "RunReport",
     "RunStatus",
@@ -41,6 +46,7 @@ __all__ = [
     "report_filename",
     "report_from_store",
     "skipped_tiers",
+    "stored_calibrations",
     "summarize_case",
     "tier_verdicts",
     "to_html",

@@ -10,8 +10,9 @@ from rich.text import Text
 
 from jurybox.core import RoundRecord, Status
 from jurybox.report import _format as fmt
+from jurybox.report._calibrations import CalibratedJudge
 from jurybox.report._case import CaseSummary, explain, own_verdict
-from jurybox.report._model import RunReport
+from jurybox.report._model import RunReport, Totals
 
 STATUS_STYLES = {
     Status.PASS: "bold green",
@@ -70,6 +71,8 @@ def render_console(
     rates = _tier_line(report)
     if rates is not None:
         console.print(rates)
+    for judge in report.calibrations:
+        console.print(_calibration_line(judge))
     notices = _notices(report)
     if notices:
         console.print(Panel(Group(*notices), title="notes", title_align="left", border_style="yellow", expand=False))
@@ -144,12 +147,24 @@ def _totals_line(report: RunReport) -> Text:
         line.append(" · ")
         line.append(f"{totals.degraded_judgments} degraded verdict(s)", style=DEGRADED_STYLE)
     line.append(
-        f" · judge calls {totals.judge_calls} · tokens {fmt.tokens(totals)} · cost {fmt.cost(totals)}"
-        f" · {fmt.duration(totals.duration)}"
+        f" · judge calls {totals.judge_calls}{_faults(totals, 'judge')} · tokens {fmt.tokens(totals)}"
+        f" · cost {fmt.cost(totals)} · {fmt.duration(totals.duration)}"
     )
+    agent = _faults(totals, "agent")
+    if agent:
+        line.append(f" · agent{agent}")
     if report.judge_model:
         line.append(f" · judge {fmt.visible(report.judge_model)}", style="dim")
     return line
+
+
+def _faults(totals: Totals, who: str) -> str:
+    """`` (N attempts, R retries, F failed)`` when ``who``'s calls met faults; empty when none did."""
+    counts = totals.calls.get(who, {})
+    retries, failures = counts.get("retries", 0), counts.get("failures", 0)
+    if not retries and not failures:
+        return ""
+    return f" ({counts.get('attempts', 0)} attempts, {retries} retries, {failures} failed)"
 
 
 def _tier_line(report: RunReport) -> Text | None:
@@ -161,6 +176,13 @@ def _tier_line(report: RunReport) -> Text | None:
         if index:
             line.append(" · ", style="dim")
         line.append(f"{fmt.visible(tier.tier)} {fmt.rate(tier.rate)} ({tier.passed}/{tier.ran})")
+    return line
+
+
+def _calibration_line(judge: CalibratedJudge) -> Text:
+    line = Text("calibration: ", style="dim")
+    # Only a correction is good news; every other status says the pass rate cannot be corrected.
+    line.append(fmt.visible(judge.describe()), style="" if judge.status == "corrected" else DEGRADED_STYLE)
     return line
 
 

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from jurybox.core import RunStatus
+from jurybox.report._calibrations import CalibratedJudge
 from jurybox.report._model import RunReport
 from jurybox.store import Store
+
+CALIBRATIONS_KEY = "calibrations"
+"""Where a run's config keeps its judges' calibration notes (``CalibratedJudge.to_dict()`` each)."""
 
 
 def report_from_store(store: Store, run_id: str, *, notes: tuple[str, ...] = ()) -> RunReport:
     """The report of a stored run: every case recorded so far, resumed parts included.
 
+    The run's calibration notes are the ones stored with it (``CALIBRATIONS_KEY``).
     A run the store still shows as running (its process was killed, or it is
     still going) is reported as ``interrupted``: the report covers what finished
     and says how many planned cases have no result.
@@ -35,4 +42,20 @@ def report_from_store(store: Store, run_id: str, *, notes: tuple[str, ...] = ())
         notes=notes,
         planned=info.planned,
         metadata=metadata,
+        calibrations=stored_calibrations(info.config.get(CALIBRATIONS_KEY)),
     )
+
+
+def stored_calibrations(value: Any) -> list[CalibratedJudge]:
+    """The calibration notes kept in a run's config; an entry that does not read back is left out.
+
+    They are notes about the run, not its results: one written by another jurybox
+    version must not keep the run's report from being shown.
+    """
+    notes = []
+    for item in value if isinstance(value, list) else []:
+        try:
+            notes.append(CalibratedJudge.from_dict(item))
+        except (AttributeError, TypeError, ValueError):
+            continue
+    return notes

@@ -220,6 +220,10 @@ def _totals(report: RunReport) -> list[str]:
             for t in totals.tiers.values()
         ]
         lines.append("</tbody></table>")
+    if report.calibrations:
+        lines.append("<h2>Calibrated judges</h2><ul>")
+        lines += [f"<li>{e(judge.describe())}</li>" for judge in report.calibrations]
+        lines.append("</ul>")
     lines.append("</section>")
     return lines
 

@@ -9,14 +9,19 @@ Layout (``schema_version`` 1; a reader refuses a newer version rather than half-
                 "tokens", "tokens_unknown", "cost", "cost_unknown", "judge_calls",
                 "duration", "case_time", "degraded_judgments", "degraded_cases",
                 "tiers": {tier: {"ran", "passed", "decided", "rate"}},
-                "skipped_tiers": {tier: {"reason", "cases"}}},
+                "skipped_tiers": {tier: {"reason", "cases"}},
+                "calls": {"agent": {"attempts", "retries", "failures"},
+                          "judge": {"calls", "attempts", "retries", "failures"}}},
+     "calibrations": [{"judge", "key", "status", "passed", "decided", "observed", "corrected", "low",
+                       "high", "tpr", "tnr", "calibration_id", "calibrated_at", "dataset", "text"}],
      "cases": [{"case", "status", "score", "reason", "tier", "degraded", "skipped",
                 "duration", "tokens", "cost", "judge_calls", "tags", "error", "started_at",
                 "metadata", "judgment": <Judgment.to_dict()>, "context": <Context.to_dict()> | null,
                 "rounds": [{"index", "prompt", "follow_ups": [{"question", "reply"}],
                             "context", "judgment"}]}]}
 
-Unknown numbers (tokens, cost, score, pass rate) are ``null``, never 0.
+Unknown numbers (tokens, cost, score, pass rate) are ``null``, never 0. ``calibrations``
+(the LLM judges with a stored calibration) is there only when the run has any.
 
 Text layout: the envelope (run fields, totals) is indented; each ``cases[]`` entry is
 one line, ``json.dumps(case, ensure_ascii=False)`` without indent, so a big report
@@ -46,6 +51,7 @@ from jurybox.core import (
     Status,
     to_jsonable,
 )
+from jurybox.report._calibrations import CalibratedJudge
 from jurybox.report._case import CaseSummary
 from jurybox.report._model import RunReport, Totals
 
@@ -123,6 +129,8 @@ def _envelope(report: RunReport, indent: int | None) -> tuple[str, str]:
         "metadata": dict(report.metadata),
         "totals": _totals(report.totals),
     }
+    if report.calibrations:  # only then: a run with no calibrated judge keeps the report it always had
+        head["calibrations"] = [judge.to_dict() for judge in report.calibrations]
     document = _dumps({**to_jsonable(head), "cases": []}, indent)
     cut = document.rindex("[]") + 1
     return document[:cut], document[cut:]
@@ -204,6 +212,10 @@ def from_json(text: str, *, source: str = "<json>") -> RunReport:
             },
             planned=root.get("planned"),
             metadata=reader.mapping(root.get("metadata", {}), "metadata"),
+            calibrations=[
+                CalibratedJudge.from_dict(reader.mapping(item, f"calibrations[{i}]"))
+                for i, item in enumerate(reader.list(root.get("calibrations", []), "calibrations"))
+            ],
         )
     except (TypeError, ValueError) as exc:
         if str(exc).startswith(source):
@@ -286,6 +298,7 @@ def _totals(totals: Totals) -> dict[str, Any]:
             for name, t in totals.tiers.items()
         },
         "skipped_tiers": {name: {"reason": s.reason, "cases": s.cases} for name, s in totals.skipped_tiers.items()},
+        "calls": {who: dict(counts) for who, counts in totals.calls.items()},
     }
 
 

@@ -124,6 +124,8 @@ def _head(report: RunReport) -> list[str]:
             f"| {md(t.tier)} | {fmt.rate(t.rate)} | {t.passed} | {t.ran} | {t.decided} |" for t in totals.tiers.values()
         ]
         lines.append("")
+    if report.calibrations:
+        lines += ["**Calibrated judges**", "", *(f"- {md(judge.describe())}" for judge in report.calibrations), ""]
     notices = [md(text) for text in report.notices()]
     if notices:
         lines += ["> [!NOTE]", *(f"> {n}  " for n in notices), ""]

@@ -16,6 +16,7 @@ from functools import cached_property
 from types import MappingProxyType
 
 from jurybox.core import RUN_STATUSES, SKIPPED_TIERS_KEY, CaseRecord, RunStatus, Status
+from jurybox.report._calibrations import CalibratedJudge
 from jurybox.report._case import CaseSummary, summarize_case, tier_verdicts
 from jurybox.report._streamed import RankedSummaries, StreamedSummaries, attention_rank
 from jurybox.store import StoredRecords
@@ -79,6 +80,9 @@ class Totals:
         degraded_judgments: Individual judge verdicts produced by a fallback policy.
         degraded_cases: Cases with at least one degraded verdict.
         skipped_tiers: Tiers left out for some cases, with the reason (not tiers a cascade did not need).
+        calls: Agent and judge calls under faults: ``{"agent": {"attempts", "retries", "failures"},
+            "judge": {"calls", "attempts", "retries", "failures"}}`` summed over the cases that
+            recorded them (``metadata["calls"]``); ``judge_calls`` counts calls, these count requests.
     """
 
     cases: int
@@ -95,6 +99,7 @@ class Totals:
     degraded_judgments: int
     degraded_cases: int
     skipped_tiers: Mapping[str, SkippedTier]
+    calls: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     @property
     def passed(self) -> int:
@@ -140,6 +145,8 @@ class RunReport:
         planned: How many cases the run was meant to judge, when known (shows what an
             interrupted run is missing).
         metadata: Anything else worth keeping (agent version, git commit...); shown in JSON and HTML.
+        calibrations: The run's LLM judges that have a stored calibration: observed and corrected
+            pass rates, or why there is no correction (worked out by the caller; see ``CalibratedJudge``).
     """
 
     suite: str
@@ -153,6 +160,7 @@ class RunReport:
     skipped_tiers: Mapping[str, str] = field(default_factory=dict)
     planned: int | None = None
     metadata: Mapping[str, object] = field(default_factory=dict)
+    calibrations: Sequence[CalibratedJudge] = ()
 
     def __post_init__(self) -> None:
         if self.status not in RUN_STATUSES:
@@ -178,6 +186,7 @@ class RunReport:
         object.__setattr__(self, "notes", tuple(self.notes))
         object.__setattr__(self, "skipped_tiers", MappingProxyType(dict(self.skipped_tiers)))
         object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+        object.__setattr__(self, "calibrations", tuple(self.calibrations))
 
     @property
     def streamed(self) -> bool:
@@ -301,6 +310,7 @@ class _Tally:
         self.skipped_reasons = dict(report.skipped_tiers)
         self.skipped_counts = dict.fromkeys(report.skipped_tiers, 0)
         self.ranks = bytearray()
+        self.calls: dict[str, dict[str, int]] = {}
 
     def add(self, summary: CaseSummary) -> None:
         record = summary.record
@@ -322,6 +332,14 @@ class _Tally:
             counts[0] += 1
             counts[1] += verdict.status is Status.PASS
             counts[2] += decided
+        counted = record.metadata.get("calls")
+        if isinstance(counted, Mapping):
+            for who, counts in counted.items():
+                if isinstance(counts, Mapping):
+                    into = self.calls.setdefault(str(who), {})
+                    for name, value in counts.items():
+                        if isinstance(value, int) and not isinstance(value, bool):
+                            into[str(name)] = into.get(str(name), 0) + value
         configured = record.metadata.get(SKIPPED_TIERS_KEY)
         if isinstance(configured, Mapping):
             for tier, reason in configured.items():
@@ -353,4 +371,5 @@ class _Tally:
             skipped_tiers=MappingProxyType(
                 {tier: SkippedTier(tier, skipped_reasons[tier], skipped_counts[tier]) for tier in skipped_reasons}
             ),
+            calls=MappingProxyType({who: MappingProxyType(counts) for who, counts in self.calls.items()}),
         )

@@ -31,8 +31,17 @@ from jurybox.store._browse_models import (
     TierStats,
     TrendPoint,
 )
+from jurybox.store._calibrations import StoredCalibration
 from jurybox.store._compare import CaseChange, RunComparison, compare_runs
-from jurybox.store._engine import DEFAULT_URL, ENV_VAR, StoreError, StoreVersionError, resolve_url, schema_head
+from jurybox.store._engine import (
+    DEFAULT_URL,
+    ENV_VAR,
+    StoreError,
+    StoreVersionError,
+    lock_notice,
+    resolve_url,
+    schema_head,
+)
 from jurybox.store._lazy import StoredRecords
 from jurybox.store._lessons import lessons_for
 from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
@@ -71,6 +80,7 @@ __all__ = [
     "StoreBrowser",
     "StoreError",
     "StoreVersionError",
+    "StoredCalibration",
     "StoredRecords",
     "SuiteFileError",
     "TierStats",
@@ -81,6 +91,7 @@ __all__ = [
     "import_suite_file",
     "judgment_from_dict",
     "lessons_for",
+    "lock_notice",
     "open_store",
     "read_suite_file",
     "relative_drop",

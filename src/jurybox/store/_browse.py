@@ -9,8 +9,9 @@ reads a whole run's verdict trees.
 each method hands its work to the part that does that job, all sharing one
 engine:
 
-- ``_browse_runs.py``, ``RunBrowser``: the suites; runs newest first, filtered, a page at a
-  time; one run; the runs before it.
+- ``_cases.py``, ``SuiteRepository`` (the store's own): the suites.
+- ``_browse_runs.py``, ``RunBrowser``: runs newest first, filtered, a page at a time; one run;
+  the runs before it.
 - ``_browse_stats.py``, ``StatsBrowser``: a run's pass rates overall, per tier and per judge,
   its latency and tags; the gate's verdict on it.
 - ``_browse_cases.py``, ``CaseBrowser``: a page of a run's cases, filtered and sorted; one case
@@ -46,6 +47,7 @@ from jurybox.store._browse_models import (
 from jurybox.store._browse_runs import RunBrowser
 from jurybox.store._browse_stats import StatsBrowser
 from jurybox.store._browse_trends import TrendBrowser
+from jurybox.store._cases import SuiteRepository
 from jurybox.store._models import RunInfo
 
 
@@ -62,6 +64,7 @@ class StoreBrowser:
     """
 
     def __init__(self, engine: Engine, *, cache_size: int = 4096, comparison_cache: int = 8) -> None:
+        self._suites = SuiteRepository(engine)
         self._runs = RunBrowser(engine)
         self._stats = StatsBrowser(engine, cache_size=cache_size)
         self._cases = CaseBrowser(engine)
@@ -72,7 +75,7 @@ class StoreBrowser:
 
     def suites(self) -> list[str]:
         """Every suite name, sorted."""
-        return self._runs.suites()
+        return self._suites.suites()
 
     def runs_page(
         self,

@@ -1,4 +1,4 @@
-"""Run pages: the suites, runs newest first (filtered, a page at a time), one run and the runs before it."""
+"""Run pages: runs newest first (filtered, a page at a time), one run and the runs before it."""
 
 from __future__ import annotations
 
@@ -48,12 +48,7 @@ def runs_before(connection: Connection, run: RunInfo, *, completed: bool, limit:
 
 
 class RunBrowser(Repository):
-    """The ``runs`` and ``suites`` tables, read a page at a time."""
-
-    def suites(self) -> list[str]:
-        """Every suite name, sorted."""
-        with self._read() as connection:
-            return list(connection.execute(select(suites_table.c.name).order_by(suites_table.c.name)).scalars())
+    """The ``runs`` table (with each run's suite name), read a page at a time."""
 
     def runs_page(
         self,

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import URL, Connection, Engine, make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, DatabaseError
 
 from jurybox.store._serialize import dumps
 
@@ -20,7 +21,7 @@ DEFAULT_URL = "sqlite:///.jurybox/jurybox.db"
 
 ENV_VAR = "JURYBOX_STORE"
 
-SCHEMA_HEAD = "0004_dashboard_indexes"
+SCHEMA_HEAD = "0005_calibrations"
 """The newest migration revision. Opening a store already at it skips loading Alembic
 (a test checks it matches the migration scripts)."""
 
@@ -70,7 +71,7 @@ def create_store_engine(url: str, *, busy_timeout: float = 30.0) -> Engine:
     if backend == "postgresql":
         # No pre-ping: it costs a round trip per case written; recycling keeps idle connections fresh,
         # and a write that still fails raises, so the run can be resumed.
-        return create_engine(parsed, json_serializer=dumps, pool_recycle=1800)
+        return create_engine(parsed, json_serializer=dumps, pool_recycle=1800, hide_parameters=True)
     raise StoreError(
         f"unsupported store URL {describe(parsed)!r}: use sqlite:///path/to/file.db or postgresql+psycopg://user@host/db"
     )
@@ -81,7 +82,8 @@ def _sqlite_engine(url: URL, busy_timeout: float) -> Engine:
     in_memory = database in ("", ":memory:") or database.startswith("file::memory:")
     if not in_memory and not database.startswith("file:"):
         Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, json_serializer=dumps, connect_args={"timeout": busy_timeout})
+    # hide_parameters: a failing statement's error must never print the case content it was writing.
+    engine = create_engine(url, json_serializer=dumps, connect_args={"timeout": busy_timeout}, hide_parameters=True)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -159,6 +161,48 @@ def _check_revisions(url: URL, connection: Connection) -> tuple[str, ...]:
     return revisions
 
 
+def unreadable_store(url: URL, exc: DatabaseError) -> StoreError:
+    """One line for a database file that cannot be read: which file and what to do, no stored content.
+
+    Only the driver's own reason is kept (``file is not a database``, ``database disk image is
+    malformed``); SQLAlchemy's message would add the statement and its parameters.
+    """
+    reason = str(exc.orig).splitlines()[0] if exc.orig is not None else type(exc).__name__
+    where = url.database if url.get_backend_name() == "sqlite" and url.database else describe(url)
+    return StoreError(
+        f"{where}: the store cannot be read ({reason}); restore it from a backup, or move it aside "
+        "to start a new store. Nothing was written."
+    )
+
+
+def lock_notice(url: str | None, busy_timeout: float) -> str | None:
+    """What to tell the user when another process holds the SQLite store's write lock, or None.
+
+    SQLite waits up to ``busy_timeout`` seconds for the lock in silence; saying so up front keeps
+    a run that waits from looking hung. ``url`` None means the configured store (``resolve_url``).
+    """
+    parsed = make_url(resolve_url(url))
+    database = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or database in ("", ":memory:") or database.startswith("file:"):
+        return None
+    path = Path(database).expanduser()
+    if not path.is_file():
+        return None
+    probe = sqlite3.connect(path, timeout=0, isolation_level=None)
+    try:
+        probe.execute("BEGIN IMMEDIATE")
+        probe.execute("ROLLBACK")
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            return None
+        return f"the store {path} is locked by another process; waiting up to {busy_timeout:g} s for it"
+    except sqlite3.DatabaseError:
+        return None  # an unreadable file: opening it says so
+    finally:
+        probe.close()
+    return None
+
+
 def migrate(engine: Engine) -> None:
     """Bring the store's schema to this jurybox's head revision, or refuse a newer one.
 
@@ -171,10 +215,13 @@ def migrate(engine: Engine) -> None:
         StoreVersionError: the store has a revision this jurybox does not know.
         StoreError: the database holds something that is not a jurybox store.
     """
-    with engine.connect() as connection:
-        if stored_revisions(connection) == (SCHEMA_HEAD,):
-            return
-        _check_revisions(engine.url, connection)
+    try:
+        with engine.connect() as connection:
+            if stored_revisions(connection) == (SCHEMA_HEAD,):
+                return
+            _check_revisions(engine.url, connection)
+    except DatabaseError as exc:
+        raise unreadable_store(engine.url, exc) from None
     from alembic import command
 
     head = schema_head()

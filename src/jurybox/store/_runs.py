@@ -127,6 +127,19 @@ class RunRepository(Repository):
                 )
             )
 
+    def update_run_config(self, run_id: str, values: Mapping[str, Any]) -> None:
+        """Merge ``values`` into the run's config, replacing keys it already has.
+
+        Raises:
+            StoreError: the run does not exist.
+        """
+        with self._write() as connection:
+            config = connection.execute(select(runs_table.c.config).where(runs_table.c.id == run_id)).one_or_none()
+            if config is None:
+                raise StoreError(f"unknown run {run_id!r} in store {self.url}")
+            merged = {**dict(config[0] or {}), **db_jsonable(dict(values))}
+            connection.execute(update(runs_table).where(runs_table.c.id == run_id).values(config=merged))
+
     def get_run(self, run_id: str) -> RunInfo:
         """The run with this exact id.
 

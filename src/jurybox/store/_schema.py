@@ -208,3 +208,27 @@ lessons_table = Table(
     Index("ix_lessons_suite_created", "suite_id", "created_at"),
 )
 """What a regression taught: written once per (run, metric) when a gate finds a drop."""
+
+calibrations_table = Table(
+    "calibrations",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("judge_key", String(64), nullable=False),
+    Column("judge_name", String(255), nullable=False),
+    Column("identity", JsonType, nullable=False),
+    Column("figures", JsonType, nullable=False),
+    Column("calibration", JsonType, nullable=False),
+    Column("dataset", Text, nullable=False),
+    _when("created_at"),
+    # A run's judge is looked up by its key, the "changed since" check by its name: newest first in both.
+    Index("ix_calibrations_key_created", "judge_key", "created_at"),
+    Index("ix_calibrations_name_created", "judge_name", "created_at"),
+)
+"""One judge measured against human labels, filed under its identity's key.
+
+``identity`` is who the judge is (kind, model, template hash, settings),
+``figures`` the few numbers lists and corrections read (TPR, TNR, positives,
+negatives, kappa, n, ...), ``calibration`` the judge's whole calibration
+(figures with intervals, slices, disagreements). All plain JSON: the store
+does not know the calibrate package's types.
+"""

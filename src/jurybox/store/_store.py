@@ -9,6 +9,7 @@ from sqlalchemy.engine import Engine
 
 from jurybox.core import CaseRecord
 from jurybox.store._baselines import RegressionPolicy, RunCheck, check_run
+from jurybox.store._calibrations import CalibrationRepository, JsonMap, StoredCalibration
 from jurybox.store._cases import SuiteRepository
 from jurybox.store._engine import create_store_engine, describe, migrate, resolve_url
 from jurybox.store._lazy import StoredRecords
@@ -31,8 +32,8 @@ class Store:
     threads; several processes may write one store at once.
 
     Each method hands its work to the repository of its tables (the private
-    attributes ``_runs``, ``_results``, ``_suites``, ``_metrics`` and
-    ``_lessons``, one module each). What is built from other methods stays
+    attributes ``_runs``, ``_results``, ``_suites``, ``_metrics``,
+    ``_lessons`` and ``_calibrations``, one module each). What is built from other methods stays
     here, on the Store, so it goes through them: finishing a completed run
     checks it for regressions (runs, metrics and lessons together), and
     ``missing_cases``, ``run_records`` and ``records`` are made of the
@@ -48,6 +49,7 @@ class Store:
         self._suites = SuiteRepository(engine)
         self._metrics = MetricRepository(engine)
         self._lessons = LessonRepository(engine)
+        self._calibrations = CalibrationRepository(engine)
 
     @property
     def url(self) -> str:
@@ -159,6 +161,10 @@ class Store:
     ) -> RunCheck:
         """Compare a run with its suite's baselines; write a lesson per regression when asked."""
         return check_run(self, run_id, policy or self.policy, record_lessons=record_lessons)
+
+    def update_run_config(self, run_id: str, values: Mapping[str, Any]) -> None:
+        """Merge ``values`` into the run's config (known only after the run); StoreError for an unknown run."""
+        self._runs.update_run_config(run_id, values)
 
     def get_run(self, run_id: str) -> RunInfo:
         """The run with this exact id.
@@ -274,6 +280,24 @@ class Store:
     def lessons(self, suite: str | None = None, *, topic: str | None = None, limit: int | None = 20) -> list[Lesson]:
         """Lessons, newest first; ``topic`` matches a metric (tier) name or any word of the lesson text."""
         return self._lessons.lessons(suite, topic=topic, limit=limit)
+
+    # Calibrations -----------------------------------------------------------------------------
+
+    def save_calibration(self, identity: JsonMap, *, figures: JsonMap, calibration: JsonMap, dataset: str) -> int:
+        """File a judge's calibration under ``identity["key"]`` and ``identity["name"]``; every value plain JSON."""
+        return self._calibrations.save_calibration(identity, figures=figures, calibration=calibration, dataset=dataset)
+
+    def calibration(self, calibration_id: int) -> StoredCalibration:
+        """The calibration with this id (StoreError when there is none)."""
+        return self._calibrations.calibration(calibration_id)
+
+    def latest_calibration(self, key: str) -> StoredCalibration | None:
+        """The newest calibration of the judge whose identity has this ``key``, or None."""
+        return self._calibrations.latest_calibration(key)
+
+    def calibrations(self, name: str | None = None, *, limit: int | None = 50) -> list[StoredCalibration]:
+        """Calibrations newest first, of the judge called ``name`` (any key) when given."""
+        return self._calibrations.calibrations(name, limit=limit)
 
     # Suite files ------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from jurybox.core import MAX_INPUT_BYTES, tree_limit_breach, yaml_children
 from jurybox.store._store import Store
 
 
@@ -41,6 +42,23 @@ def _strip_lines(value: Any) -> Any:
     return value
 
 
+def _load_bounded(path: Path) -> Any:
+    """The file's YAML, refused before it is built when too big, too deep or alias-expanding."""
+    if path.stat().st_size > MAX_INPUT_BYTES:
+        raise SuiteFileError(f"{path}: over the {MAX_INPUT_BYTES // 2**20} MB input limit")
+    loader = _LineLoader(path.read_text(encoding="utf-8"))
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        breach = tree_limit_breach(node, yaml_children)
+        if breach is not None:
+            raise SuiteFileError(f"{path}:{breach.node.start_mark.line + 1}: refused: {breach.reason}")
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def read_suite_file(
     path: Path,
 ) -> tuple[str, dict[str, Any] | None, dict[str, Any] | None, list[tuple[str, dict[str, Any]]]]:
@@ -50,7 +68,7 @@ def read_suite_file(
         SuiteFileError: unreadable YAML, or a missing/ill-typed field (file:line: field: problem).
     """
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_LineLoader)
+        raw = _load_bounded(path)
     except OSError as exc:
         raise SuiteFileError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:

@@ -33,6 +33,7 @@ from jurybox.suites._runner import (
     resumable_cases,
 )
 from jurybox.suites._seeds import Seed, load_seed, load_seeds, parse_seed
+from jurybox.suites._spec import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT
 from jurybox.suites._verdict import LLM_SKIP_REASON, LLM_SKIPPED
 from jurybox.suites._workers import fork_available
 
@@ -41,6 +42,9 @@ __all__ = [
     "HOW_TO_ENABLE",
     "LLM_SKIPPED",
     "LLM_SKIP_REASON",
+    "MAX_CONCURRENCY",
+    "MAX_RETRIES",
+    "MAX_TIMEOUT",
     "TIERS",
     "TIER_DETERMINISTIC",
     "TIER_LLM",

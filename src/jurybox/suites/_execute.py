@@ -168,6 +168,7 @@ class CaseExecutor:
             )
         metadata = dict(base)
         metadata["agent_usage"] = _agent_usage(outcomes)
+        metadata["calls"] = _call_counts(base, spend, agent_succeeded=True)
         if skipped:
             metadata.update(llm_tier=LLM_SKIPPED, skipped_judges=list(skipped))
             metadata[SKIPPED_TIERS_KEY] = {TIER_LLM: LLM_SKIP_REASON}
@@ -243,8 +244,15 @@ class CaseExecutor:
             tags=case.tags,
             error=reason,
             started_at=started_at,
-            metadata={**base, "reasons": list(reasons)},
+            metadata={**base, "reasons": list(reasons), "calls": _call_counts(base, spend, agent_succeeded=False)},
         )
+
+
+def _call_counts(base: dict[str, Any], spend: Spend, *, agent_succeeded: bool) -> dict[str, dict[str, int]]:
+    """Agent and judge calls of one case, each as attempts, retries and failures (reports add them up)."""
+    attempts = int(base["attempts"])
+    agent = {"attempts": attempts, "retries": max(0, attempts - 1), "failures": attempts - int(agent_succeeded)}
+    return {"agent": agent, "judge": spend.accounting()}
 
 
 def _conversation_context(case: Case, contexts: Sequence[Context]) -> Context:

@@ -28,7 +28,12 @@ class JudgeModelError(ValueError):
 
 
 def resolve_judge_model(
-    explicit: Any, suite_value: str | None = None, *, concurrency: int | None = None
+    explicit: Any,
+    suite_value: str | None = None,
+    *,
+    concurrency: int | None = None,
+    timeout: float | None = None,
+    retries: int | None = None,
 ) -> JudgeModel | None:
     """The JudgeModel the LLM judges of a run use, or None when none is configured.
 
@@ -43,6 +48,8 @@ def resolve_judge_model(
             default set with ``jurybox.models.set_default_model``.
         concurrency: Cases the run keeps in flight; a model named here gets at least that many
             concurrent calls (and pooled connections), so the judge is never the bottleneck.
+        timeout: Seconds per judge-model attempt for a model named here (None: the provider default).
+        retries: Retries after a judge-model fault for a model named here (None: the default policy).
 
     Raises:
         JudgeModelError: a model was named but cannot be built.
@@ -59,7 +66,7 @@ def resolve_judge_model(
                 return resolve_model(None)
             except ModelNotConfigured:
                 return None
-        return shared_model(spec, min_concurrency=concurrency or 0)
+        return shared_model(spec, min_concurrency=concurrency or 0, timeout=timeout, max_retries=retries)
     except (ModelError, ValueError, TypeError) as exc:
         raise JudgeModelError(f"cannot use judge model {spec!r}: {exc}") from exc
 

@@ -40,6 +40,8 @@ def load_suite(
     registry: JudgeRegistry | None = None,
     concurrency: int | None = None,
     check_agent: bool = True,
+    judge_timeout: float | None = None,
+    judge_retries: int | None = None,
 ) -> Suite:
     """Load and check a suite file.
 
@@ -55,6 +57,8 @@ def load_suite(
             ``concurrency:``); the judge model allows at least as many calls at once.
         check_agent: Build the suite's ``agent:`` (and drop it) to report a bad spec with its
             line; False for a suite run with a target of your own (``SuiteRunner(target=...)``).
+        judge_timeout: Seconds per judge-model attempt, overriding the suite's ``judge_timeout``.
+        judge_retries: Retries after a judge-model fault, overriding the suite's ``judge_retries``.
 
     Raises:
         SuiteError: naming file, line and field of every problem found.
@@ -78,7 +82,13 @@ def load_suite(
         problems.extend(_judge_problems_of_valid_cases(doc, registry, file.parent, judge_model))
         raise SuiteError(problems) from None
     try:
-        resolved = resolve_judge_model(judge_model, spec.judge_model, concurrency=concurrency or spec.concurrency)
+        resolved = resolve_judge_model(
+            judge_model,
+            spec.judge_model,
+            concurrency=concurrency or spec.concurrency,
+            timeout=judge_timeout if judge_timeout is not None else spec.judge_timeout,
+            retries=judge_retries if judge_retries is not None else spec.judge_retries,
+        )
     except JudgeModelError as exc:
         if judge_model is None and spec.judge_model is not None:
             raise SuiteError.at(file, doc.line_of(("judge_model",)), "judge_model", str(exc)) from exc
@@ -389,7 +399,10 @@ def _judge_problems_of_valid_cases(
         return []
     try:
         defaults = Defaults.model_validate(data.get("defaults") or {})
-        resolved = resolve_judge_model(judge_model, data.get("judge_model"), concurrency=None)
+        suite_model = data.get("judge_model")
+        if suite_model is not None and not isinstance(suite_model, str):
+            return []  # the validation problems name it
+        resolved = resolve_judge_model(judge_model, suite_model, concurrency=None)
     except (ValidationError, JudgeModelError, TypeError):
         return []
     database = data.get("database")

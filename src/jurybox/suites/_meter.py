@@ -17,10 +17,14 @@ from jurybox.models import ChatMessage, ModelResponse
 
 @dataclass
 class Spend:
-    """Judge-model calls, tokens and cost.
+    """Judge-model calls, the HTTP attempts they took, tokens and cost.
 
-    ``tokens`` counts only calls whose provider reported usage (``unmetered_calls``
-    did not) and ``cost`` only calls with a known price (``unpriced_calls`` had none).
+    ``calls`` counts every ``generate`` a judge made (each re-ask after an unreadable reply
+    and each self-consistency sample is one); ``attempts`` the requests sent for them, the
+    retries after faults included (``retries``), none for a cache hit; ``failures`` the calls
+    that ended in an error after their retries. ``tokens`` counts only calls whose provider
+    reported usage (``unmetered_calls`` did not) and ``cost`` only calls with a known price
+    (``unpriced_calls`` had none): a reply the provider billed is counted once it arrives.
     """
 
     calls: int = 0
@@ -28,9 +32,15 @@ class Spend:
     cost: float = 0.0
     unpriced_calls: int = 0
     unmetered_calls: int = 0
+    attempts: int = 0
+    retries: int = 0
+    failures: int = 0
 
     def add(self, response: ModelResponse) -> None:
         self.calls += 1
+        if not response.cached:
+            self.attempts += response.attempts
+            self.retries += response.attempts - 1
         total = response.usage.total_tokens
         if total is None:
             self.unmetered_calls += 1
@@ -41,8 +51,24 @@ class Spend:
         else:
             self.cost += response.cost
 
+    def fail(self, error: BaseException) -> None:
+        """Count a call that raised: its attempts (``ProviderError.attempts``, else one) and the failure."""
+        attempts = getattr(error, "attempts", None)
+        attempts = attempts if isinstance(attempts, int) and attempts > 0 else 1
+        self.calls += 1
+        self.failures += 1
+        self.attempts += attempts
+        self.retries += attempts - 1
+
+    def accounting(self) -> dict[str, int]:
+        """The call counts as the case record's ``metadata["calls"]["judge"]`` keeps them."""
+        return {"calls": self.calls, "attempts": self.attempts, "retries": self.retries, "failures": self.failures}
+
     def merge(self, other: Spend) -> None:
         self.calls += other.calls
+        self.attempts += other.attempts
+        self.retries += other.retries
+        self.failures += other.failures
         self.tokens += other.tokens
         self.cost += other.cost
         self.unpriced_calls += other.unpriced_calls
@@ -86,11 +112,17 @@ class MeteredModel:
         json_schema: Mapping[str, Any] | None = None,
         seed: int | None = None,
     ) -> ModelResponse:
-        response: ModelResponse = await self.model.generate(
-            messages, temperature=temperature, max_tokens=max_tokens, json_schema=json_schema, seed=seed
-        )
-        self.total.add(response)
         case = _case_spend.get()
+        try:
+            response: ModelResponse = await self.model.generate(
+                messages, temperature=temperature, max_tokens=max_tokens, json_schema=json_schema, seed=seed
+            )
+        except Exception as error:
+            self.total.fail(error)
+            if case is not None:
+                case.fail(error)
+            raise
+        self.total.add(response)
         if case is not None:
             case.add(response)
         return response

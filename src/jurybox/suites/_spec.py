@@ -7,14 +7,54 @@ judge name is reported with the list of valid names.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    field_validator,
+    model_validator,
+)
 
 ToolMode = Literal["strict", "unordered", "subset", "superset"]
 ArgsMode = Literal["exact", "ignore", "subset", "superset"]
 Criteria = str | list[str] | dict[str, float]
 """What an answer is graded on: one sentence, several (equal weights), or sentence -> weight."""
+
+#: Ranges every numeric setting is checked against before anything runs: a value outside them is
+#: a typo (``concurrency: 1000000000``) or a YAML surprise (``.inf``, ``true`` read as 1).
+MAX_CONCURRENCY = 4096
+MAX_TIMEOUT = 86_400.0
+MAX_RETRIES = 10
+MAX_FOLLOW_UPS = 100
+_DATABASE_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+
+
+def _database_url(value: str | None) -> str | None:
+    if value is not None and not _DATABASE_URL.match(value):
+        raise ValueError("must be a database URL such as sqlite:///app.db or postgresql://user@host/db")
+    return value
+
+
+def _not_bool(value: Any) -> Any:
+    # YAML reads "yes"/"true" as a bool, and pydantic would then take it for the number 1.
+    if isinstance(value, bool):
+        raise ValueError("must be a number, not true/false")
+    return value
+
+
+Seconds = Annotated[float, BeforeValidator(_not_bool), Field(gt=0, le=MAX_TIMEOUT, allow_inf_nan=False)]
+"""A timeout in seconds: finite, above 0, at most a day."""
+Fraction = Annotated[float, BeforeValidator(_not_bool), Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+"""A pass mark in 0..1."""
+Retries = Annotated[int, Field(strict=True, ge=0, le=MAX_RETRIES)]
+Count = Annotated[int, Field(strict=True, ge=0)]
+DatabaseUrl = Annotated[str | None, AfterValidator(_database_url)]
 
 
 def _calls_only(value: Any) -> Any:
@@ -49,9 +89,9 @@ class SqlExpect(_Strict):
     min: float | None = None
     max: float | None = None
     contains: str | None = None
-    rows: int | None = Field(default=None, ge=0)
-    min_rows: int | None = Field(default=None, ge=0)
-    max_rows: int | None = Field(default=None, ge=0)
+    rows: Count | None = None
+    min_rows: Count | None = None
+    max_rows: Count | None = None
 
 
 class SqlCheck(_Strict):
@@ -61,7 +101,7 @@ class SqlCheck(_Strict):
     expect: SqlExpect = Field(default_factory=SqlExpect)
     params: dict[str, Any] = Field(default_factory=dict)
     name: str | None = None
-    database: str | None = None
+    database: DatabaseUrl = None
 
 
 class RoundModel(_Strict):
@@ -69,7 +109,7 @@ class RoundModel(_Strict):
 
     prompt: str = Field(min_length=1)
     criteria: Criteria | None = None
-    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    threshold: Fraction | None = None
     expect_tools: ExpectTools | None = None
     judges: list[Any] = Field(default_factory=list)
     reference: str | None = None
@@ -96,14 +136,14 @@ class CaseModel(_Strict):
     voting: Any = None
     expect_tools: ExpectTools | None = None
     sql_checks: list[SqlCheck] = Field(default_factory=list)
-    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
-    revive_between_rounds: bool | None = None
-    max_follow_ups: int | None = Field(default=None, ge=0)
+    threshold: Fraction | None = None
+    revive_between_rounds: StrictBool | None = None
+    max_follow_ups: Annotated[int, Field(strict=True, ge=0, le=MAX_FOLLOW_UPS)] | None = None
     follow_ups: list[str] = Field(default_factory=list)
-    timeout: float | None = Field(default=None, gt=0)
-    retries: int | None = Field(default=None, ge=0, le=10)
+    timeout: Seconds | None = None
+    retries: Retries | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
-    skip: bool = False
+    skip: StrictBool = False
 
     @field_validator("expect_tools", mode="before")
     @classmethod
@@ -136,11 +176,11 @@ class Defaults(_Strict):
     None leaves each judge its own default.
     """
 
-    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
-    timeout: float = Field(default=120.0, gt=0)
-    retries: int = Field(default=1, ge=0, le=10)
-    revive_between_rounds: bool = False
-    max_follow_ups: int = Field(default=0, ge=0)
+    threshold: Fraction | None = None
+    timeout: Seconds = 120.0
+    retries: Retries = 1
+    revive_between_rounds: StrictBool = False
+    max_follow_ups: Annotated[int, Field(strict=True, ge=0, le=MAX_FOLLOW_UPS)] = 0
 
 
 class SuiteModel(_Strict):
@@ -149,9 +189,12 @@ class SuiteModel(_Strict):
     name: str = Field(min_length=1)
     description: str = ""
     agent: dict[str, Any]
-    database: str | None = None
-    judge_model: str | None = None
-    concurrency: int | None = Field(default=None, ge=1)
+    database: DatabaseUrl = None
+    judge_model: Annotated[str, Field(strict=True, min_length=1)] | None = None
+    concurrency: Annotated[int, Field(strict=True, ge=1, le=MAX_CONCURRENCY)] | None = None
+    # The judge model's own limits: seconds per attempt and retries after a fault (5xx, timeout, empty body).
+    judge_timeout: Seconds | None = None
+    judge_retries: Retries | None = None
     seeds: str | list[str] | None = None
     # Modules imported (from the suite's folder too) before the cases are built, for the judges they register.
     plugins: list[str] = Field(default_factory=list)

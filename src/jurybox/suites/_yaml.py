@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from jurybox.core import MAX_INPUT_BYTES, tree_limit_breach, yaml_children
 from jurybox.suites._errors import SuiteError
 
 PathKey = tuple[str | int, ...]
@@ -60,17 +61,25 @@ def load_yaml(text: str, file: str | Path, *, line_offset: int = 0) -> Located:
     """Parse one YAML document, recording the line of each value.
 
     Duplicate keys are an error (PyYAML would silently keep the last one, so a
-    copy-pasted case would vanish).
+    copy-pasted case would vanish). The text is refused before anything is built
+    when it is too big, nested too deep, or its aliases would expand it too far
+    (a "billion laughs"); see ``jurybox.core.tree_limit_breach``.
 
     Raises:
-        SuiteError: on a syntax error or a duplicate key, naming file and line.
+        SuiteError: on a syntax error, a duplicate key or a broken limit, naming file and line.
     """
     name = str(file)
+    if len(text) > MAX_INPUT_BYTES:
+        raise SuiteError.at(name, None, "", f"the file is over the {MAX_INPUT_BYTES // 2**20} MB input limit; split it")
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return Located(None, {}, name, line_offset)
+        breach = tree_limit_breach(node, yaml_children)
+        if breach is not None:
+            line = breach.node.start_mark.line + 1 + line_offset
+            raise SuiteError.at(name, line, "", f"refused: {breach.reason} (limits on input size, depth and aliases)")
         lines: dict[PathKey, int] = {}
         _walk(node, (), lines, name, line_offset)
         data = loader.construct_document(node)
@@ -82,8 +91,11 @@ def load_yaml(text: str, file: str | Path, *, line_offset: int = 0) -> Located:
             started = exc.context_mark.line + 1 + line_offset if exc.context_mark is not None else None
             problem += f" ({exc.context}" + (f" that starts at line {started})" if started != line else ")")
         raise SuiteError.at(name, line, "", f"invalid YAML: {problem}") from exc
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1 + line_offset
+        raise SuiteError.at(name, line, "", f"invalid YAML: {exc.reason} (character {exc.character!r})") from exc
     except yaml.YAMLError as exc:
-        raise SuiteError.at(name, None, "", f"invalid YAML: {exc}") from exc
+        raise SuiteError.at(name, None, "", f"invalid YAML: {str(exc).splitlines()[0]}") from exc
     finally:
         loader.dispose()
     return Located(data, lines, name, line_offset)

@@ -73,8 +73,16 @@ def count(value: int | None) -> str:
     return "unknown" if value is None else f"{value:,}"
 
 
-def count_delta(a: int | None, b: int | None) -> str:
-    return DASH if a is None or b is None else f"{b - a:+,}"
+def count_change(value: int | None) -> str:
+    """A signed change of a count, ``+1,204``."""
+    return DASH if value is None else f"{value:+,}"
+
+
+def direction(change: float | None) -> str:
+    """The CSS class of a change: ``up``, ``down``, or nothing when it did not move (or is unknown)."""
+    if change is None or change == 0:
+        return ""
+    return "up" if change > 0 else ("down" if change < 0 else "")
 
 
 def when(value: datetime | str | None) -> str:
@@ -118,6 +126,8 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "score": score,
     "signed": signed,
     "count": count,
+    "count_change": count_change,
+    "direction": direction,
     "when": when,
     "short": short,
     "pretty_json": pretty_json,

@@ -22,10 +22,17 @@ depends_on: str | None = None
 
 
 def upgrade() -> None:
-    op.create_index("ix_results_run_status_case", "results", ["run_id", "status", "case_name"])
-    op.create_index("ix_judgments_run_depth_tier", "judgments", ["run_id", "depth", "tier", "status", "score"])
+    # IF NOT EXISTS: a team may have created them by hand on a big store already; a second copy would
+    # only slow every write.
+    op.create_index("ix_results_run_status_case", "results", ["run_id", "status", "case_name"], if_not_exists=True)
+    op.create_index(
+        "ix_judgments_run_depth_tier",
+        "judgments",
+        ["run_id", "depth", "tier", "status", "score"],
+        if_not_exists=True,
+    )
 
 
 def downgrade() -> None:
-    op.drop_index("ix_judgments_run_depth_tier", table_name="judgments")
-    op.drop_index("ix_results_run_status_case", table_name="results")
+    op.drop_index("ix_judgments_run_depth_tier", table_name="judgments", if_exists=True)
+    op.drop_index("ix_results_run_status_case", table_name="results", if_exists=True)

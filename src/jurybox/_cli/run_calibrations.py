@@ -1,0 +1,98 @@
+"""After a run: each LLM judge's pass rate next to its stored calibration, corrected when it can be.
+
+A judge is known the way ``jurybox calibrate`` files it: by its identity key
+(kind, model, prompt hash, settings). With a calibration under that key, the
+report shows the judge's observed pass rate in this run (PASS / decided) and the
+Rogan-Gladen estimate with its interval, or says the judge is too weak to
+correct for. With a calibration under its name only, its prompt, model or
+settings changed since: the report flags it as uncalibrated. Judges with no
+calibration at all are not mentioned, so a store without calibrations leaves
+every report as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from jurybox.calibrate import JudgeIdentity, corrected_pass_rate, identify
+from jurybox.core import CaseRecord, Status, judge_name
+from jurybox.report import CALIBRATIONS_KEY, CalibratedJudge
+from jurybox.store import Store, StoredCalibration
+from jurybox.suites import TIER_LLM, Suite
+
+JudgeRef = tuple[str, str]
+"""(name, identity key): one judge as a report lists it."""
+
+
+def run_calibrations(store: Store, suite: Suite, run_id: str, records: Iterable[CaseRecord]) -> list[CalibratedJudge]:
+    """The calibration notes of a finished run, also kept in the run's config for the dashboard.
+
+    Args:
+        store: Where the calibrations are, and the run.
+        suite: The suite that ran (its cases hold the built judges).
+        run_id: The run.
+        records: The run's case records (a pass over them is made only when the store has calibrations).
+    """
+    if not store.calibrations(limit=1):  # nothing was ever calibrated: no judge to look up, no pass over the run
+        return []
+    notes = [_note(store, ref, passed, decided) for ref, (passed, decided) in _tallies(suite, records).items()]
+    found = [note for note in notes if note is not None]
+    if found:
+        store.update_run_config(run_id, {CALIBRATIONS_KEY: [note.to_dict() for note in found]})
+    return found
+
+
+def _tallies(suite: Suite, records: Iterable[CaseRecord]) -> dict[JudgeRef, tuple[int, int]]:
+    """(PASS, decided) per LLM judge over the run's cases, judges in the order they first appear."""
+    identities: dict[int, JudgeIdentity] = {}  # one identity per judge object: cases may share one
+    by_case: dict[str, list[tuple[str, JudgeRef]]] = {}
+    for case in suite.cases:
+        refs = []
+        for built in case.judges:
+            if built.tier != TIER_LLM:
+                continue
+            identity = identities.get(id(built.judge))
+            if identity is None:
+                identity = identities[id(built.judge)] = identify(built.judge, judge_name(built.judge))
+            refs.append((built.key, (identity.name, identity.key)))
+        by_case[case.name] = refs
+    counts: dict[JudgeRef, list[int]] = {}
+    for record in records:
+        # The case verdict is a cascade: tier -> each judge's verdict under its key in the suite.
+        tiers = record.judgment.children.values()
+        verdicts = {key: verdict for tier in tiers for key, verdict in tier.children.items()}
+        for key, ref in by_case.get(record.case, ()):
+            tally = counts.setdefault(ref, [0, 0])
+            verdict = verdicts.get(key)
+            if verdict is not None and verdict.status in (Status.PASS, Status.FAIL):
+                tally[0] += verdict.status is Status.PASS
+                tally[1] += 1
+    return {ref: (passed, decided) for ref, (passed, decided) in counts.items()}
+
+
+def _note(store: Store, ref: JudgeRef, passed: int, decided: int) -> CalibratedJudge | None:
+    name, key = ref
+    stored = store.latest_calibration(key)
+    if stored is None:
+        named = store.calibrations(name, limit=1)
+        if not named:
+            return None
+        return CalibratedJudge(name, key, "uncalibrated", passed, decided, **_source(named[0]))
+    tpr, tnr = stored.figure("tpr"), stored.figure("tnr")
+    positives, negatives = stored.figure("positives"), stored.figure("negatives")
+    source = {**_source(stored), "tpr": tpr, "tnr": tnr}
+    if not decided:
+        return CalibratedJudge(name, key, "undecided", passed, decided, **source)
+    if tpr is None or tnr is None or not positives or not negatives:
+        return CalibratedJudge(name, key, "uncorrectable", passed, decided, **source)
+    rate = corrected_pass_rate(passed, decided, tpr=tpr, tnr=tnr, positives=int(positives), negatives=int(negatives))
+    if rate.too_weak:
+        return CalibratedJudge(name, key, "too_weak", passed, decided, **source)
+    return CalibratedJudge(
+        name, key, "corrected", passed, decided, corrected=rate.value, low=rate.low, high=rate.high, **source
+    )
+
+
+def _source(stored: StoredCalibration) -> dict[str, Any]:
+    return {"calibration_id": stored.id, "calibrated_at": stored.created_at, "dataset": stored.dataset}

@@ -1,0 +1,57 @@
+"""Cassette YAML read with limits: size, nesting depth and alias expansion are checked before vcrpy builds it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from jurybox.core import MAX_INPUT_BYTES, tree_limit_breach, yaml_children
+
+# libyaml's composer when it is built in; composing builds nodes only, and aliases stay shared.
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class CassetteLimitError(ValueError):
+    """A cassette too big, too deep or too alias-expanding to read; the message names file and line."""
+
+
+def check_yaml_limits(text: str, where: str) -> yaml.Node | None:
+    """Compose ``text`` and check it against the input limits; the composed root (None when empty).
+
+    Raises:
+        CassetteLimitError: a limit is broken, naming ``where`` and the line.
+        yaml.YAMLError: the text is not YAML.
+    """
+    if len(text) > MAX_INPUT_BYTES:
+        raise CassetteLimitError(f"{where}: over the {MAX_INPUT_BYTES // 2**20} MB input limit")
+    root = yaml.compose(text, Loader=_Loader)
+    if root is not None:
+        breach = tree_limit_breach(root, yaml_children)
+        if breach is not None:
+            raise CassetteLimitError(f"{where}:{breach.node.start_mark.line + 1}: refused: {breach.reason}")
+    return root
+
+
+class BoundedYamlSerializer:
+    """vcrpy's YAML serializer for one cassette file, with the limits checked before loading.
+
+    Args:
+        path: The cassette file, named in errors.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def serialize(self, cassette_dict: dict[str, Any]) -> str:
+        from vcr.serializers import yamlserializer
+
+        text: str = yamlserializer.serialize(cassette_dict)
+        return text
+
+    def deserialize(self, cassette_string: str) -> Any:
+        from vcr.serializers import yamlserializer
+
+        check_yaml_limits(cassette_string, str(self.path))
+        return yamlserializer.deserialize(cassette_string)
