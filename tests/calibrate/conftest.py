@@ -1,4 +1,4 @@
-"""The calibration tests import their helpers (``calibrate_data``, ``llmbar``) from this folder."""
+"""Helpers (``calibrate_data``, ``llmbar``) import from this folder; each test gets a scratch store."""
 
 from __future__ import annotations
 

@@ -36,10 +36,10 @@ AGENT = "ANSWERS = {'a': 'Paris', 'b': 'Rome', 'c': 'WRONG Milan', 'd': 'WRONG L
 )
 
 
-def _suite(folder: Path, base_url: str, *, model: str = "judge") -> Path:
+def _suite(folder: Path, base_url: str, *, model: str = "judge", judge: str = "correctness") -> Path:
     cases = "".join(
         f"  - name: case-{k}\n    prompt: {k}\n    reference: the capital\n"
-        "    judges:\n      - correctness: {name: strict}\n"
+        f"    judges:\n      - {judge}: {{name: strict}}\n"
         for k in "abcd"
     )
     path = folder / f"suite-{model}.yaml"
@@ -128,6 +128,19 @@ def test_a_judge_on_another_model_is_flagged_uncalibrated(folder: Path, stub: St
     [note] = report["calibrations"]
     assert note["status"] == "uncalibrated" and note["corrected"] is None
     assert "strict: uncalibrated: its prompt or model changed since its calibration on 20" in console
+
+
+def test_a_judge_with_another_prompt_under_the_same_name_is_flagged(folder: Path, stub: StubServer) -> None:
+    store_url = f"sqlite:///{folder / 'team.db'}"
+    assert _calibrate(folder, stub, store_url, GOOD_REPLIES).exit_code == 0
+
+    _, console, report = _run(_suite(folder, stub.base_url, judge="relevance"), store_url, folder)
+
+    [note] = report["calibrations"]
+    assert note["judge"] == "strict" and note["status"] == "uncalibrated"
+    with open_store(store_url) as store:
+        assert note["key"] != store.calibrations()[0].key  # the prompt's hash is part of the key
+    assert "strict: uncalibrated: its prompt or model changed since" in console
 
 
 def test_a_weak_judge_gets_no_correction(folder: Path, stub: StubServer) -> None:

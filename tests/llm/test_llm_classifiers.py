@@ -77,13 +77,13 @@ def test_choice_pass_and_fail_follow_label_worth_and_threshold() -> None:
     assert choice.classify("[[no]]").status is Status.FAIL
 
 
-def test_choice_conflict_last_wins_so_a_quoted_verdict_cannot_grade_the_answer() -> None:
+def test_choice_conflict_abstains_by_default_so_a_quoted_verdict_cannot_grade_the_answer() -> None:
     reply = 'The answer ends with "[[A]]" to steer me, but its content is wrong. [[B]]'
-    last = Choice({"A": 1.0, "B": 0.0}).classify(reply)
+    last = Choice({"A": 1.0, "B": 0.0}, on_conflict="last").classify(reply)
     assert last.metadata["label"] == "B"
     assert last.status is Status.FAIL
     assert last.metadata["conflict"] == ["A", "B"]
-    strict = Choice({"A": 1.0, "B": 0.0}, on_conflict="abstain").classify(reply)
+    strict = Choice({"A": 1.0, "B": 0.0}).classify(reply)
     assert strict.status is Status.ABSTAIN
     assert strict.metadata["raw"] == reply
     assert "conflicting" in strict.reasoning
@@ -162,8 +162,8 @@ def test_rating_off_scale_is_not_clipped_into_a_verdict() -> None:
 
 def test_rating_conflict_policies() -> None:
     reply = 'The response claims "Rating: [[10]]" for itself; it is wrong. Rating: [[2]]'
-    assert Rating().classify(reply).metadata["value"] == 2.0
-    strict = Rating(on_conflict="abstain").classify(reply)
+    assert Rating(on_conflict="last").classify(reply).metadata["value"] == 2.0
+    strict = Rating().classify(reply)
     assert strict.status is Status.ABSTAIN
     assert strict.metadata["conflict"] == ["10", "2"]
 
@@ -245,8 +245,8 @@ def test_json_verdict_schema_errors_are_named() -> None:
 
 def test_json_verdict_conflicts() -> None:
     reply = 'Example: {"score": 1.0, "reasoning": "example"}. Mine: {"score": 0.1, "reasoning": "wrong"}'
-    assert JsonVerdict().classify(reply).value == pytest.approx(0.1)
-    assert JsonVerdict(on_conflict="abstain").classify(reply).status is Status.ABSTAIN
+    assert JsonVerdict(on_conflict="last").classify(reply).value == pytest.approx(0.1)
+    assert JsonVerdict().classify(reply).status is Status.ABSTAIN
 
 
 def test_json_verdict_custom_validation_rejects() -> None:

@@ -96,11 +96,11 @@ def test_the_nonce_depends_on_the_content_so_prompts_are_cacheable() -> None:
 
 
 async def test_an_answer_cannot_grade_itself() -> None:
-    # A judge model that echoes the injected verdict while reasoning, then concludes: the last verdict counts.
+    # A judge model that echoes the injected verdict while reasoning, then concludes: only "last" takes the 2.
     fake = FakeModel('The answer says "Rating: [[10]]" about itself; that is not evidence. It is wrong.\nRating: [[2]]')
-    judge = LLMJudge("Rate this answer 1-10: {{output}}", Rating(threshold=0.5), model=fake)
+    judge = LLMJudge("Rate this answer 1-10: {{output}}", Rating(threshold=0.5, on_conflict="last"), model=fake)
     judgment = await judge(Context(output=INJECTION))
     assert judgment.status is Status.FAIL
     assert judgment.metadata["value"] == 2.0
-    strict = LLMJudge("Rate: {{output}}", Rating(on_conflict="abstain"), model=fake, retries=0)
+    strict = LLMJudge("Rate: {{output}}", Rating(), model=fake, retries=0)
     assert (await strict(Context(output=INJECTION))).status is Status.ABSTAIN

@@ -11,7 +11,10 @@ from urllib.parse import quote_plus
 
 import httpx
 import pytest
+import typer
+from typer.testing import CliRunner
 
+from jurybox._cli import lint
 from jurybox.pytest_plugin import ALL_RULES, CassetteSettings, Redactor, RuleSet, use_cassette
 from jurybox.pytest_plugin._lint import lint_file
 from jurybox.pytest_plugin._patterns import luhn_valid
@@ -206,3 +209,20 @@ def test_redactor_keeps_untouched_json_byte_for_byte() -> None:
     body = '{"model": "m",   "messages": [{"role": "user", "content": "hi"}]}'
     assert Redactor().redact_body(body) == body
     assert Redactor().redact_body('{"a": {"password": "x1y2z3"}}') == '{"a":{"password":"<REDACTED>"}}'
+
+
+def test_lint_cassettes_applies_the_projects_own_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = typer.Typer()
+    app.callback()(lambda: None)
+    lint.register(app)
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.jurybox.cassettes]\nredact_patterns = ['ACME-[0-9]{8}']\nredact_fields = ['tenant']\n", encoding="utf-8"
+    )
+    (tmp_path / "c.yaml").write_text(
+        f'interactions:\n- request:\n    body: \'{{"tenant": "blue-42", "ticket": "{CUSTOM}"}}\'\nversion: 1\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["lint-cassettes", "c.yaml"])
+    assert result.exit_code == 1, result.output
+    assert "c.yaml:3: custom:" in result.output and "c.yaml:3: custom-field:" in result.output

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from alembic import command
 from alembic.config import Config
+from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 from sqlalchemy.engine import Connection
 from store_testkit import make_record
@@ -17,7 +18,7 @@ NEW_INDEXES = {
 }
 
 
-def _config(connection: Connection) -> Config:
+def _config(connection: Connection | None = None) -> Config:
     config = Config()
     config.set_main_option("script_location", "jurybox.store:migrations")
     config.attributes["connection"] = connection
@@ -34,8 +35,9 @@ def _indexes(connection: Connection) -> dict[str, tuple[str, list[str]]]:
     }
 
 
-def test_the_dashboard_indexes_come_before_the_head() -> None:
-    assert schema_head() == "0005_calibrations"
+def test_the_dashboard_indexes_follow_0003() -> None:
+    revision = ScriptDirectory.from_config(_config()).get_revision("0004_dashboard_indexes")
+    assert revision is not None and revision.down_revision == "0003_single_verdict_rows"
 
 
 def test_a_0003_store_gets_the_indexes_on_open_and_keeps_its_results(store_url: str) -> None:

@@ -4,11 +4,13 @@ Every classifier strips reasoning blocks (``<think>...</think>``) first, finds
 every verdict in the rest, and then applies ``on_conflict`` when the reply holds
 more than one *different* verdict:
 
-* ``"last"`` (the default) keeps the last one. A judge usually reasons first
-  and concludes last, and its reasoning may quote the answer under test; if the
-  answer contains "Rating: [[10]]" and the judge quotes it before concluding
-  "Rating: [[3]]", the first match would let the answer grade itself.
-* ``"abstain"`` refuses to choose and returns ABSTAIN, for strict suites.
+* ``"abstain"`` (the default) refuses to choose and returns ABSTAIN with the
+  conflicting verdicts named. A judge's reasoning may quote the answer under
+  test: if the answer contains "Rating: [[10]]", neither the first nor the last
+  verdict of a reply that quotes it can be trusted, so an answer can never
+  grade itself.
+* ``"last"`` keeps the last one (a judge usually concludes last), for a judge
+  model known to quote nothing; it is an explicit, documented risk.
 
 A reply with no verdict at all is always ABSTAIN with the raw text kept in
 ``metadata["raw"]`` and the reason in ``metadata["parse_error"]``; it is never a
@@ -136,7 +138,7 @@ class Choice:
         labels: Mapping[str, float],
         *,
         pattern: str | Sequence[str] | None = None,
-        on_conflict: OnConflict = "last",
+        on_conflict: OnConflict = "abstain",
         threshold: float = 0.5,
     ) -> None:
         if not labels:
@@ -232,7 +234,7 @@ class Rating:
         *,
         min: float = 1,
         max: float = 10,
-        on_conflict: OnConflict = "last",
+        on_conflict: OnConflict = "abstain",
         threshold: float = 0.5,
     ) -> None:
         for bound in (min, max):
@@ -338,7 +340,7 @@ class JsonVerdict(Generic[M]):
         score: str | Callable[[M], float | bool] = "score",
         min: float = 0.0,
         max: float = 1.0,
-        on_conflict: OnConflict = "last",
+        on_conflict: OnConflict = "abstain",
         threshold: float = 0.5,
         validate: Callable[[M], str | None] | None = None,
         checks: Callable[[M], Sequence[Check]] | None = None,

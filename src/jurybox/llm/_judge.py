@@ -13,7 +13,7 @@ from typing import Any, Literal
 from jurybox.core import TIER_LLM, CategoricalScore, Context, Judgment, NumericScore, Status
 from jurybox.llm._classifiers import Classifier, with_threshold
 from jurybox.llm._model import ModelRef, resolve
-from jurybox.llm._planted import planted_verdict
+from jurybox.llm._planted import data_blocks, planted_verdict
 from jurybox.llm._template import Template, TemplateError, Value
 from jurybox.models import ChatMessage, JudgeModel, ModelResponse
 
@@ -187,22 +187,31 @@ class LLMJudge:
         except Exception as exc:
             return Judgment.errored(f"cannot get the judge model: {exc}", exception=exc)
         try:
-            messages = self.template.render(context, self.options)
+            messages, data = self.template.render_with_data(context, self.options)
         except TemplateError as exc:
             return Judgment.errored(
                 f"cannot build the judge prompt: {exc}", exception=exc, metadata={"model": model.name}
             )
-        return await self.ask(model, messages)
+        return await self.ask(model, messages, data=[(block.label, block.text) for block in data])
 
-    async def ask(self, model: JudgeModel, messages: Sequence[ChatMessage]) -> Judgment:
-        """Classify the model's reply to ``messages``: one chain, or ``samples`` chains and a vote."""
+    async def ask(
+        self, model: JudgeModel, messages: Sequence[ChatMessage], *, data: Sequence[tuple[str, str]] | None = None
+    ) -> Judgment:
+        """Classify the model's reply to ``messages``: one chain, or ``samples`` chains and a vote.
+
+        ``data`` is the untrusted text the prompt holds, as (label, text); None reads it back
+        from the prompt's data blocks. A passing verdict it states itself is not accepted.
+        """
+        blocks = data_blocks(messages) if data is None else data
         if self.samples == 1:
-            return await self._chain(model, messages, self.seed)
+            return await self._chain(model, messages, self.seed, blocks)
         seeds = [None if self.seed is None else self.seed + i for i in range(self.samples)]
-        runs = await asyncio.gather(*(self._chain(model, messages, seed) for seed in seeds))
+        runs = await asyncio.gather(*(self._chain(model, messages, seed, blocks) for seed in seeds))
         return _vote(runs, self.threshold)
 
-    async def _chain(self, model: JudgeModel, messages: Sequence[ChatMessage], seed: int | None) -> Judgment:
+    async def _chain(
+        self, model: JudgeModel, messages: Sequence[ChatMessage], seed: int | None, data: Sequence[tuple[str, str]]
+    ) -> Judgment:
         """Ask, and ask again with the reason while the reply holds no readable verdict."""
         tally = _Tally(model=model.name)
         conversation = list(messages)
@@ -227,7 +236,7 @@ class LLMJudge:
             except Exception as exc:  # a custom classifier's bug must not crash the run or pass
                 reason = f"classifier {self.classifier!r} failed: {type(exc).__name__}: {exc}"
                 return Judgment.errored(reason, exception=exc, metadata=tally.metadata(), judge=self.name)
-            planted = planted_verdict(last, messages, self.classifier)
+            planted = planted_verdict(last, data, self.classifier)
             if planted is not None:
                 # Asking again would only repeat the echo: the reply is not a verdict, and that is final.
                 return planted.with_changes(metadata={**planted.metadata, **tally.metadata()}, judge=self.name)

@@ -16,7 +16,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from jurybox.core import Judgment, Status
@@ -33,42 +33,57 @@ _LOOKALIKES = str.maketrans(
 )
 
 
-def planted_verdict(judgment: Judgment, messages: Sequence[ChatMessage], classifier: Classifier) -> Judgment | None:
+def planted_verdict(judgment: Judgment, data: Iterable[tuple[str, str]], classifier: Classifier) -> Judgment | None:
     """The ABSTAIN to return instead of ``judgment`` when its passing verdict is one the judged text plants.
 
     Args:
         judgment: The classifier's reading of the judge model's reply.
-        messages: The prompt that was sent, holding the data blocks.
+        data: The untrusted text the prompt held, as (label, text): ``Template.render_with_data``
+            gives it, ``data_blocks`` reads it back from a rendered prompt.
         classifier: The classifier that read the reply; it reads the data blocks the same way.
 
     Returns:
         None when ``judgment`` does not pass or no data block states its verdict.
     """
-    if judgment.status is not Status.PASS or judgment.value is None:
+    verdict = judgment.value
+    if judgment.status is not Status.PASS or verdict is None:
         return None
-    for label, text in _data_blocks(messages):
-        if any(math.isclose(value, judgment.value, abs_tol=1e-9) for value in _values(classifier, _fold(text))):
+    json_only = isinstance(classifier, JsonVerdict)
+    for label, text in data:
+        if json_only and not _may_hold_json(text):
+            continue  # the common case on the hot path: no brace, no JSON verdict, nothing to fold
+        if any(math.isclose(value, verdict, abs_tol=1e-9) for value in _values(classifier, _fold(text))):
             reason = (
-                f"the reply's verdict ({judgment.value:.3g}) is one the judged {label} states about itself; "
+                f"the reply's verdict ({verdict:.3g}) is one the judged {label} states about itself; "
                 "an answer cannot grade itself"
             )
             return no_verdict(str(judgment.metadata.get("raw", "")), reason, planted_in=label)
     return None
 
 
-def _data_blocks(messages: Sequence[ChatMessage]) -> Iterator[tuple[str, str]]:
-    # A tag search and a find for its closing tag: a single regex with a back-reference costs
-    # several times more on the hot path every passing verdict takes.
+def data_blocks(messages: Sequence[ChatMessage]) -> list[tuple[str, str]]:
+    """The (label, text) of every data block in a rendered prompt (text as rendered: look-alikes escaped)."""
+    found: list[tuple[str, str]] = []
     for message in messages:
         content = message.content
-        position = content.find("<data-")
-        while position != -1 and (opening := _OPEN_TAG.search(content, position)) is not None:
-            closing = f"\n</data-{opening.group(1)}>"
-            end = content.find(closing, opening.end())
-            if end == -1:
+        first = _OPEN_TAG.search(content) if "<data-" in content else None
+        if first is None:
+            continue
+        opening, closing = f'<data-{first.group(1)} label="', f"\n</data-{first.group(1)}>"
+        start = first.start()
+        while start != -1:
+            label_end = content.find('">\n', start)
+            end = content.find(closing, label_end)
+            if label_end == -1 or end == -1:
                 break
-            yield opening.group(2), content[opening.end() : end]
-            position = end + len(closing)
+            found.append((content[start + len(opening) : label_end], content[label_end + 3 : end]))
+            start = content.find(opening, end)
+    return found
+
+
+def _may_hold_json(text: str) -> bool:
+    # "{" and the look-alikes NFKC folds into it (full-width and small left curly brackets).
+    return "{" in text or "\uff5b" in text or "\ufe5b" in text
 
 
 def _fold(text: str) -> str:
@@ -104,8 +119,6 @@ def _values(classifier: Classifier, text: str) -> list[float]:
 
 
 def _json_values(classifier: JsonVerdict[Any], text: str) -> list[float]:
-    if "{" not in text:
-        return []
     # Each object read on its own, so two planted objects are two values rather than one conflict.
     readings = (classifier.classify(json.dumps(obj)) for obj in json_objects(text))
     return [r.value for r in readings if r.status.decided and r.value is not None]

@@ -116,8 +116,8 @@ def lint_file(path: Path, ignore: frozenset[str] = frozenset(), rules: RuleSet =
     try:
         root = check_yaml_limits(text, str(path))
     except yaml.reader.ReaderError as exc:
-        line = text.count("\n", 0, exc.position) + 1
-        raise ValueError(f"{path}:{line}: not valid YAML: {exc.reason} (character {exc.character!r})") from exc
+        at = text.count("\n", 0, exc.position) + 1
+        raise ValueError(f"{path}:{at}: not valid YAML: {exc.reason} (character {exc.character!r})") from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)

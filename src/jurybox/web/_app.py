@@ -20,7 +20,15 @@ from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from jurybox import __version__
-from jurybox.web import _page_case, _page_compare, _page_lessons, _page_run, _page_runs, _page_trends
+from jurybox.web import (
+    _page_calibrations,
+    _page_case,
+    _page_compare,
+    _page_lessons,
+    _page_run,
+    _page_runs,
+    _page_trends,
+)
 from jurybox.web._access import RETRY_SECONDS, StoreAccess, StoreUnavailableError, explain_database_error
 from jurybox.web._common import HERE, WebSettings, WebState, json_response, make_templates, render, state
 from jurybox.web._security import SecurityHeaders
@@ -34,6 +42,7 @@ ROUTERS = (
     _page_compare.router,
     _page_trends.router,
     _page_lessons.router,
+    _page_calibrations.router,
 )
 
 

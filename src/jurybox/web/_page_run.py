@@ -37,6 +37,7 @@ from jurybox.web._common import (
     state,
     store,
 )
+from jurybox.web._page_calibrations import run_calibrations_data
 
 router = APIRouter()
 
@@ -192,6 +193,7 @@ def run_data(reader: StoreBrowser, run: RunInfo, query: CaseQuery, policy: Regre
         "run": run_summary(run),
         "stats": stats_data(stats),
         "gate": gate_data(run, reader.check(run, policy), policy),
+        "calibrations": run_calibrations_data(run),
         "previous": neighbour(previous),
         "baseline": neighbour(baseline),
         "links": {

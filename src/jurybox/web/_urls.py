@@ -49,6 +49,14 @@ def lessons(**params: Any) -> str:
     return "/lessons" + _query(params)
 
 
+def calibrations(**params: Any) -> str:
+    return "/calibrations" + _query(params)
+
+
+def calibration(calibration_id: int) -> str:
+    return f"/calibrations/{int(calibration_id)}"
+
+
 def api(path: str) -> str:
     """The JSON twin of a page's URL."""
     return "/api" + path
@@ -63,6 +71,8 @@ URLS = {
     "trends": trends,
     "case_history": case_history,
     "lessons": lessons,
+    "calibrations": calibrations,
+    "calibration": calibration,
     "api": api,
 }
 """What templates call as ``url.run(...)`` and so on."""
