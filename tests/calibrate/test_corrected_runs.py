@@ -168,3 +168,10 @@ def test_no_store_saves_nothing_and_a_run_without_calibrations_says_nothing(fold
     with open_store(store_url) as store:
         run = store.latest_run()
         assert run is not None and "calibrations" not in run.config
+
+
+def test_a_store_that_cannot_be_opened_is_a_usage_error(folder: Path, stub: StubServer) -> None:
+    failed = _calibrate(folder, stub, "mysql://nowhere/db", GOOD_REPLIES)
+
+    assert failed.exit_code == 2 and "cannot save the calibrations to the store" in failed.output
+    assert "Traceback" not in failed.output

@@ -37,9 +37,13 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Chromium, launched once for the session."""
+    """Chromium, launched once for this module.
+
+    Not for the session: Playwright's sync API keeps an event loop running in the main thread
+    until it stops, and a later test that calls ``asyncio.run`` (``jurybox run``) would fail.
+    """
     try:
         from playwright.sync_api import Error, sync_playwright
     except ImportError:
@@ -168,6 +172,7 @@ def _hostile_paths(store: WebStore) -> list[str]:
     suite = quote(HOSTILE_SUITE, safe="")
     paths = ["/runs", f"/runs?suite={suite}", f"/runs/{hostile}", "/suites", f"/suites/{suite}/trends"]
     paths += [f"/suites/{suite}/cases", "/lessons", f"/compare?a={store.hostile_runs[-2]}&b={hostile}"]
+    paths += ["/calibrations", "/calibrations/1"]  # the hostile calibration is the store's only one
     paths += [f"/runs/{hostile}/case?name={quote(name, safe='')}" for name in store.hostile_case_names]
     return paths
 

@@ -109,3 +109,11 @@ def test_a_runs_page_shows_its_corrected_pass_rates(site: tuple[TestClient, dict
     assert "50.0% <span" in page.text and "[20.0%, 80.0%]" in page.text
     assert "uncalibrated: its prompt or model changed since" in page.text
     assert HOSTILE not in page.text
+
+
+def test_the_shared_stores_hostile_calibration_reads_as_text(client: TestClient) -> None:
+    """The session store's calibration (``webkit.plant_hostile_calibration``), which the browser test opens too."""
+    for path in ("/calibrations", "/calibrations/1"):
+        page = client.get(path)
+        assert page.status_code == 200, path
+        assert "<script>window.__xss" not in page.text and "&lt;script&gt;window.__xss=1&lt;/script&gt;" in page.text

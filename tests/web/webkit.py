@@ -167,7 +167,28 @@ def plant_hostile(store: Store) -> tuple[tuple[str, ...], tuple[str, ...]]:
         store.record_cases(run_id, records)
         store.finish_run(run_id, "completed")
         runs.append(run_id)
+    plant_hostile_calibration(store, runs[-1])
     return tuple(runs), names
+
+
+def plant_hostile_calibration(store: Store, run_id: str) -> None:
+    """A calibration (id 1 in a new store) whose every text is hostile, and its note on ``run_id``'s page."""
+    identity = {"name": HOSTILE, "key": "hostile", "kind": PAYLOADS[0], "model": PAYLOADS[1], "template_hash": HOSTILE}
+    overall = {
+        "counts": {HOSTILE: 1},
+        "figures": {HOSTILE: {"value": 0.5, "low": 0.1, "high": 0.9}},
+        "confusion": {"rows": [HOSTILE], "columns": [HOSTILE], "counts": [[1]]},
+    }
+    disagreement = {key: HOSTILE for key in ("id", "human", "judge", "reasoning", "input", "output")}
+    calibration_id = store.save_calibration(
+        {**identity, "settings": {"prompt": HOSTILE}},
+        figures={"kind": HOSTILE, "n": 4, "tpr": 0.75, "tnr": 0.75, "positives": 2, "negatives": 2},
+        calibration={"overall": overall, "disagreements": [{**disagreement, "tags": [HOSTILE]}]},
+        dataset=HOSTILE,
+    )
+    note = {"judge": HOSTILE, "key": "hostile", "status": "corrected", "passed": 1, "decided": 2, "corrected": 0.5}
+    note |= {"low": 0.1, "high": 0.9, "calibration_id": calibration_id, "dataset": HOSTILE}
+    store.update_run_config(run_id, {"calibrations": [note]})
 
 
 def plant_running(store: Store) -> str:
