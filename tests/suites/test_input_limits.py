@@ -82,6 +82,12 @@ def test_a_billion_laughs_in_seed_front_matter_is_refused(folder: Path) -> None:
     [
         ("x: " + "[" * 150 + "]" * 150 + "\n", "nested deeper than 100"),
         ("x: &x [*x]\n", "refers to a value that contains it"),
+        # A collection as a key, which the line walk skips: measured all the same.
+        ("x: {? " + "[" * 150 + "]" * 150 + " : 1}\n", "nested deeper than"),
+        (
+            "x:\n" + "".join("  " * depth + f"k{depth}:\n" for depth in range(1, 120)) + "  " * 120 + "v: 1\n",
+            "nested deeper than 100",
+        ),
     ],
 )
 def test_deep_and_recursive_documents_are_refused(folder: Path, text: str, reason: str) -> None:

@@ -10,7 +10,7 @@ from jurybox.core._jsonable import to_jsonable
 from jurybox.core._judge import Judge, aevaluate, evaluate, judge, judge_name
 from jurybox.core._judgment import Check, ErrorInfo, Judgment, Status
 from jurybox.core._jury import Jury
-from jurybox.core._limits import MAX_INPUT_BYTES, Breach, tree_limit_breach, yaml_children
+from jurybox.core._limits import MAX_INPUT_BYTES, MAX_INPUT_DEPTH, Breach, tree_limit_breach, yaml_children
 from jurybox.core._records import RUN_STATUSES, SKIPPED_TIERS_KEY, CaseRecord, RoundRecord, RunStatus
 from jurybox.core._registry import (
     TIER_DETERMINISTIC,
@@ -30,6 +30,7 @@ from jurybox.core._voting import AtLeast, Average, Consensus, Majority, Median, 
 
 __all__ = [
     "MAX_INPUT_BYTES",
+    "MAX_INPUT_DEPTH",
     "RUN_STATUSES",
     "SKIPPED_TIERS_KEY",
     "TIERS",

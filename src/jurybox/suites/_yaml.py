@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from jurybox.core import MAX_INPUT_BYTES, tree_limit_breach, yaml_children
+from jurybox.core import MAX_INPUT_BYTES, MAX_INPUT_DEPTH, Breach, tree_limit_breach, yaml_children
 from jurybox.suites._errors import SuiteError
 
 PathKey = tuple[str | int, ...]
@@ -76,10 +76,10 @@ def load_yaml(text: str, file: str | Path, *, line_offset: int = 0) -> Located:
         node = loader.get_single_node()
         if node is None:
             return Located(None, {}, name, line_offset)
-        breach = tree_limit_breach(node, yaml_children)
-        if breach is not None:
-            line = breach.node.start_mark.line + 1 + line_offset
-            raise SuiteError.at(name, line, "", f"refused: {breach.reason} (limits on input size, depth and aliases)")
+        # Without an anchor (&) nothing can alias, so no node is shared: only depth can be broken, and
+        # _walk checks it on its way. The full check costs as much as the walk again, per case of a big suite.
+        if "&" in text:
+            _refuse(tree_limit_breach(node, yaml_children), name, line_offset)
         lines: dict[PathKey, int] = {}
         _walk(node, (), lines, name, line_offset)
         data = loader.construct_document(node)
@@ -101,12 +101,22 @@ def load_yaml(text: str, file: str | Path, *, line_offset: int = 0) -> Located:
     return Located(data, lines, name, line_offset)
 
 
+def _refuse(breach: Breach[Any] | None, file: str, offset: int) -> None:
+    if breach is not None:
+        line = breach.node.start_mark.line + 1 + offset
+        raise SuiteError.at(file, line, "", f"refused: {breach.reason} (limits on input size, depth and aliases)")
+
+
 def _walk(node: yaml.Node, path: PathKey, lines: dict[PathKey, int], file: str, offset: int) -> None:
     lines.setdefault(path, node.start_mark.line + 1)
+    if len(path) >= MAX_INPUT_DEPTH:
+        _refuse(Breach(f"nested deeper than {MAX_INPUT_DEPTH} levels", node), file, offset)
     if isinstance(node, yaml.MappingNode):
         seen: dict[str, int] = {}
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
+                # A key that is itself a collection: skipped by the walk, but still built, so measured here.
+                _refuse(tree_limit_breach(key_node, yaml_children, max_depth=MAX_INPUT_DEPTH - len(path)), file, offset)
                 continue
             if key_node.tag == "tag:yaml.org,2002:merge":
                 _walk(value_node, path, lines, file, offset)
