@@ -1,15 +1,20 @@
 """The executor interface: planned cases in, each case's result out as it finishes.
 
-The runner opens the run, hands the cases to an executor and consumes what it
-yields: a record to write (the in-process pool) or a summary of a record the
-executor already wrote itself (worker processes, and on a cluster the Ray
+The runner opens the run, hands the cases to an executor and takes each result
+it hands back: a record to write (the in-process pool) or a summary of a record
+the executor already wrote itself (worker processes, and on a cluster the Ray
 actors writing to PostgreSQL). Progress, Ctrl-C, the store and the run's
 summary stay the runner's; where and how the cases run is the executor's.
+
+Results are pushed (``run(take)``), not pulled: the in-process pool calls
+``take`` from the task that finished the case, so a result costs no queue hop
+and no task switch. Executors whose results arrive from elsewhere (pipes,
+actors) yield them from ``results()`` and get ``run`` from ``StreamedResults``.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -52,19 +57,26 @@ class ExecutorSummary:
     problems: list[str] = field(default_factory=list)
 
 
+TakeResult = Callable[[CaseDone], Awaitable[None]]
+"""The runner's hand for finished cases: counts, shows and writes one (may wait while the store catches up)."""
+
+
 class Executor(Protocol):
-    """Runs planned cases and yields each result as it finishes (no list of all results is kept).
+    """Runs planned cases and hands each result to the runner as it finishes (no list of all results is kept).
 
     Implementations: ``LocalExecutor`` (a task pool in this process) and
     ``ProcessExecutor`` (``--workers N`` forked processes).
     """
 
     def start(self, run_id: str, cases: Sequence[Case]) -> None:
-        """Start running ``cases`` for run ``run_id`` (inside the event loop, before any progress thread)."""
+        """Prepare to run ``cases`` for run ``run_id`` (inside the event loop, before any progress thread)."""
         ...
 
-    def results(self) -> AsyncGenerator[CaseDone, None]:
-        """Each finished case, once, in the order they finish; ends when all ran or soon after ``stop``."""
+    async def run(self, take: TakeResult) -> None:
+        """Run the cases, awaiting ``take`` once per finished case; returns when all ran or soon after ``stop``.
+
+        A case whose ``take`` has begun counts as finished: a stop never loses it.
+        """
         ...
 
     @property
@@ -83,3 +95,19 @@ class Executor(Protocol):
     async def aclose(self) -> None:
         """Release the agent and connections it holds."""
         ...
+
+
+class StreamedResults:
+    """``run`` for executors whose results arrive as a stream (worker pipes, actors): each one, in turn, to ``take``."""
+
+    def results(self) -> AsyncGenerator[CaseDone, None]:
+        """Each finished case, once, in the order they finish; ends when all ran or soon after ``stop``."""
+        raise NotImplementedError
+
+    async def run(self, take: TakeResult) -> None:
+        results = self.results()
+        try:
+            async for done in results:
+                await take(done)
+        finally:
+            await results.aclose()

@@ -1,33 +1,21 @@
 """``LocalExecutor``: the cases of a run on a fixed pool of tasks in this process.
 
 Cost model: ``concurrency`` worker tasks pull cases from one iterator (no task
-per case waiting on a semaphore), and each finished case goes to the consumer
-through one bounded queue, so a consumer held back by a slow store holds the
-tasks back instead of queueing the run in memory.
+per case waiting on a semaphore), and the task that finished a case hands it to
+the runner itself (no queue, no consumer task to wake). A runner held back by a
+slow store holds that task back, so the run is never queued in memory.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 
 from jurybox.suites._case import Case
 from jurybox.suites._execute import CaseExecutor
-from jurybox.suites._executor import CaseDone, ExecutorSummary
+from jurybox.suites._executor import CaseDone, ExecutorSummary, TakeResult
 from jurybox.suites._meter import Spend
 from jurybox.suites._verdict import llm_was_skipped
-
-
-@dataclass(frozen=True)
-class _TaskEnded:
-    """A worker task's last item: it ran out of cases, or the runner's own code failed in it."""
-
-    error: BaseException | None = None
-
-
-_WAKE = object()
-"""Put by ``stop`` so a consumer waiting for the next result looks at the stop flag."""
 
 
 class LocalExecutor:
@@ -42,50 +30,44 @@ class LocalExecutor:
         self._cases = cases
         self._concurrency = concurrency
         self._stopping = False
+        self._run_id = ""
+        self._todo: Sequence[Case] = ()
+        self._judging: set[asyncio.Task[None]] = set()
+        """Tasks running or judging a case right now: a stop abandons exactly these."""
         self._tasks: list[asyncio.Task[None]] = []
-        self._queue: asyncio.Queue[object] | None = None
-        self._finished_at_stop: list[CaseDone] = []
+        self._stopped: asyncio.Future[None] | None = None
 
     def start(self, run_id: str, cases: Sequence[Case]) -> None:
-        """Start the worker tasks (call from inside the event loop)."""
-        count = min(self._concurrency, len(cases))
-        # One slot per task: a task waits at most for its own result to be taken.
-        self._queue = asyncio.Queue(maxsize=max(1, count))
-        todo: Iterator[Case] = iter(cases)
-        self._tasks = [
-            asyncio.create_task(self._work(run_id, todo, self._queue), name=f"jurybox-case-worker-{index}")
-            for index in range(count)
-        ]
+        """Take the run's cases; the tasks start in ``run``, once the runner's hand for results is known."""
+        self._run_id = run_id
+        self._todo = cases
 
-    async def results(self) -> AsyncGenerator[CaseDone, None]:
-        """Each finished case, as it finishes; ends when every case ran or soon after ``stop``."""
-        queue = self._queue
-        if queue is None:
-            raise RuntimeError("LocalExecutor.results() before start()")
-        running = len(self._tasks)
+    async def run(self, take: TakeResult) -> None:
+        """Run every case on the task pool, each finished one handed to ``take`` by the task that ran it."""
+        count = min(self._concurrency, len(self._todo))
+        if self._stopping or count == 0:
+            return
+        todo: Iterator[Case] = iter(self._todo)
+        self._stopped = asyncio.get_running_loop().create_future()
+        self._tasks = [
+            asyncio.create_task(self._work(todo, take), name=f"jurybox-case-worker-{index}") for index in range(count)
+        ]
+        everything = asyncio.gather(*self._tasks)
         try:
-            while running and not self._stopping:
-                item = await queue.get()
-                if isinstance(item, CaseDone):
-                    yield item
-                elif isinstance(item, _TaskEnded):
-                    running -= 1
-                    if item.error is not None:
-                        raise item.error  # a runner bug, not a case failure: cases never raise
+            await asyncio.wait((everything, self._stopped), return_when=asyncio.FIRST_COMPLETED)
         finally:
             await self._cancel()
-        # Stopped: cases that finished before the stop are still results (written, not re-run).
-        while not queue.empty():
-            item = queue.get_nowait()
-            if isinstance(item, CaseDone):
-                yield item
-        while self._finished_at_stop:
-            yield self._finished_at_stop.pop()
+        failure = everything.exception() if everything.done() and not everything.cancelled() else None
+        if failure is not None and not isinstance(failure, asyncio.CancelledError):
+            raise failure  # a runner bug, not a case failure: cases never raise
 
     def stop(self) -> None:
+        """Take no new case and abandon the cases being judged; results being handed over still arrive."""
         self._stopping = True
-        if self._queue is not None and not self._queue.full():
-            self._queue.put_nowait(_WAKE)
+        for task in self._judging:
+            task.cancel()
+        if self._stopped is not None and not self._stopped.done():
+            self._stopped.set_result(None)
 
     @property
     def spend(self) -> Spend:
@@ -98,27 +80,26 @@ class LocalExecutor:
         await self._cancel()
         await self._cases.aclose()
 
-    async def _work(self, run_id: str, todo: Iterator[Case], queue: asyncio.Queue[object]) -> None:
-        try:
-            for case in todo:
-                if self._stopping:
-                    break
-                record = await self._cases.execute(case, run_id)
-                done = CaseDone(case.name, record.status, llm_was_skipped(record), self._cases.spend, record)
-                try:
-                    await queue.put(done)
-                except asyncio.CancelledError:
-                    self._finished_at_stop.append(done)  # judged before the stop: still a result
-                    raise
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:
-            await queue.put(_TaskEnded(exc))
-            return
-        await queue.put(_TaskEnded())
+    async def _work(self, todo: Iterator[Case], take: TakeResult) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        judging = self._judging
+        execute = self._cases.execute
+        run_id = self._run_id
+        for case in todo:
+            if self._stopping:
+                return
+            judging.add(task)
+            try:
+                record = await execute(case, run_id)
+            finally:
+                judging.discard(task)
+            # Judged before any stop: a result whatever happens next, so it is handed over in full.
+            await take(CaseDone(case.name, record.judgment.status, llm_was_skipped(record), self._cases.spend, record))
 
     async def _cancel(self) -> None:
-        """Abandon the cases in flight (a stopped run re-runs them on resume)."""
+        """Wait for results being handed over; abandon the cases in flight (a stopped run re-runs them on resume)."""
         for task in self._tasks:
-            task.cancel()
+            if task in self._judging or not self._stopping:
+                task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

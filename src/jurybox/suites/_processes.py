@@ -21,7 +21,7 @@ from typing import Protocol
 from jurybox.core import RunStatus
 from jurybox.models import split_evenly
 from jurybox.suites._case import Case
-from jurybox.suites._executor import CaseDone, ExecutorSummary
+from jurybox.suites._executor import CaseDone, ExecutorSummary, StreamedResults
 from jurybox.suites._meter import Spend
 from jurybox.suites._workers import (
     CaseFinished,
@@ -84,7 +84,7 @@ def check_workers(workers: int, concurrency: int, *, has_store: bool, own_target
         )
 
 
-class ProcessExecutor:
+class ProcessExecutor(StreamedResults):
     """Runs cases in ``workers`` forked processes that write their own records to the store.
 
     Args:

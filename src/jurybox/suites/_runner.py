@@ -211,6 +211,7 @@ class SuiteRunner:
         self._stopping = False
         self._worker_errors: list[str] = []
         self._llm_skipped_cases = 0
+        self._kept: list[CaseRecord] | None = None
 
     @property
     def spend(self) -> Spend:
@@ -346,16 +347,14 @@ class SuiteRunner:
         """Take each result as it comes: keep or write it, count it, show it; Ctrl-C stops the executor."""
         if self.store is not None and self._thread is not None:
             self._writer = BatchedWriter(self.store, self._thread, run_id)
+        self._kept = kept
         restore = _on_sigint(self.stop)
-        results = executor.results()
         try:
-            async for done in results:
-                await self._take(done, kept)
+            await executor.run(self._take)
         except asyncio.CancelledError:
             self.stop()
         finally:
             restore()
-            await results.aclose()
         if self._writer is not None:
             await self._writer.drain()
             self.store_errors.extend(self._writer.errors)
@@ -364,19 +363,18 @@ class SuiteRunner:
         self._worker_errors.extend(summary.problems)
         return "interrupted" if self._stopping and summary.status == "completed" else summary.status
 
-    async def _take(self, done: CaseDone, kept: list[CaseRecord] | None) -> None:
+    async def _take(self, done: CaseDone) -> None:
+        """One finished case: everything but the store write happens before any wait, so a stop loses none of it."""
         record = done.record
-        if record is not None:
-            if kept is not None:
-                kept.append(record)
-            if self._writer is not None:
-                await self._writer.put(record)
         if done.llm_skipped:
             self._llm_skipped_cases += 1
+        if record is not None and self._kept is not None:
+            self._kept.append(record)
         if self.progress is not None:
-            if record is None:
-                record = CaseRecord(done.case, Judgment(done.status, reasoning="judged in a worker process"))
-            self.progress.case_done(record, done.spend)
+            shown = record or CaseRecord(done.case, Judgment(done.status, reasoning="judged in a worker process"))
+            self.progress.case_done(shown, done.spend)
+        if record is not None and self._writer is not None:
+            await self._writer.put(record)  # queued at once; waits only while the store catches up
 
     async def _finish(
         self, run_id: str, status: RunStatus, cases: Sequence[Case], kept: list[CaseRecord] | None
