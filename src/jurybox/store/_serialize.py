@@ -29,6 +29,9 @@ from jurybox.core import (
 
 def db_jsonable(value: Any) -> Any:
     """``to_jsonable`` for a database column: NUL characters become U+FFFD (PostgreSQL text cannot hold NUL)."""
+    if type(value) is str:
+        # Most values a record writes are text (reasonings, prompts, errors): one call each, not two.
+        return value.replace("\x00", "\ufffd") if "\x00" in value else value
     return to_jsonable(value, replace_nul=True)
 
 
