@@ -13,13 +13,15 @@ every report as it was.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jurybox.calibrate import JudgeIdentity, corrected_pass_rate, identify
 from jurybox.core import CaseRecord, Status, judge_name
 from jurybox.report import CALIBRATIONS_KEY, CalibratedJudge
 from jurybox.store import Store, StoredCalibration
 from jurybox.suites import TIER_LLM, Suite
+
+if TYPE_CHECKING:
+    from jurybox.calibrate import JudgeIdentity
 
 JudgeRef = tuple[str, str]
 """(name, identity key): one judge as a report lists it."""
@@ -45,6 +47,9 @@ def run_calibrations(store: Store, suite: Suite, run_id: str, records: Iterable[
 
 def _tallies(suite: Suite, records: Iterable[CaseRecord]) -> dict[JudgeRef, tuple[int, int]]:
     """(PASS, decided) per LLM judge over the run's cases, judges in the order they first appear."""
+    # Imported here, not at the top: only a store with calibrations needs it, and every `jurybox run` loads this module.
+    from jurybox.calibrate import identify
+
     identities: dict[int, JudgeIdentity] = {}  # one identity per judge object: cases may share one
     by_case: dict[str, list[tuple[str, JudgeRef]]] = {}
     for case in suite.cases:
@@ -72,6 +77,8 @@ def _tallies(suite: Suite, records: Iterable[CaseRecord]) -> dict[JudgeRef, tupl
 
 
 def _note(store: Store, ref: JudgeRef, passed: int, decided: int) -> CalibratedJudge | None:
+    from jurybox.calibrate import corrected_pass_rate
+
     name, key = ref
     stored = store.latest_calibration(key)
     if stored is None:
