@@ -1,20 +1,25 @@
 """An MCP server's tools driven by a chat model: the agent under test is model + tools.
 
 Needs the optional extra ``jurybox[mcp]`` (the official ``mcp`` SDK). The
-server runs as a stdio subprocess for the life of the target; a chat model on
-an OpenAI-compatible endpoint sees the server's tools, and every tool it
-calls is executed on the server and recorded (name, arguments, result).
+server runs as a stdio subprocess for the life of the target (``command:``), or
+is reached over HTTP (``url:``, streamable HTTP or SSE); a chat model on an
+OpenAI-compatible endpoint sees the server's tools, and every tool it calls is
+executed on the server and recorded (name, arguments, result).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from jurybox.agents._chat import ChatClient, ChatSettings, RequestedCall, chat_settings
 from jurybox.agents._conversation import sum_usage
@@ -22,7 +27,15 @@ from jurybox.agents._errors import AgentError, TargetConfigError
 from jurybox.agents._reply import AgentReply
 from jurybox.core import ToolCall
 
-_KEYS = frozenset({"command", "args", "env", "cwd", "model", "system", "max_steps", "tools", "startup_timeout"})
+_KEYS = frozenset(
+    {
+        "command", "args", "env", "cwd", "url", "transport", "headers", "timeout",
+        "model", "system", "max_steps", "tools", "startup_timeout",
+    }
+)  # fmt: skip
+TRANSPORTS = ("streamable-http", "sse")
+"""How ``agent.mcp.url`` is reached (the first is the default, as in the MCP specification since 2025-03-26)."""
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @dataclass(frozen=True)
@@ -33,6 +46,31 @@ class ServerCommand:
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: Path | None = None
+
+
+@dataclass(frozen=True)
+class ServerUrl:
+    """Where an MCP server listens over HTTP.
+
+    Attributes:
+        url: The endpoint (``http://host:8000/mcp`` for streamable HTTP, ``.../sse`` for SSE).
+        transport: ``streamable-http`` or ``sse``.
+        headers: Sent with every request (``Authorization``...), ``${ENV}`` already expanded.
+        timeout: Seconds for a request (connect, write); a stream may stay open longer.
+    """
+
+    url: str
+    transport: str = TRANSPORTS[0]
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout: float = 30.0
+
+    @property
+    def shown(self) -> str:
+        """The URL without credentials or query (it may carry a token): what names and errors show."""
+        parts = urlsplit(self.url)
+        host = parts.hostname or ""
+        netloc = f"{host}:{parts.port}" if parts.port else host
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def _field(obj: Any, snake: str, camel: str) -> Any:
@@ -56,11 +94,44 @@ def _result_value(result: Any) -> tuple[Any, str]:
     if isinstance(structured, Mapping) and set(structured) == {"result"}:
         # Servers wrap a plain return value as {"result": value}; record the value itself.
         structured = structured["result"]
-    value: Any = structured if structured is not None else text
+    value: Any = structured if structured is not None else _json_or_text(text)
     if _field(result, "is_error", "isError"):
         return {"error": text or str(structured)}, f"error: {text or structured}"
     shown = text if text else json.dumps(structured, default=str)
     return value, shown
+
+
+def _json_or_text(text: str) -> Any:
+    """A tool's text result as the value it encodes, when it is a JSON object or array (``-> dict`` tools)."""
+    stripped = text.strip()
+    if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
+        with contextlib.suppress(ValueError, RecursionError):
+            return json.loads(stripped)
+    return text
+
+
+@contextlib.asynccontextmanager
+async def _http_streams(server: ServerUrl) -> AsyncIterator[tuple[Any, Any]]:
+    """(read, write) streams to a server over streamable HTTP or SSE, with its headers and timeout."""
+    headers = dict(server.headers)
+    if server.transport == "sse":
+        from mcp.client.sse import sse_client
+
+        async with sse_client(server.url, headers=headers, timeout=server.timeout) as (read, write):
+            yield read, write
+        return
+    try:  # mcp 2.x: headers and timeouts live on the HTTP client handed in
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+    except ImportError:  # mcp 1.x
+        from mcp.client.streamable_http import streamablehttp_client  # type: ignore[attr-defined]
+
+        async with streamablehttp_client(server.url, headers=headers, timeout=server.timeout) as streams:
+            yield streams[0], streams[1]
+        return
+    client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(server.timeout, read=300.0))
+    async with client, streamable_http_client(server.url, http_client=client) as streams:
+        yield streams[0], streams[1]
 
 
 class McpTarget:
@@ -73,7 +144,7 @@ class McpTarget:
 
     def __init__(
         self,
-        server: ServerCommand,
+        server: ServerCommand | ServerUrl,
         chat: ChatSettings,
         *,
         name: str | None = None,
@@ -82,7 +153,10 @@ class McpTarget:
         allowed_tools: Sequence[str] | None = None,
         startup_timeout: float = 30.0,
     ) -> None:
-        self.name = name or f"mcp:{Path(server.command).name} {' '.join(server.args)}".strip()
+        if isinstance(server, ServerUrl):
+            self.name = name or f"mcp:{server.shown}"
+        else:
+            self.name = name or f"mcp:{Path(server.command).name} {' '.join(server.args)}".strip()
         self.server = server
         self.system = system
         self.max_steps = max_steps
@@ -117,37 +191,24 @@ class McpTarget:
             except TimeoutError:
                 self._stop.set()
                 raise AgentError(
-                    f"agent {self.name}: the MCP server did not start within {self.startup_timeout:g}s"
+                    f"agent {self.name}: could not {self._verb()} within {self.startup_timeout:g}s"
                 ) from None
             if self._session is None:
                 error = self._startup_error
-                reason = f"{type(error).__name__}: {error}{self._server_output()}"
-                raise AgentError(
-                    f"agent {self.name}: cannot start MCP server {self.server.command!r}: {reason}"
-                ) from error
+                reason = self._scrub(f"{type(error).__name__}: {error}{self._server_output()}")
+                raise AgentError(f"agent {self.name}: cannot {self._verb()}: {reason}") from error
             return self._session
 
     async def _own_connection(self) -> None:
         # One task enters and leaves the SDK's context managers: anyio cancel
         # scopes must exit in the task that entered them. Other tasks only
         # send requests through the session.
-        from mcp import ClientSession, StdioServerParameters, stdio_client
-        from mcp.client.stdio import get_default_environment
+        from mcp import ClientSession
 
-        parameters = StdioServerParameters(
-            command=self.server.command,
-            args=list(self.server.args),
-            # The SDK's safe default environment (PATH, HOME...) plus the spec's variables.
-            env={**get_default_environment(), **self.server.env} if self.server.env else None,
-            cwd=str(self.server.cwd) if self.server.cwd else None,
-        )
-        # The server's stderr goes to a file, so a failed start can say what the server printed.
+        # A stdio server's stderr goes to a file, so a failed start can say what the server printed.
         with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
             try:
-                async with (
-                    stdio_client(parameters, errlog=errlog) as (read, write),
-                    ClientSession(read, write) as session,
-                ):
+                async with self._streams(errlog) as (read, write), ClientSession(read, write) as session:
                     await session.initialize()
                     self._tools = await self._list_tools(session)
                     self._session = session
@@ -160,6 +221,44 @@ class McpTarget:
             finally:
                 self._session = None
                 self._ready.set()
+
+    @contextlib.asynccontextmanager
+    async def _streams(self, errlog: Any) -> AsyncIterator[tuple[Any, Any]]:
+        """The (read, write) streams of the server's transport."""
+        server = self.server
+        if isinstance(server, ServerUrl):
+            async with _http_streams(server) as streams:
+                yield streams
+            return
+        from mcp import StdioServerParameters, stdio_client
+        from mcp.client.stdio import get_default_environment
+
+        parameters = StdioServerParameters(
+            command=server.command,
+            args=list(server.args),
+            # The SDK's safe default environment (PATH, HOME...) plus the spec's variables.
+            env={**get_default_environment(), **server.env} if server.env else None,
+            cwd=str(server.cwd) if server.cwd else None,
+        )
+        async with stdio_client(parameters, errlog=errlog) as (read, write):
+            yield read, write
+
+    def _scrub(self, text: str) -> str:
+        """An error without the URL's query or credentials or any header value (tokens)."""
+        server = self.server
+        if not isinstance(server, ServerUrl):
+            return text
+        text = text.replace(server.url, server.shown)
+        for value in server.headers.values():
+            for secret in (value, *value.split()):
+                if len(secret) >= 6:
+                    text = text.replace(secret, "***")
+        return text
+
+    def _verb(self) -> str:
+        if isinstance(self.server, ServerUrl):
+            return f"connect to MCP server at {self.server.shown} ({self.server.transport})"
+        return f"start MCP server {self.server.command!r}"
 
     def _server_output(self) -> str:
         return f"; the server printed: {self._server_stderr}" if self._server_stderr else ""
@@ -223,10 +322,11 @@ class McpTarget:
         try:
             result = await session.call_tool(call.name, dict(call.arguments))
         except Exception as exc:
+            detail = self._scrub(str(exc))
             if self._session is None:
-                raise AgentError(f"agent {self.name}: the MCP server stopped during {call.name}: {exc}") from exc
+                raise AgentError(f"agent {self.name}: the MCP server stopped during {call.name}: {detail}") from exc
             # A protocol-level error (bad arguments, tool raised): shown to the model like a tool error.
-            return {"error": f"{type(exc).__name__}: {exc}"}, f"error: {exc}"
+            return {"error": f"{type(exc).__name__}: {detail}"}, f"error: {detail}"
         return _result_value(result)
 
     async def close_session(self, session_id: str) -> None:
@@ -257,23 +357,7 @@ def mcp_target(options: Mapping[str, Any], *, name: str | None = None, base_dir:
         import mcp  # noqa: F401
     except ImportError:
         raise TargetConfigError("agent.mcp: the 'mcp' package is not installed; pip install 'jurybox[mcp]'") from None
-    command = options.get("command")
-    if not isinstance(command, str) or not command:
-        raise TargetConfigError(f"agent.mcp.command: required, the program that starts the server (got {command!r})")
-    args = options.get("args") or []
-    if (
-        isinstance(args, str)
-        or not isinstance(args, Sequence)
-        or not all(isinstance(a, str | int | float) for a in args)
-    ):
-        raise TargetConfigError("agent.mcp.args: expected a list of strings")
-    env = options.get("env") or {}
-    if not isinstance(env, Mapping):
-        raise TargetConfigError("agent.mcp.env: expected a mapping of variable name to value")
-    cwd_option = options.get("cwd")
-    cwd = Path(cwd_option) if cwd_option is not None else base_dir
-    if cwd is not None and base_dir is not None and not cwd.is_absolute():
-        cwd = base_dir / cwd
+    server = _server(options, base_dir)
     model = options.get("model")
     if isinstance(model, str):
         model = {"model": model}
@@ -292,12 +376,6 @@ def mcp_target(options: Mapping[str, Any], *, name: str | None = None, base_dir:
     startup = options.get("startup_timeout", 30.0)
     if not isinstance(startup, int | float) or isinstance(startup, bool) or startup <= 0:
         raise TargetConfigError(f"agent.mcp.startup_timeout: expected positive seconds, got {startup!r}")
-    server = ServerCommand(
-        command=command,
-        args=tuple(str(a) for a in args),
-        env={str(k): str(v) for k, v in env.items()},
-        cwd=cwd,
-    )
     return McpTarget(
         server,
         chat,
@@ -307,3 +385,75 @@ def mcp_target(options: Mapping[str, Any], *, name: str | None = None, base_dir:
         allowed_tools=tools,
         startup_timeout=float(startup),
     )
+
+
+def _server(options: Mapping[str, Any], base_dir: Path | None) -> ServerCommand | ServerUrl:
+    """``command:`` (stdio) or ``url:`` (HTTP), with the keys that go with each."""
+    command, url = options.get("command"), options.get("url")
+    if command is not None and url is not None:
+        raise TargetConfigError("agent.mcp: give either command (a stdio server) or url (an HTTP server), not both")
+    if url is not None:
+        return _server_url(options)
+    for key in ("transport", "headers", "timeout"):
+        if key in options:
+            raise TargetConfigError(f"agent.mcp.{key}: goes with url (an HTTP server), not with command")
+    if not isinstance(command, str) or not command:
+        raise TargetConfigError(
+            f"agent.mcp.command: required (the program that starts the server), or url: for an HTTP server "
+            f"(got {command!r})"
+        )
+    args = options.get("args") or []
+    if (
+        isinstance(args, str)
+        or not isinstance(args, Sequence)
+        or not all(isinstance(a, str | int | float) for a in args)
+    ):
+        raise TargetConfigError("agent.mcp.args: expected a list of strings")
+    env = options.get("env") or {}
+    if not isinstance(env, Mapping):
+        raise TargetConfigError("agent.mcp.env: expected a mapping of variable name to value")
+    cwd_option = options.get("cwd")
+    cwd = Path(cwd_option) if cwd_option is not None else base_dir
+    if cwd is not None and base_dir is not None and not cwd.is_absolute():
+        cwd = base_dir / cwd
+    return ServerCommand(
+        command=command,
+        args=tuple(str(a) for a in args),
+        env={str(k): str(v) for k, v in env.items()},
+        cwd=cwd,
+    )
+
+
+def _server_url(options: Mapping[str, Any]) -> ServerUrl:
+    url = options["url"]
+    for key in ("args", "env", "cwd"):
+        if key in options:
+            raise TargetConfigError(f"agent.mcp.{key}: goes with command (a stdio server), not with url")
+    parts = urlsplit(url) if isinstance(url, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise TargetConfigError(f"agent.mcp.url: expected an http:// or https:// URL, got {url!r}")
+    transport = options.get("transport", TRANSPORTS[0])
+    if transport not in TRANSPORTS:
+        raise TargetConfigError(f"agent.mcp.transport: expected one of {', '.join(TRANSPORTS)}, got {transport!r}")
+    raw_headers = options.get("headers") or {}
+    if not isinstance(raw_headers, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str | int | float) for k, v in raw_headers.items()
+    ):
+        raise TargetConfigError("agent.mcp.headers: expected a mapping of header name to text")
+    headers = {name: _expand(f"agent.mcp.headers.{name}", str(value)) for name, value in raw_headers.items()}
+    timeout = options.get("timeout", 30.0)
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or not 0 < timeout <= 3600:
+        raise TargetConfigError(f"agent.mcp.timeout: expected seconds between 0 and 3600, got {timeout!r}")
+    return ServerUrl(url, transport, headers, float(timeout))
+
+
+def _expand(field_name: str, value: str) -> str:
+    """``${NAME}`` from the environment; a missing variable is named (its value never is)."""
+
+    def variable(found: re.Match[str]) -> str:
+        name = found.group(1)
+        if name not in os.environ:
+            raise TargetConfigError(f"{field_name}: the environment variable {name} is not set")
+        return os.environ[name]
+
+    return _ENV_REFERENCE.sub(variable, value)
