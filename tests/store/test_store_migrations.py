@@ -25,13 +25,14 @@ def _config(connection: object) -> Config:
 
 
 def test_migrations_know_a_linear_history() -> None:
-    assert schema_head() == SCHEMA_HEAD == "0005_calibrations"
+    assert schema_head() == SCHEMA_HEAD == "0006_people"
     assert known_revisions() == {
         "0001_initial",
         "0002_lessons",
         "0003_single_verdict_rows",
         "0004_dashboard_indexes",
         "0005_calibrations",
+        "0006_people",
     }
 
 
@@ -122,7 +123,9 @@ def test_a_single_round_verdict_stored_twice_before_0003_is_kept_once(store_url:
                 )
             )
             connection.execute(text("UPDATE alembic_version SET version_num = '0002_lessons'"))
-            connection.execute(text("DROP TABLE calibrations"))  # a 0002 store has none; 0005 creates it
+            # A 0002 store has none of the tables 0005 and 0006 create.
+            for table in ("calibrations", "audit_log", "case_edits", "reviews", "web_sessions", "users"):
+                connection.execute(text(f"DROP TABLE {table}"))
         assert store.run_metrics(run_id)["llm_judge"].total == 4  # the double count, before
 
     with open_store(store_url) as store:

@@ -6,6 +6,7 @@ run can be resumed. Baselines, regressions and lessons are computed from it.
 """
 
 from jurybox.core import CaseRecord, RoundRecord
+from jurybox.store._authoring import AuthoringRepository, CaseEdit, CaseVersion, EditConflictError
 from jurybox.store._baselines import (
     DEFAULT_TARGETS,
     DEFAULT_THRESHOLDS,
@@ -45,6 +46,8 @@ from jurybox.store._engine import (
 from jurybox.store._lazy import StoredRecords
 from jurybox.store._lessons import lessons_for
 from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
+from jurybox.store._people import ROLES, AuditEntry, Login, Role, User, UserRepository
+from jurybox.store._reviews import LABELS, Review, ReviewItem, ReviewRepository
 from jurybox.store._serialize import judgment_from_dict, score_from_dict
 from jurybox.store._store import Store, open_store
 from jurybox.store._suitefile import SuiteFileError, export_suite_file, import_suite_file, read_suite_file
@@ -56,21 +59,33 @@ __all__ = [
     "DEFAULT_THRESHOLDS",
     "DEFAULT_URL",
     "ENV_VAR",
+    "LABELS",
+    "ROLES",
+    "AuditEntry",
+    "AuthoringRepository",
     "CaseChange",
+    "CaseEdit",
     "CaseHistoryRow",
     "CaseOutcome",
     "CaseQuery",
     "CaseRecord",
     "CaseRow",
+    "CaseVersion",
     "ComparedCase",
     "ComparedSide",
     "ComparisonSummary",
+    "EditConflictError",
     "JudgeStats",
     "Lesson",
+    "Login",
     "MetricCheck",
     "Paged",
     "Rate",
     "RegressionPolicy",
+    "Review",
+    "ReviewItem",
+    "ReviewRepository",
+    "Role",
     "RoundRecord",
     "RunCheck",
     "RunComparison",
@@ -85,6 +100,8 @@ __all__ = [
     "SuiteFileError",
     "TierStats",
     "TrendPoint",
+    "User",
+    "UserRepository",
     "check_run",
     "compare_runs",
     "export_suite_file",

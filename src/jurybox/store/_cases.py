@@ -16,7 +16,7 @@ from sqlalchemy.engine import Connection
 
 from jurybox.store._engine import StoreError
 from jurybox.store._repository import Repository
-from jurybox.store._schema import cases_table, suites_table
+from jurybox.store._schema import case_edits_table, cases_table, suites_table
 from jurybox.store._serialize import db_jsonable, hashed_definition
 
 CHUNK = 500
@@ -187,6 +187,16 @@ def case_names(connection: Connection, suite: int) -> dict[str, int]:
     return {name: version for name, version in rows}
 
 
+def log_case_edit(connection: Connection, suite: int, case: str, version: int | None, action: str, author: str) -> None:
+    """One row of a case's history: ``version`` made current (None: retired) by ``author``, now."""
+    connection.execute(
+        insert(case_edits_table).values(
+            suite_id=suite, case_name=case, case_id=version, action=action, author=author[:255], created_at=now()
+        )
+    )
+    connection.execute(update(suites_table).where(suites_table.c.id == suite).values(updated_at=now()))
+
+
 class SuiteRepository(Repository):
     """The ``suites`` and ``cases`` tables: each suite's settings and its current case definitions."""
 
@@ -202,8 +212,11 @@ class SuiteRepository(Repository):
         *,
         agent: Mapping[str, Any] | None = None,
         defaults: Mapping[str, Any] | None = None,
+        author: str = "jurybox store import",
     ) -> dict[str, int]:
         """Make ``cases`` the suite's current cases (new versions for edited ones, others retired).
+
+        Each change is in the case's history under ``author``.
 
         Returns counts: ``added`` (new names), ``changed`` (new version of a
         known case), ``unchanged`` and ``retired`` (current before, absent now).
@@ -215,6 +228,12 @@ class SuiteRepository(Repository):
             versions_before = set(before.values())
             versions = upsert_case_versions(connection, suite_key, cases)
             retired = retire_cases(connection, suite_key, set(versions))
+            # The history of each case the file changed, as the dashboard's editor keeps it.
+            for case_name, version in versions.items():
+                if before.get(case_name) != version:
+                    log_case_edit(connection, suite_key, case_name, version, "import", author)
+            for case_name in sorted(set(before) - set(versions)):
+                log_case_edit(connection, suite_key, case_name, None, "retire", author)
             connection.execute(
                 update(suites_table)
                 .where(suites_table.c.id == suite_key)

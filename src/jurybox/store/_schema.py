@@ -232,3 +232,82 @@ negatives, kappa, n, ...), ``calibration`` the judge's whole calibration
 (figures with intervals, slices, disagreements). All plain JSON: the store
 does not know the calibrate package's types.
 """
+
+users_table = Table(
+    "users",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(255), nullable=False, unique=True),
+    Column("role", String(16), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("disabled", Boolean, nullable=False, default=False),
+    _when("created_at"),
+)
+"""People who may write through the dashboard; ``token_hash`` is the SHA-256 of their login token (never the token)."""
+
+web_sessions_table = Table(
+    "web_sessions",
+    metadata,
+    Column("id_hash", String(64), primary_key=True),
+    Column("user_id", Integer, ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    Column("csrf_token", String(64), nullable=False),
+    _when("created_at"),
+    _when("expires_at"),
+    Index("ix_web_sessions_user", "user_id"),
+)
+"""Dashboard logins, kept in the store so a server restart keeps people logged in; the cookie's id is hashed."""
+
+reviews_table = Table(
+    "reviews",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("case_name", String(512), nullable=False),
+    Column("round_index", Integer, nullable=True),
+    Column("path", String(1024), nullable=False),
+    Column("reviewer", String(255), nullable=False),
+    Column("agree", Boolean, nullable=False),
+    Column("label", String(16), nullable=False),
+    Column("note", Text, nullable=False, default=""),
+    Column("judge_name", String(255), nullable=False),
+    Column("judge_status", String(16), nullable=False),
+    Column("judge_key", String(64), nullable=True),
+    Column("judge_identity", JsonType, nullable=True),
+    _when("created_at"),
+    Index("ix_reviews_run_case_path", "run_id", "case_name", "path"),
+    Index("ix_reviews_judge_key", "judge_key"),
+)
+"""A person's verdict on one judgment: agree or not with the judge, the label they would give, why.
+
+``path`` is the judgment's place in the case's verdict tree (as in ``judgments``);
+``judge_key`` and ``judge_identity`` say which judge it was (prompt template hash,
+model, settings), so a labelled set exported from reviews calibrates that judge.
+A later review of the same judgment by the same reviewer replaces nothing: both stay.
+"""
+
+case_edits_table = Table(
+    "case_edits",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("suite_id", Integer, ForeignKey("suites.id", ondelete="CASCADE"), nullable=False),
+    Column("case_name", String(512), nullable=False),
+    Column("case_id", Integer, ForeignKey("cases.id", ondelete="CASCADE"), nullable=True),
+    Column("action", String(16), nullable=False),
+    Column("author", String(255), nullable=False),
+    _when("created_at"),
+    Index("ix_case_edits_suite_case", "suite_id", "case_name", "created_at"),
+)
+"""Who changed which case when: each save, duplicate, retire, revert or import, with the version it made current."""
+
+audit_log_table = Table(
+    "audit_log",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("actor", String(255), nullable=False),
+    Column("action", String(64), nullable=False),
+    Column("target", String(1024), nullable=False),
+    Column("detail", JsonType, nullable=False),
+    _when("created_at"),
+    Index("ix_audit_log_created", "created_at"),
+)
+"""Every write made through the dashboard or the user commands, newest last."""

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from jurybox.core import CaseRecord
+from jurybox.store._authoring import AuthoringRepository
 from jurybox.store._baselines import RegressionPolicy, RunCheck, check_run
 from jurybox.store._calibrations import CalibrationRepository, JsonMap, StoredCalibration
 from jurybox.store._cases import SuiteRepository
@@ -16,7 +17,9 @@ from jurybox.store._lazy import StoredRecords
 from jurybox.store._lessons import LessonRepository
 from jurybox.store._metrics import FAILING_LIMIT, MetricRepository
 from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
+from jurybox.store._people import UserRepository
 from jurybox.store._results import READ_BATCH, ResultRepository
+from jurybox.store._reviews import ReviewRepository
 from jurybox.store._runs import RunRepository, RunStatus
 
 STREAM_BATCH = 100
@@ -50,6 +53,12 @@ class Store:
         self._metrics = MetricRepository(engine)
         self._lessons = LessonRepository(engine)
         self._calibrations = CalibrationRepository(engine)
+        self.users = UserRepository(engine)
+        """Dashboard users, their logins and the audit log."""
+        self.reviews = ReviewRepository(engine)
+        """People's reviews of judgments, the review queue and the labelled set they make."""
+        self.authoring = AuthoringRepository(engine)
+        """Cases written one at a time, with history and edit conflicts."""
 
     @property
     def url(self) -> str:
