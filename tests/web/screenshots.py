@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 from webkit import REPO, SUITE, DashboardServer, _run_example, changed_suite
 
@@ -57,9 +59,34 @@ def main() -> None:
             page.goto(server.base + shots["case"])
             page.locator("section.round").nth(1).screenshot(path=str(OUT / "case-round.png"))
             print(OUT / "case-round.png", file=sys.stderr)
+            _review_shots(page, server.base, url, shots["case"])
             browser.close()
     finally:
         server.stop()
+
+
+def _review_shots(page: Any, base: str, url: str, case_path: str) -> None:
+    """A product manager logs in, disagrees with a judge on the failing case, and the queue moves on."""
+    with open_store(url) as store:
+        token = store.users.add_user("pm.alice", "editor")
+    page.goto(base + "/login?next=" + quote(case_path))
+    page.screenshot(path=str(OUT / "login.png"))
+    page.fill("#token", token)
+    page.click("form.login button")
+    page.wait_for_load_state("networkidle")
+    form = page.locator("details.review[open] form.review").first
+    form.locator("input[name=agree][value=no]").check()
+    form.locator("input[name=label][value=pass]").check()
+    form.locator("textarea[name=note]").fill("The second answer names the right listing; the criterion is too strict.")
+    form.locator("button").click()
+    page.wait_for_load_state("networkidle")
+    page.locator("#reviews").screenshot(path=str(OUT / "case-reviews.png"))
+    for name, path in (("reviews", "/reviews"), ("audit", "/audit")):
+        page.goto(base + path)
+        page.wait_for_load_state("networkidle")
+        page.screenshot(path=str(OUT / f"{name}.png"))
+    for name in ("login", "case-reviews", "reviews", "audit"):
+        print(OUT / f"{name}.png", file=sys.stderr)
 
 
 if __name__ == "__main__":

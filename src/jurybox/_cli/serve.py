@@ -39,7 +39,7 @@ def serve(
     port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = DEFAULT_PORT,
     refresh: Annotated[int, typer.Option(help="Seconds between refreshes of a running run's page.", min=1)] = 5,
 ) -> None:
-    """Serve the dashboard: runs, cases with every judgment, compare, trends and lessons (read-only)."""
+    """Serve the dashboard: runs, cases with every judgment, compare, trends, lessons and reviews."""
     console = Console(stderr=True, highlight=False)
     try:
         import uvicorn
@@ -52,14 +52,27 @@ def serve(
             soft_wrap=True,
         )
         raise typer.Exit(2) from None
+    app = create_app(store_url, settings=WebSettings(refresh_seconds=refresh))
     if not _is_loopback(host):
-        # Read-only, but a store holds prompts, replies and reasoning: say who can now read them.
+        # Writes need a login; with no user at all, nothing could protect them on a shared address.
+        users, unreadable = 0, ""
+        try:
+            users = app.state.jurybox.access.store().users.user_count()
+        except Exception as exc:  # no store yet, or one that cannot be read: no user can log in either
+            unreadable = f" (the store cannot be read: {exc})"
+        if users == 0:
+            console.print(
+                f"[red]error:[/] serving on {escape(host)} needs at least one user, so that writes need a login: "
+                f"jurybox web add-user NAME --role admin (or serve on 127.0.0.1){escape(unreadable)}.",
+                soft_wrap=True,
+            )
+            raise typer.Exit(2)
+        # Reading stays open: a store holds prompts, replies and reasoning, so say who can now read them.
         console.print(
-            f"[yellow]warning:[/] serving on {escape(host)}: anyone who can reach this address can read the store "
-            "(the dashboard has no login yet).",
+            f"[yellow]warning:[/] serving on {escape(host)}: anyone who can reach this address can read the store; "
+            "writes need a login.",
             soft_wrap=True,
         )
-    app = create_app(store_url, settings=WebSettings(refresh_seconds=refresh))
     shown = f"[{host}]" if ":" in host else host
     where = escape(app.state.jurybox.access.shown_url)
     console.print(f"jurybox dashboard on {where}: http://{escape(shown)}:{port}/  (Ctrl-C stops it)", soft_wrap=True)

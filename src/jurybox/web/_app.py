@@ -1,8 +1,8 @@
 """The dashboard's FastAPI app: pages, their JSON twins under ``/api``, static assets, errors as words.
 
-One router per page (``_page_*.py``); part 2 of the dashboard (authoring,
-runs from the browser, review, users) adds its routers here, behind a login,
-while these stay read-only.
+One router per page (``_page_*.py``). Reading is open; what writes (reviews
+today; cases and runs next) needs a login (``_auth.py``: session cookie, CSRF
+token per form, a role per action) and is written to the audit log.
 """
 
 from __future__ import annotations
@@ -21,10 +21,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from jurybox import __version__
 from jurybox.web import (
+    _auth,
     _page_calibrations,
     _page_case,
     _page_compare,
     _page_lessons,
+    _page_reviews,
     _page_run,
     _page_runs,
     _page_trends,
@@ -43,6 +45,8 @@ ROUTERS = (
     _page_trends.router,
     _page_lessons.router,
     _page_calibrations.router,
+    _page_reviews.router,
+    _auth.router,
 )
 
 

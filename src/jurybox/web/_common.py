@@ -14,7 +14,7 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from jurybox import __version__
-from jurybox.store import Paged, RegressionPolicy, RunInfo, Store, StoreBrowser
+from jurybox.store import Login, Paged, RegressionPolicy, RunInfo, Store, StoreBrowser
 from jurybox.web import _format as fmt
 from jurybox.web import _urls as urls
 from jurybox.web._access import StoreAccess
@@ -85,6 +85,30 @@ def store(request: Request) -> Store:
     return state(request).access.store()
 
 
+SESSION_COOKIE = "jurybox_session"
+_UNSET = object()
+
+
+def login_of(request: Request) -> Login | None:
+    """The request's live login, or None (read from the store once per request)."""
+    cached = getattr(request.state, "jurybox_login", _UNSET)
+    if cached is not _UNSET:
+        return cached  # type: ignore[return-value]
+    session_id = request.cookies.get(SESSION_COOKIE)
+    login = store(request).users.login(session_id) if session_id else None
+    request.state.jurybox_login = login
+    return login
+
+
+def _page_login(request: Request) -> Login | None:
+    if not request.cookies.get(SESSION_COOKIE):
+        return None
+    try:
+        return login_of(request)
+    except Exception:  # an error page about the store itself: shown without the login line
+        return None
+
+
 def is_fragment(request: Request, target: str) -> bool:
     """True when htmx asks for the part of the page with id ``target`` only."""
     return request.headers.get("HX-Request") == "true" and request.headers.get("HX-Target") == target
@@ -117,6 +141,8 @@ def render(
             "refresh_seconds": web.settings.refresh_seconds,
             "store_url": web.access.shown_url,
             "read_only": web.settings.read_only,
+            # Who is logged in (presentation only: never part of ``data``, so the JSON twins stay the same).
+            "login": _page_login(request),
             **(extra or {}),
         },
         status_code=status_code,

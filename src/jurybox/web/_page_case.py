@@ -20,7 +20,8 @@ from jurybox.report import skipped_tiers, summarize_case
 from jurybox.store import RunInfo, StoreBrowser
 from jurybox.web import _format as fmt
 from jurybox.web import _urls as urls
-from jurybox.web._common import browser, json_response, render, run_summary
+from jurybox.web._common import browser, json_response, render, run_summary, store
+from jurybox.web._page_reviews import review_data, reviewable
 from jurybox.web._page_run import find_run
 
 router = APIRouter()
@@ -157,15 +158,22 @@ def _load(request: Request, run_id: str, name: str) -> tuple[RunInfo, CaseRecord
     return run, record
 
 
+def _with_reviews(request: Request, run: RunInfo, record: CaseRecord) -> dict[str, Any]:
+    data = case_data(browser(request), run, record)
+    data["reviewable"] = reviewable(record)
+    data["reviews"] = [review_data(r) for r in store(request).reviews.reviews(run_id=run.id, case=record.case)]
+    return data
+
+
 @router.get("/runs/{run_id}/case", response_class=HTMLResponse)
 def case_page(request: Request, run_id: str, name: CaseName) -> Response:
     run, record = _load(request, run_id, name)
-    data = case_data(browser(request), run, record)
+    data = _with_reviews(request, run, record)
     return render(request, "case.html", data, title=f"{record.case} · {run.id}", nav="runs")
 
 
 @router.get("/api/runs/{run_id}/case")
 def case_api(request: Request, run_id: str, name: CaseName) -> Response:
-    """One case: rounds, contexts, the whole judgment tree, and its status in the suite's recent runs."""
+    """One case: rounds, contexts, the whole judgment tree, people's reviews, and its recent runs."""
     run, record = _load(request, run_id, name)
-    return json_response(case_data(browser(request), run, record))
+    return json_response(_with_reviews(request, run, record))
