@@ -113,6 +113,9 @@ def test_calibrate_then_run_shows_the_corrected_pass_rate_everywhere(folder: Pat
     with open_store(store_url) as store:
         run = store.latest_run()
         assert run is not None and run.config["calibrations"][0]["corrected"] == pytest.approx(0.5)
+        # Every LLM judge's identity is kept with the run, so a review of its verdict names the same judge.
+        [(path, identity)] = run.config["judge_identities"].items()
+        assert path.startswith("llm_judge/") and identity["key"] == stored.key and identity["name"] == "strict"
         kept = report_from_store(store, run.id)
     assert kept.calibrations[0].describe() == note["text"]
     assert "- strict: observed 50.0% (2/4), corrected 50.0% \\[" in to_markdown(kept)  # Markdown's [ escaped

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from jurybox.core import CaseRecord, Status, judge_name
 from jurybox.report import CALIBRATIONS_KEY, CalibratedJudge
-from jurybox.store import Store, StoredCalibration
+from jurybox.store import JUDGE_IDENTITIES_KEY, Store, StoredCalibration
 from jurybox.suites import TIER_LLM, Suite
 
 if TYPE_CHECKING:
@@ -36,12 +36,35 @@ def run_calibrations(store: Store, suite: Suite, run_id: str, records: Iterable[
         run_id: The run.
         records: The run's case records (a pass over them is made only when the store has calibrations).
     """
+    identities = judge_identities(suite)
+    if identities:
+        # Kept so a person's review of any judgment names the judge exactly (prompt, model, settings).
+        store.update_run_config(run_id, {JUDGE_IDENTITIES_KEY: identities})
     if not store.calibrations(limit=1):  # nothing was ever calibrated: no judge to look up, no pass over the run
         return []
     notes = [_note(store, ref, passed, decided) for ref, (passed, decided) in _tallies(suite, records).items()]
     found = [note for note in notes if note is not None]
     if found:
         store.update_run_config(run_id, {CALIBRATIONS_KEY: [note.to_dict() for note in found]})
+    return found
+
+
+def judge_identities(suite: Suite) -> dict[str, dict[str, Any]]:
+    """Each LLM judge that ran, by its place in the verdict tree (``llm_judge/correctness``): its identity."""
+    if not suite.llm_enabled or not any(built.tier == TIER_LLM for case in suite.cases for built in case.judges):
+        return {}
+    from jurybox.calibrate import identify
+
+    made: dict[int, dict[str, Any]] = {}
+    found: dict[str, dict[str, Any]] = {}
+    for case in suite.cases:
+        for built in case.judges:
+            if built.tier != TIER_LLM:
+                continue
+            identity = made.get(id(built.judge))
+            if identity is None:
+                identity = made[id(built.judge)] = identify(built.judge, judge_name(built.judge)).to_dict()
+            found.setdefault(f"{built.tier}/{built.key}", identity)
     return found
 
 

@@ -27,6 +27,8 @@ from jurybox.store._repository import Repository
 from jurybox.store._schema import judgments_table, results_table, reviews_table, round_results_table
 from jurybox.store._serialize import db_jsonable
 
+JUDGE_IDENTITIES_KEY = "judge_identities"
+"""Where a run's config keeps its LLM judges' identities, by the judgment's path (``llm_judge/correctness``)."""
 LABELS = ("pass", "fail")
 """What a reviewer may say a judgment should have been."""
 MAX_NOTE = 10_000

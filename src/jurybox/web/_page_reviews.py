@@ -18,15 +18,13 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 
 from jurybox.core import CaseRecord, Judgment
-from jurybox.store import LABELS, Review, RunInfo, StoreError
+from jurybox.store import JUDGE_IDENTITIES_KEY, LABELS, Review, RunInfo, StoreError
 from jurybox.web import _urls as urls
 from jurybox.web._auth import check_csrf, read_form, require
 from jurybox.web._common import json_response, render, store
 
 router = APIRouter()
 
-JUDGE_IDENTITIES_KEY = "judge_identities"
-"""Where a run's config keeps its LLM judges' identities, by the judgment's path (``llm_judge/correctness``)."""
 QUEUE_LIMIT = 100
 
 
