@@ -47,7 +47,7 @@ from jurybox.store._lazy import StoredRecords
 from jurybox.store._lessons import lessons_for
 from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
 from jurybox.store._people import ROLES, AuditEntry, Login, Role, User, UserRepository
-from jurybox.store._reviews import LABELS, Review, ReviewItem, ReviewRepository
+from jurybox.store._reviews import JUDGE_IDENTITIES_KEY, LABELS, Review, ReviewItem, ReviewRepository
 from jurybox.store._serialize import judgment_from_dict, score_from_dict
 from jurybox.store._store import Store, open_store
 from jurybox.store._suitefile import SuiteFileError, export_suite_file, import_suite_file, read_suite_file
@@ -59,6 +59,7 @@ __all__ = [
     "DEFAULT_THRESHOLDS",
     "DEFAULT_URL",
     "ENV_VAR",
+    "JUDGE_IDENTITIES_KEY",
     "LABELS",
     "ROLES",
     "AuditEntry",
