@@ -19,16 +19,50 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from jurybox.agents.bridges.langchain import context_from_langchain
-    from jurybox.agents.bridges.openai_agents import context_from_openai_agents
-    from jurybox.agents.bridges.pydantic_ai import context_from_pydantic_ai
+    from jurybox.agents.bridges.openai_agents import (
+        OpenAIAgentsSession,
+        aevaluate_openai_agents,
+        context_from_openai_agents,
+        evaluate_openai_agents,
+        openai_agents_sessions,
+    )
+    from jurybox.agents.bridges.pydantic_ai import (
+        PydanticAISession,
+        aevaluate_pydantic_ai,
+        context_from_pydantic_ai,
+        evaluate_pydantic_ai,
+        pydantic_ai_sessions,
+    )
 
+_OPENAI_AGENTS = "jurybox.agents.bridges.openai_agents"
+_PYDANTIC_AI = "jurybox.agents.bridges.pydantic_ai"
 _BRIDGES = {
     "context_from_langchain": "jurybox.agents.bridges.langchain",
-    "context_from_openai_agents": "jurybox.agents.bridges.openai_agents",
-    "context_from_pydantic_ai": "jurybox.agents.bridges.pydantic_ai",
+    "context_from_openai_agents": _OPENAI_AGENTS,
+    "OpenAIAgentsSession": _OPENAI_AGENTS,
+    "openai_agents_sessions": _OPENAI_AGENTS,
+    "aevaluate_openai_agents": _OPENAI_AGENTS,
+    "evaluate_openai_agents": _OPENAI_AGENTS,
+    "context_from_pydantic_ai": _PYDANTIC_AI,
+    "PydanticAISession": _PYDANTIC_AI,
+    "pydantic_ai_sessions": _PYDANTIC_AI,
+    "aevaluate_pydantic_ai": _PYDANTIC_AI,
+    "evaluate_pydantic_ai": _PYDANTIC_AI,
 }
 
-__all__ = ["context_from_langchain", "context_from_openai_agents", "context_from_pydantic_ai"]
+__all__ = [
+    "OpenAIAgentsSession",
+    "PydanticAISession",
+    "aevaluate_openai_agents",
+    "aevaluate_pydantic_ai",
+    "context_from_langchain",
+    "context_from_openai_agents",
+    "context_from_pydantic_ai",
+    "evaluate_openai_agents",
+    "evaluate_pydantic_ai",
+    "openai_agents_sessions",
+    "pydantic_ai_sessions",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -3,16 +3,21 @@
 Reads ``input``, ``final_output``, ``new_items`` (``tool_call_item`` with a
 ``raw_item`` carrying ``name``/``arguments``/``call_id``,
 ``tool_call_output_item`` with ``output``, ``message_output_item``),
-``raw_responses[].usage`` and ``last_agent.name``. The SDK is never imported.
+``raw_responses[].usage`` and ``last_agent.name``. Reading results never imports the SDK;
+``OpenAIAgentsSession`` (an agent under test whose history lives in an SDK session, so
+revival drops it) and ``evaluate_openai_agents`` (run, build the Context, judge: one line)
+import it when they run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from jurybox.agents.bridges._common import add_usage, agent_run_context, arguments_of, get, output_text, text_of
-from jurybox.core import Context, Message
+from jurybox.core import Context, Judgment, Message, aevaluate, run_sync
 
 
 def _input_text(value: Any) -> str:
@@ -83,3 +88,92 @@ def context_from_openai_agents(
         metadata=metadata,
         usage=usage,
     )
+
+
+class OpenAIAgentsSession:
+    """One conversation with an OpenAI Agents SDK agent, as the agent under test (a Python factory's object).
+
+    Each jurybox session gets its own SDK session (an in-memory ``SQLiteSession`` unless
+    ``make_session`` builds another kind), so later rounds see earlier ones and revival,
+    which closes this object, drops the history. Use it as a suite's factory::
+
+        factory = openai_agents_sessions(my_agent)       # agent: {python: "evals:factory"}
+
+    Args:
+        agent: The SDK ``Agent``.
+        make_session: Builds the SDK session for a session id (default: in-memory ``SQLiteSession``).
+        max_turns: Passed to ``Runner.run``.
+        run_options: Other ``Runner.run`` keyword arguments (``run_config``, ``context``...).
+    """
+
+    def __init__(
+        self,
+        agent: Any,
+        *,
+        make_session: Callable[[str], Any] | None = None,
+        max_turns: int = 10,
+        **run_options: Any,
+    ) -> None:
+        self.agent = agent
+        self.make_session = make_session
+        self.max_turns = max_turns
+        self.run_options = run_options
+        self.session: Any = None
+
+    async def respond(self, message: str, session_id: str) -> Context:
+        from agents import Runner, SQLiteSession
+
+        if self.session is None:
+            self.session = self.make_session(session_id) if self.make_session else SQLiteSession(session_id)
+        started = time.perf_counter()
+        result = await Runner.run(
+            self.agent, message, session=self.session, max_turns=self.max_turns, **self.run_options
+        )
+        return context_from_openai_agents(result, duration=time.perf_counter() - started)
+
+    async def close(self) -> None:
+        """Revival: forget the conversation (a persistent session of your own keeps what it stored)."""
+        session, self.session = self.session, None
+        if session is not None and self.make_session is None:
+            await session.clear_session()
+
+
+def openai_agents_sessions(agent: Any, **options: Any) -> Callable[[], OpenAIAgentsSession]:
+    """A suite factory: each session of the run gets its own ``OpenAIAgentsSession`` of ``agent``."""
+    return functools.partial(OpenAIAgentsSession, agent, **options)
+
+
+async def aevaluate_openai_agents(
+    agent: Any,
+    prompt: str,
+    judge: Any,
+    *,
+    expected: str | None = None,
+    sources: Sequence[str] = (),
+    **run_options: Any,
+) -> Judgment:
+    """Run ``agent`` on ``prompt``, build the Context and judge it (seed 004's one line)."""
+    from agents import Runner
+
+    started = time.perf_counter()
+    result = await Runner.run(agent, prompt, **run_options)
+    context = context_from_openai_agents(
+        result, expected=expected, sources=sources, duration=time.perf_counter() - started
+    )
+    return await aevaluate(judge, context)
+
+
+def evaluate_openai_agents(
+    agent: Any,
+    prompt: str,
+    judge: Any,
+    *,
+    expected: str | None = None,
+    sources: Sequence[str] = (),
+    **run_options: Any,
+) -> Judgment:
+    """``aevaluate_openai_agents`` from sync code (a notebook's running loop included)."""
+    call = functools.partial(
+        aevaluate_openai_agents, agent, prompt, judge, expected=expected, sources=sources, **run_options
+    )
+    return run_sync(call, thread_name="jurybox-bridge")

@@ -3,20 +3,35 @@
 Reads ``result.output`` (``result.data`` in older releases),
 ``result.all_messages()`` (``ModelRequest``/``ModelResponse`` whose parts have
 a ``part_kind``: "user-prompt", "system-prompt", "tool-return", "text",
-"tool-call") and ``result.usage()``. pydantic-ai is never imported.
+"tool-call") and ``result.usage`` (a property since pydantic-ai 1.0; the old ``usage()``
+method is still read from older releases, never called on new ones, where calling it
+warns). Nothing here imports pydantic-ai: ``PydanticAISession`` (an agent under test whose
+message history revival drops) and ``evaluate_pydantic_ai`` (run, build the Context, judge:
+one line) only call the agent they are given.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import inspect
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from jurybox.agents.bridges._common import add_usage, agent_run_context, arguments_of, get, output_text, text_of
-from jurybox.core import Context, Message
+from jurybox.core import Context, Judgment, Message, aevaluate, run_sync
 
 
 def _call(value: Any) -> Any:
     return value() if callable(value) else value
+
+
+def _usage(result: Any) -> Any:
+    """The run's usage: the ``usage`` property, or the ``usage()`` method of releases before 1.0."""
+    attribute = inspect.getattr_static(type(result), "usage", None)
+    if isinstance(attribute, property):
+        return result.usage
+    return _call(get(result, "usage"))
 
 
 def context_from_pydantic_ai(
@@ -63,7 +78,7 @@ def context_from_pydantic_ai(
     output_value = get(result, "output", get(result, "data"))
     output = output_text(output_value) if output_value is not None else ""
     usage: dict[str, int] = {}
-    add_usage(usage, _call(get(result, "usage")))
+    add_usage(usage, _usage(result))
     metadata: dict[str, Any] = {"framework": "pydantic-ai"}
     return agent_run_context(
         prompt=prompt,
@@ -77,3 +92,72 @@ def context_from_pydantic_ai(
         metadata=metadata,
         usage=usage,
     )
+
+
+class PydanticAISession:
+    """One conversation with a pydantic-ai agent, as the agent under test (a Python factory's object).
+
+    The session's message history is handed to each ``agent.run`` and replaced by the
+    run's ``all_messages()``, so later rounds see earlier ones; revival, which closes this
+    object, drops it. Use it as a suite's factory::
+
+        factory = pydantic_ai_sessions(my_agent)         # agent: {python: "evals:factory"}
+
+    Args:
+        agent: The pydantic-ai ``Agent``.
+        run_options: Other ``agent.run`` keyword arguments (``deps``, ``model_settings``...).
+    """
+
+    def __init__(self, agent: Any, **run_options: Any) -> None:
+        self.agent = agent
+        self.run_options = run_options
+        self.history: list[Any] = []
+
+    async def respond(self, message: str, session_id: str) -> Context:
+        started = time.perf_counter()
+        result = await self.agent.run(message, message_history=list(self.history) or None, **self.run_options)
+        self.history = list(_call(get(result, "all_messages")) or ())
+        return context_from_pydantic_ai(result, duration=time.perf_counter() - started)
+
+    def close(self) -> None:
+        """Revival: forget the conversation."""
+        self.history.clear()
+
+
+def pydantic_ai_sessions(agent: Any, **run_options: Any) -> Callable[[], PydanticAISession]:
+    """A suite factory: each session of the run gets its own ``PydanticAISession`` of ``agent``."""
+    return functools.partial(PydanticAISession, agent, **run_options)
+
+
+async def aevaluate_pydantic_ai(
+    agent: Any,
+    prompt: str,
+    judge: Any,
+    *,
+    expected: str | None = None,
+    sources: Sequence[str] = (),
+    **run_options: Any,
+) -> Judgment:
+    """Run ``agent`` on ``prompt``, build the Context and judge it (seed 004's one line)."""
+    started = time.perf_counter()
+    result = await agent.run(prompt, **run_options)
+    context = context_from_pydantic_ai(
+        result, expected=expected, sources=sources, duration=time.perf_counter() - started
+    )
+    return await aevaluate(judge, context)
+
+
+def evaluate_pydantic_ai(
+    agent: Any,
+    prompt: str,
+    judge: Any,
+    *,
+    expected: str | None = None,
+    sources: Sequence[str] = (),
+    **run_options: Any,
+) -> Judgment:
+    """``aevaluate_pydantic_ai`` from sync code (a notebook's running loop included)."""
+    call = functools.partial(
+        aevaluate_pydantic_ai, agent, prompt, judge, expected=expected, sources=sources, **run_options
+    )
+    return run_sync(call, thread_name="jurybox-bridge")
