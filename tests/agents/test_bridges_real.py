@@ -92,9 +92,28 @@ def nightly_rate(listing: str) -> str:
 factory = pydantic_ai_sessions(agent)
 """
 
+LANGGRAPH = """
+import os
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.prebuilt import create_react_agent
+from jurybox.agents.bridges import langgraph_sessions
+
+@tool
+def nightly_rate(listing: str) -> str:
+    '''The nightly rate of a listing.'''
+    return "$320"
+
+model = ChatOpenAI(model="stub-model", base_url=os.environ["BRIDGE_STUB_URL"], api_key="k", max_retries=0)
+graph = create_react_agent(model, [nightly_rate], checkpointer=InMemorySaver())
+factory = langgraph_sessions(graph)
+"""
+
 FRAMEWORKS = [
     pytest.param("agents", OPENAI_AGENTS, id="openai-agents"),
     pytest.param("pydantic_ai", PYDANTIC_AI, id="pydantic-ai"),
+    pytest.param("langchain_openai", LANGGRAPH, id="langgraph"),
 ]
 
 
@@ -170,3 +189,24 @@ def test_pydantic_ai_one_line_evaluator_reads_usage_without_the_deprecated_call(
     assert context.output == "The Beach House costs $320 a night."
     assert context.tool_calls[0].result == "$320"
     assert context.metadata["usage"]["input_tokens"] > 0
+
+
+def test_langgraph_one_line_evaluator_judges_a_react_agent_with_its_tool_calls(stub: StubServer) -> None:
+    pytest.importorskip("langchain_openai")
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from langgraph.prebuilt import create_react_agent
+
+    from jurybox.agents.bridges import evaluate_langgraph
+
+    @tool
+    def nightly_rate(listing: str) -> str:
+        """The nightly rate of a listing."""
+        return f"${RATES[listing]}"
+
+    model = ChatOpenAI(model="m", base_url=stub.base_url, api_key="k", max_retries=0)
+    graph = create_react_agent(model, [nightly_rate])
+    verdict = evaluate_langgraph(graph, "What is the Beach House rate?", tool_calls(["nightly_rate"]))
+    assert verdict.status is Status.PASS, verdict.reasoning
+    said = evaluate_langgraph(graph, "What is the Beach House rate?", contains("$320 a night"))
+    assert said.status is Status.PASS, said.reasoning

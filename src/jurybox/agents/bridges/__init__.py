@@ -18,7 +18,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from jurybox.agents.bridges.langchain import context_from_langchain
+    from jurybox.agents.bridges.langchain import (
+        LangGraphSession,
+        aevaluate_langgraph,
+        context_from_langchain,
+        evaluate_langgraph,
+        langgraph_sessions,
+    )
     from jurybox.agents.bridges.openai_agents import (
         OpenAIAgentsSession,
         aevaluate_openai_agents,
@@ -36,8 +42,13 @@ if TYPE_CHECKING:
 
 _OPENAI_AGENTS = "jurybox.agents.bridges.openai_agents"
 _PYDANTIC_AI = "jurybox.agents.bridges.pydantic_ai"
+_LANGCHAIN = "jurybox.agents.bridges.langchain"
 _BRIDGES = {
-    "context_from_langchain": "jurybox.agents.bridges.langchain",
+    "context_from_langchain": _LANGCHAIN,
+    "LangGraphSession": _LANGCHAIN,
+    "langgraph_sessions": _LANGCHAIN,
+    "aevaluate_langgraph": _LANGCHAIN,
+    "evaluate_langgraph": _LANGCHAIN,
     "context_from_openai_agents": _OPENAI_AGENTS,
     "OpenAIAgentsSession": _OPENAI_AGENTS,
     "openai_agents_sessions": _OPENAI_AGENTS,
@@ -51,15 +62,19 @@ _BRIDGES = {
 }
 
 __all__ = [
+    "LangGraphSession",
     "OpenAIAgentsSession",
     "PydanticAISession",
+    "aevaluate_langgraph",
     "aevaluate_openai_agents",
     "aevaluate_pydantic_ai",
     "context_from_langchain",
     "context_from_openai_agents",
     "context_from_pydantic_ai",
+    "evaluate_langgraph",
     "evaluate_openai_agents",
     "evaluate_pydantic_ai",
+    "langgraph_sessions",
     "openai_agents_sessions",
     "pydantic_ai_sessions",
 ]

@@ -5,16 +5,21 @@ Reads ``BaseMessage`` objects by their attributes (``type`` "human", "ai",
 ``{"name", "args", "id"}``; ``ToolMessage.tool_call_id``;
 ``AIMessage.usage_metadata``) or plain ``{"role", "content"}`` dicts, and
 takes a LangGraph state (``{"messages": [...]}``) as it comes back from
-``graph.invoke``. LangChain itself is never imported.
+``graph.invoke``. LangChain itself is never imported: ``LangGraphSession`` (a compiled
+graph under test, one checkpointer thread per session so revival starts a new one) and
+``evaluate_langgraph`` (invoke, build the Context, judge: one line) only call the graph.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from jurybox.agents.bridges._common import add_usage, arguments_of, get, text_of
-from jurybox.core import Context, Message, ToolCall
+from jurybox.core import Context, Judgment, Message, ToolCall, aevaluate, evaluate
 
 _ROLES = {
     "human": "user",
@@ -103,3 +108,85 @@ def context_from_langchain(
         duration=duration,
         metadata=metadata,
     )
+
+
+class LangGraphSession:
+    """One conversation with a compiled LangGraph graph, as the agent under test (a Python factory's object).
+
+    The graph keeps the history in its checkpointer under a ``thread_id``; each session gets
+    its own thread, and revival (which closes this object) starts a new one, so only what the
+    agent stored elsewhere survives. A graph compiled without a checkpointer has no memory:
+    the session then keeps the messages itself and sends them all each turn. Use it as a
+    suite's factory::
+
+        factory = langgraph_sessions(graph)              # agent: {python: "evals:factory"}
+
+    Args:
+        graph: A compiled graph taking and returning ``{"messages": [...]}``.
+        config: Other ``config`` entries for ``ainvoke`` (``recursion_limit``...).
+    """
+
+    def __init__(self, graph: Any, **config: Any) -> None:
+        self.graph = graph
+        self.config = config
+        self.thread = ""
+        self.messages: list[Any] = []
+
+    async def respond(self, message: str, session_id: str) -> Context:
+        if not self.thread:
+            self.thread = f"{session_id}-{uuid.uuid4().hex[:8]}"
+        remembers = get(self.graph, "checkpointer") is not None
+        sent = [("user", message)] if remembers else [*self.messages, ("user", message)]
+        config = {**self.config, "configurable": {"thread_id": self.thread}}
+        started = time.perf_counter()
+        state = await self.graph.ainvoke({"messages": sent}, config=config)
+        if not remembers:
+            self.messages = list(get(state, "messages") or [])
+        return context_from_langchain(state, duration=time.perf_counter() - started)
+
+    def close(self) -> None:
+        """Revival: the next message starts a new thread with no history."""
+        self.thread = ""
+        self.messages.clear()
+
+
+def langgraph_sessions(graph: Any, **config: Any) -> Callable[[], LangGraphSession]:
+    """A suite factory: each session of the run gets its own ``LangGraphSession`` of ``graph``."""
+    return functools.partial(LangGraphSession, graph, **config)
+
+
+async def aevaluate_langgraph(
+    graph: Any,
+    prompt: str,
+    judge: Any,
+    *,
+    expected: str | None = None,
+    sources: Sequence[str] = (),
+    **config: Any,
+) -> Judgment:
+    """Invoke ``graph`` on ``prompt``, build the Context and judge it (seed 004's one line)."""
+    started = time.perf_counter()
+    state = await graph.ainvoke({"messages": [("user", prompt)]}, config=config or None)
+    duration = time.perf_counter() - started
+    context = context_from_langchain(state, expected=expected, sources=sources, duration=duration)
+    return await aevaluate(judge, context)
+
+
+def evaluate_langgraph(
+    graph: Any,
+    prompt: str,
+    judge: Any,
+    *,
+    expected: str | None = None,
+    sources: Sequence[str] = (),
+    **config: Any,
+) -> Judgment:
+    """``aevaluate_langgraph`` from sync code, through ``graph.invoke``.
+
+    The graph's own sync path, not a private event loop: LangChain models keep async
+    clients bound to the loop that first used them, so a second private loop would fail.
+    """
+    started = time.perf_counter()
+    state = graph.invoke({"messages": [("user", prompt)]}, config=config or None)
+    duration = time.perf_counter() - started
+    return evaluate(judge, context_from_langchain(state, expected=expected, sources=sources, duration=duration))

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from jurybox.agents.bridges._common import add_usage, agent_run_context, arguments_of, get, output_text, text_of
-from jurybox.core import Context, Judgment, Message, aevaluate, run_sync
+from jurybox.core import Context, Judgment, Message, aevaluate, evaluate
 
 
 def _input_text(value: Any) -> str:
@@ -172,8 +172,10 @@ def evaluate_openai_agents(
     sources: Sequence[str] = (),
     **run_options: Any,
 ) -> Judgment:
-    """``aevaluate_openai_agents`` from sync code (a notebook's running loop included)."""
-    call = functools.partial(
-        aevaluate_openai_agents, agent, prompt, judge, expected=expected, sources=sources, **run_options
-    )
-    return run_sync(call, thread_name="jurybox-bridge")
+    """``aevaluate_openai_agents`` from sync code, through ``Runner.run_sync`` (the SDK's own sync path)."""
+    from agents import Runner
+
+    started = time.perf_counter()
+    result = Runner.run_sync(agent, prompt, **run_options)
+    duration = time.perf_counter() - started
+    return evaluate(judge, context_from_openai_agents(result, expected=expected, sources=sources, duration=duration))

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from jurybox.agents.bridges._common import add_usage, agent_run_context, arguments_of, get, output_text, text_of
-from jurybox.core import Context, Judgment, Message, aevaluate, run_sync
+from jurybox.core import Context, Judgment, Message, aevaluate, evaluate
 
 
 def _call(value: Any) -> Any:
@@ -156,8 +156,8 @@ def evaluate_pydantic_ai(
     sources: Sequence[str] = (),
     **run_options: Any,
 ) -> Judgment:
-    """``aevaluate_pydantic_ai`` from sync code (a notebook's running loop included)."""
-    call = functools.partial(
-        aevaluate_pydantic_ai, agent, prompt, judge, expected=expected, sources=sources, **run_options
-    )
-    return run_sync(call, thread_name="jurybox-bridge")
+    """``aevaluate_pydantic_ai`` from sync code, through ``agent.run_sync`` (the agent's own sync path)."""
+    started = time.perf_counter()
+    result = agent.run_sync(prompt, **run_options)
+    duration = time.perf_counter() - started
+    return evaluate(judge, context_from_pydantic_ai(result, expected=expected, sources=sources, duration=duration))
