@@ -23,6 +23,7 @@ from jurybox.core import (
     evaluate,
     judge,
     judge_factory,
+    named,
 )
 
 __version__ = "0.1.0"
@@ -51,4 +52,5 @@ __all__ = [
     "evaluate",
     "judge",
     "judge_factory",
+    "named",
 ]

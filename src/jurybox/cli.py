@@ -5,7 +5,8 @@ from __future__ import annotations
 import typer
 
 from jurybox import __version__
-from jurybox._cli import cache, calibrate, check, history, judges, lint, run, serve
+from jurybox._cli import cache, calibrate, check, history, judges, lessons, lint, people, reports, run, serve
+from jurybox._cli.help_format import hide_flag_types
 
 app = typer.Typer(
     name="jurybox",
@@ -14,16 +15,21 @@ app = typer.Typer(
     add_completion=False,
 )
 
+hide_flag_types()  # no `<bool>` after flags in --help
+
 # One line per feature module; each module owns its commands.
 for register in (
     check.register,
     lint.register,
     history.register,
+    lessons.register,
+    reports.register,
     run.register,
     cache.register,
     judges.register,
     serve.register,
     calibrate.register,
+    people.register,
 ):
     register(app)
 

@@ -142,8 +142,8 @@ async def test_a_server_that_cannot_start_is_an_agent_error_with_its_output(tmp_
 def test_mcp_spec_errors_name_the_field() -> None:
     with pytest.raises(TargetConfigError, match=r"agent\.mcp\.command: required"):
         make_target({"mcp": {"model": "m"}})
-    with pytest.raises(TargetConfigError, match=r"agent\.mcp\.model: required"):
-        make_target({"mcp": {"command": "python"}})
+    with pytest.raises(TargetConfigError, match=r"agent\.mcp\.model: the chat model"):
+        make_target({"mcp": {"command": "python", "model": 42}})
     with pytest.raises(TargetConfigError, match=r"agent\.mcp: unknown key\(s\) argz"):
         make_target({"mcp": {"command": "python", "argz": [], "model": "m"}})
     with pytest.raises(TargetConfigError, match=r"agent\.mcp\.max_steps"):

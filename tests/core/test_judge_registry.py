@@ -10,6 +10,7 @@ from jurybox import judge_factory as top_level_judge_factory
 from jurybox.core import (
     TIER_DETERMINISTIC,
     TIER_LLM,
+    TIER_LLM_OPERATIONS,
     TIER_SIMILARITY,
     TIERS,
     JudgeFactory,
@@ -40,7 +41,8 @@ def graded(reference: str | None = None, *, threshold: float = 0.6, name: str = 
 
 
 def test_tiers_run_cheapest_first() -> None:
-    assert TIERS == (TIER_DETERMINISTIC, TIER_SIMILARITY, TIER_LLM) == ("deterministic", "similarity", "llm_judge")
+    assert TIERS == (TIER_DETERMINISTIC, TIER_SIMILARITY, TIER_LLM_OPERATIONS, TIER_LLM)
+    assert TIERS == ("deterministic", "similarity", "llm_operations", "llm_judge")  # seed 003's middle tier included
 
 
 def test_describe_reads_signature_and_docstring_once() -> None:
@@ -76,7 +78,7 @@ def test_a_judge_can_keep_its_own_threshold_from_the_suites() -> None:
 
 
 def test_registration_mistakes_are_refused() -> None:
-    with pytest.raises(ValueError, match="tier must be one of deterministic, similarity, llm_judge"):
+    with pytest.raises(ValueError, match="tier must be one of deterministic, similarity, llm_operations, llm_judge"):
         JudgeFactory.describe("x", graded, tier="llm")
     with pytest.raises(ValueError, match="takes no 'threshold' option"):
         JudgeFactory.describe("x", lambda: None, tier=TIER_LLM, suite_threshold=True)

@@ -115,3 +115,18 @@ def test_missing_path_and_invalid_yaml_are_usage_errors(tmp_path: Path) -> None:
     code, output = run(str(tmp_path / "broken.yaml"))
     assert code == 2
     assert "broken.yaml:3: not valid YAML" in output
+
+
+def test_the_result_goes_to_stdout_and_problems_to_stderr(tmp_path: Path) -> None:
+    """`jurybox lint-cassettes cassettes > lint.txt` keeps the verdict; a broken file is a diagnostic."""
+    write(tmp_path, "clean.yaml", CLEAN)
+    clean = CliRunner().invoke(app, ["lint-cassettes", str(tmp_path)])
+    assert (clean.exit_code, clean.stdout, clean.stderr) == (0, "no secrets found in 1 cassette file(s)\n", "")
+
+    write(tmp_path, "leaky.yaml", CLEAN.replace('"content": "hello"', '"content": "mail bob@example.org"'))
+    write(tmp_path, "broken.yaml", "interactions:\n  - request: [unclosed\n")
+    mixed = CliRunner().invoke(app, ["lint-cassettes", str(tmp_path)])
+    assert mixed.exit_code == 1
+    assert "leaky.yaml:" in mixed.stdout and "email" in mixed.stdout
+    assert mixed.stdout.endswith("1 secret(s) in 1 of 3 cassette file(s); 1 could not be read\n")
+    assert "broken.yaml:3: not valid YAML" in mixed.stderr and "broken.yaml" not in mixed.stdout

@@ -26,7 +26,14 @@ def test_layout_and_schema_version(report: RunReport) -> None:
     totals = data["totals"]
     assert totals["by_status"] == {"pass": 4, "fail": 2, "error": 1, "abstain": 1}
     assert totals["cost_unknown"] == 2 and totals["tokens_unknown"] == 2
-    assert totals["tiers"]["llm_judge"] == {"ran": 5, "passed": 4, "decided": 5, "rate": 0.8}
+    assert totals["tiers"]["llm_judge"] == {
+        "ran": 5,
+        "passed": 4,
+        "decided": 5,
+        "rate": 0.8,
+        "target": 0.7,  # seed 003's target for the llm_judge tier
+        "target_met": True,
+    }
     assert totals["skipped_tiers"]["llm_judge"]["cases"] == 1
     assert [c["case"] for c in data["cases"]] == [r.case for r in report.records]
 

@@ -17,7 +17,7 @@ def test_headline_and_totals(report: RunReport) -> None:
     assert (
         "| 8 | 4 | 2 | 1 | 1 | 50.0% | 1 | 5 | 5,767 (+2 unknown) | ≥ \\$0.0019 (2 case(s) unknown) | 44.50s |" in lines
     )
-    assert "| llm\\_judge | 80.0% | 4 | 5 | 5 |" in lines
+    assert "| llm\\_judge | 80.0% | 70% met | 4 | 5 | 5 |" in lines
     assert "> [!NOTE]" in lines
     assert any("no judge model configured" in line for line in lines if line.startswith("> "))
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, make_url, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 
@@ -33,10 +33,14 @@ def pg_admin() -> Iterator[Engine]:
             connection.execute(text("SELECT 1"))
     except OperationalError as exc:
         engine.dispose()
-        reason = f"PostgreSQL at {PG_ADMIN_URL} is unreachable: {str(exc).splitlines()[0]}"
+        shown = make_url(PG_ADMIN_URL).render_as_string(hide_password=True)
+        where = (
+            "JURYBOX_TEST_PG" if "JURYBOX_TEST_PG" in os.environ else "the default; set JURYBOX_TEST_PG to change it"
+        )
+        reason = f"PostgreSQL at {shown} ({where}) is unreachable: {str(exc).splitlines()[0]}"
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"{reason} (CI=true: PostgreSQL tests must run, not skip)")
-        pytest.skip(f"{reason}; start PostgreSQL on 127.0.0.1:5432 to run the postgres tests")
+        pytest.skip(f"{reason}; start it (scripts/services.sh) to run the postgres tests")
     yield engine
     engine.dispose()
 

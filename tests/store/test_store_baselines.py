@@ -49,13 +49,26 @@ def test_planted_regression_is_found_at_the_sixth_run_after_warm_up(store: Store
 def test_a_drop_during_warm_up_only_warns_and_writes_no_lesson(store: Store) -> None:
     for _ in range(3):
         record_run(store, "young", _outcomes())
-    run_id = record_run(store, "young", _outcomes(llm_failures=10))
+    run_id = record_run(store, "young", _outcomes(llm_failures=4))  # llm_judge 80%: above its 70% target
 
     check = store.check_regressions(run_id)
 
     assert check.ok and check.warming_up
     assert {m.metric for m in check.warnings} == {"llm_judge", "overall"}
     assert store.lessons("young") == []
+
+
+def test_during_warm_up_a_missed_target_fails_the_check(store: Store) -> None:
+    for _ in range(3):
+        record_run(store, "young", _outcomes())
+    run_id = record_run(store, "young", _outcomes(llm_failures=10))  # llm_judge 50% < 70%
+
+    check = store.check_regressions(run_id)
+
+    assert check.warming_up and not check.regressions
+    assert [m.metric for m in check.warmup_targets_missed] == ["llm_judge"]
+    assert not check.ok
+    assert store.lessons("young") == []  # a lesson is what a regression taught; this is not one
 
 
 def test_thresholds_differ_per_tier_and_the_boundary_counts(store: Store) -> None:

@@ -9,7 +9,23 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
-from sqlalchemy import func, inspect, select, text
+from sqlalchemy import (
+    JSON,
+    Column,
+    DateTime,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    func,
+    inspect,
+    select,
+    text,
+)
 from store_testkit import make_multi_round_record, make_record, nodes_per_record, single_round
 
 from jurybox.store import Rate, StoreError, StoreVersionError, open_store, schema_head
@@ -25,7 +41,7 @@ def _config(connection: object) -> Config:
 
 
 def test_migrations_know_a_linear_history() -> None:
-    assert schema_head() == SCHEMA_HEAD == "0006_people"
+    assert schema_head() == SCHEMA_HEAD == "0008_suite_settings"
     assert known_revisions() == {
         "0001_initial",
         "0002_lessons",
@@ -33,6 +49,8 @@ def test_migrations_know_a_linear_history() -> None:
         "0004_dashboard_indexes",
         "0005_calibrations",
         "0006_people",
+        "0007_lesson_scope",
+        "0008_suite_settings",
     }
 
 
@@ -123,9 +141,11 @@ def test_a_single_round_verdict_stored_twice_before_0003_is_kept_once(store_url:
                 )
             )
             connection.execute(text("UPDATE alembic_version SET version_num = '0002_lessons'"))
-            # A 0002 store has none of the tables 0005 and 0006 create.
-            for table in ("calibrations", "audit_log", "case_edits", "reviews", "web_sessions", "users"):
+            # A 0002 store has none of the tables 0005 and 0006 create, and 0002's lessons table.
+            for table in ("calibrations", "audit_log", "case_edits", "reviews", "web_sessions", "users", "lessons"):
                 connection.execute(text(f"DROP TABLE {table}"))
+            _lessons_as_of_0002().create(connection)
+            connection.execute(text("ALTER TABLE suites DROP COLUMN settings"))  # 0008 adds it
         assert store.run_metrics(run_id)["llm_judge"].total == 4  # the double count, before
 
     with open_store(store_url) as store:
@@ -135,3 +155,60 @@ def test_a_single_round_verdict_stored_twice_before_0003_is_kept_once(store_url:
             rows = connection.execute(select(func.count()).select_from(judgments_table)).scalar_one()
         # The two-round case's own round verdicts are kept.
         assert rows == nodes_per_record(single) + nodes_per_record(multi)
+
+
+def _lessons_as_of_0002() -> Table:
+    """The lessons table as revision 0002 made it (0007 adds scope and retirement to it)."""
+    return Table(
+        "lessons",
+        MetaData(),
+        Column("id", Integer, primary_key=True),
+        Column("suite_id", Integer, nullable=False),
+        Column("run_id", String(64), nullable=False),
+        Column("metric", String(255), nullable=False),
+        Column("baseline", Float, nullable=False),
+        Column("current", Float, nullable=False),
+        Column("drop", Float, nullable=False),
+        Column("threshold", Float, nullable=False),
+        Column("failing", JSON, nullable=False),
+        Column("text", Text, nullable=False),
+        Column("created_at", DateTime(timezone=True), nullable=False),
+        UniqueConstraint("run_id", "metric", name="uq_lessons_run_metric"),
+        Index("ix_lessons_suite_created", "suite_id", "created_at"),
+    )
+
+
+def test_lessons_of_a_0006_store_keep_their_rows_and_gain_scope_and_retirement(store_url: str) -> None:
+    engine = create_store_engine(store_url)
+    with engine.begin() as connection:
+        command.upgrade(_config(connection), "0006_people")
+    stamp = datetime(2026, 1, 1, tzinfo=UTC)
+    with engine.begin() as connection:
+        connection.execute(
+            text("INSERT INTO suites (id, name, created_at, updated_at) VALUES (1, 'old', :t, :t)"), {"t": stamp}
+        )
+        connection.execute(
+            text(
+                "INSERT INTO runs (id, suite_id, status, planned, started_at,"
+                " total, passed, failed, errored, abstained)"
+                " VALUES ('old-run', 1, 'completed', 0, :t, 0, 0, 0, 0, 0)"
+            ),
+            {"t": stamp},
+        )
+        connection.execute(
+            text(
+                'INSERT INTO lessons (suite_id, run_id, metric, baseline, current, "drop", threshold, failing,'
+                " text, created_at) VALUES (1, 'old-run', 'llm_judge', 0.9, 0.6, 0.33, 0.2, '[]', 'fell', :t)"
+            ),
+            {"t": stamp},
+        )
+    engine.dispose()
+
+    with open_store(store_url) as store:
+        (kept,) = store.lessons("old")
+        assert (kept.text, kept.origin, kept.case, kept.retired_at) == ("fell", "regression", None, None)
+        added = store.lesson_book.add_manual_lesson("old", "Quote the refund window.", case="refund")
+        assert store.lesson_book.retire_lesson(kept.id, "fixed in 2.1")
+        assert [lesson.id for lesson in store.lessons("old", manual=True)] == [added]
+        retired = [lesson for lesson in store.lessons("old", manual=True, retired=True) if lesson.id == kept.id]
+        assert retired[0].retired_reason == "fixed in 2.1" and retired[0].retired_at is not None

@@ -102,7 +102,7 @@ def test_a_plugin_that_cannot_be_imported_is_a_problem_with_its_line(
 
     problems = {(p.line, p.field): p.message for p in caught.value.problems}
     assert "cannot import plugin 'no_such_plugin_module': ModuleNotFoundError" in problems[(6, "plugins[0]")]
-    assert "tier must be one of deterministic, similarity, llm_judge" in problems[(7, "plugins[1]")]
+    assert "tier must be one of deterministic, similarity, llm_operations, llm_judge" in problems[(7, "plugins[1]")]
 
 
 def test_without_a_suite_threshold_each_judge_keeps_its_own_default(toy_suite: Callable[[str], Path]) -> None:

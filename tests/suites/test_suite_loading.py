@@ -157,7 +157,7 @@ cases:
         load_suite(toy_suite(text))
 
     problems = {(p.line, p.field) for p in caught.value.problems}
-    assert (8, "cases[0].judges[0].contains") in problems  # bad option name: lists what it accepts
+    assert (8, "cases[0].judges[0].contains.txet") in problems  # bad option name: lists what it accepts
     assert (11, "cases[1].judges[0].matches") in problems  # a regex that does not compile
     assert (9, "cases[1].name") in problems  # duplicate case name
     assert (12, "cases[2]") in problems  # nothing to judge it
@@ -202,7 +202,7 @@ def test_a_bad_agent_is_reported_at_load_with_its_line(
 def test_prompt_and_rounds_are_exclusive(toy_suite: Callable[[str], Path]) -> None:
     path = toy_suite(TOY_HEADER + "cases:\n  - name: d\n    prompt: hi\n    rounds: [{prompt: hi}]\n")
 
-    with pytest.raises(SuiteError, match="exactly one of 'prompt' or 'rounds'") as caught:
+    with pytest.raises(SuiteError, match="exactly one of 'prompt', 'rounds' or 'mcp_call'") as caught:
         load_suite(path)
     assert caught.value.line == 6
 

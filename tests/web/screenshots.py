@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import yaml
 from webkit import REPO, SUITE, DashboardServer, _run_example, changed_suite
 
-from jurybox.store import open_store
+from jurybox.store import import_suite_file, open_store
 
 OUT = REPO / "docs" / "images" / "web"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
@@ -60,6 +61,8 @@ def main() -> None:
             page.locator("section.round").nth(1).screenshot(path=str(OUT / "case-round.png"))
             print(OUT / "case-round.png", file=sys.stderr)
             _review_shots(page, server.base, url, shots["case"])
+            _authoring_shots(page, server.base)
+            _launch_shot(page, server.base, url, folder)
             browser.close()
     finally:
         server.stop()
@@ -87,6 +90,48 @@ def _review_shots(page: Any, base: str, url: str, case_path: str) -> None:
         page.screenshot(path=str(OUT / f"{name}.png"))
     for name in ("login", "case-reviews", "reviews", "audit"):
         print(OUT / f"{name}.png", file=sys.stderr)
+
+
+def _authoring_shots(page: Any, base: str) -> None:
+    """The same product manager (logged in) writes a case with a mistake: the field says what is wrong."""
+    page.goto(base + "/suites/property-agent/edit")
+    page.wait_for_load_state("networkidle")
+    page.screenshot(path=str(OUT / "authoring-cases.png"))
+    page.click("a.button:text('+ new case')")
+    page.fill("#f-name", "weekend-revenue")
+    page.fill("#f-description", "The host asks for a month's revenue of one listing.")
+    page.fill("#f-tags", "revenue, single-turn")
+    page.fill("#f-prompt", "Revenue for the Beach House in June 2026")
+    page.fill("#f-tools", 'get_revenue {"listing_id": 1}')
+    page.select_option("#f-tools_mode", "subset")
+    page.fill("#f-criteria", "Gives the June revenue of the Beach House in dollars")
+    page.fill("#f-threshold", "80")  # a percentage where the suite format wants 0 to 1
+    page.click("button.primary")
+    page.wait_for_load_state("networkidle")
+    page.locator("fieldset.whole").screenshot(path=str(OUT / "authoring-error.png"))
+    page.fill("#f-threshold", "0.8")
+    page.click("button.primary")
+    page.wait_for_load_state("networkidle")
+    for name in ("authoring-cases", "authoring-error"):
+        print(OUT / f"{name}.png", file=sys.stderr)
+
+
+def _launch_shot(page: Any, base: str, url: str, folder: Path) -> None:
+    """A run started from the browser, done: the example's single-turn cases without SQL checks, as a stored suite."""
+    example = yaml.safe_load(SUITE.read_text(encoding="utf-8"))
+    cases = [c for c in example["cases"] if "prompt" in c and "sql_checks" not in c][:6]
+    options = {**example["agent"].get("options", {}), "db_path": str(folder / "launch-agent.db")}
+    suite = {"name": "property-agent-web", "agent": {**example["agent"], "options": options}, "cases": cases}
+    file = folder / "launch-suite.yaml"
+    file.write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
+    with open_store(url) as store:
+        import_suite_file(store, file)
+    page.goto(base + "/suites/property-agent-web/edit")
+    page.click("form.run-form button")
+    page.wait_for_url("**/progress")
+    page.locator("#launch-progress .run-status").wait_for(timeout=120_000)
+    page.locator("main").screenshot(path=str(OUT / "launch.png"))
+    print(OUT / "launch.png", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,10 @@ instead, so CI never passes without having run them.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,10 +18,11 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from webkit import HOSTILE_SUITE, DashboardServer, WebStore
+import yaml
+from webkit import HOSTILE_SUITE, REPO, DashboardServer, WebStore
 
 from jurybox.core import CaseRecord, Judgment
-from jurybox.store import open_store
+from jurybox.store import import_suite_file, open_store
 
 pytestmark = pytest.mark.browser
 
@@ -226,3 +230,89 @@ def test_a_running_run_refreshes_until_it_finishes(
     finally:
         live.stop()
     assert watch.clean(), watch
+
+
+def test_a_product_managers_day_write_fix_run_review_export_and_the_cli_runs_her_case(
+    page: tuple[Any, Watch], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    tab, watch = page
+    folder = tmp_path_factory.mktemp("authoring")
+    suite = folder / "suite.yaml"
+    agent = {"python": "examples.property_agent.agent:make_agent", "options": {"db_path": str(folder / "agent.db")}}
+    suite.write_text(
+        yaml.safe_dump(
+            {
+                "name": "pm-suite",
+                "agent": {**agent, "options": {**agent["options"], "offline": True}},
+                "cases": [
+                    {"name": "counts-listings", "prompt": "How many listings do I have?", "judges": ["valid_json"]}
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
+    url = f"sqlite:///{folder / 'store.db'}"
+    with open_store(url) as store:
+        import_suite_file(store, suite)
+        token = store.users.add_user("pm.alice", "editor")
+    served = DashboardServer(url, refresh_seconds=1)
+    try:
+        tab.goto(served.base + "/login?next=/suites/pm-suite/edit")
+        tab.fill("#token", token)
+        tab.click("form.login button")
+        tab.wait_for_url("**/suites/pm-suite/edit")
+        tab.click("a.button:text('+ new case')")
+        tab.fill("#f-name", "pm-revenue")
+        tab.fill("#f-prompt", "Revenue for the Beach House in June 2026")
+        tab.fill("#f-tools", "get_revenue")
+        tab.select_option("#f-tools_mode", "subset")
+        tab.fill("#f-criteria", "Gives the June revenue of the Beach House in dollars")
+        tab.fill("#f-threshold", "80")  # a percentage where the suite format wants 0 to 1
+        tab.click("button.primary")
+        error = tab.locator("#error-threshold")
+        expect(error).to_have_text("Input should be less than or equal to 1")
+        assert tab.locator("#f-prompt").input_value() == "Revenue for the Beach House in June 2026"
+        tab.fill("#f-threshold", "0.8")
+        tab.click("button.primary")
+        tab.wait_for_url("**/suites/pm-suite/edit#saved")
+        expect(tab.locator("table.edit-cases a:text-is('pm-revenue')")).to_have_count(1)
+        # She starts a run of the suite; the progress updates in place until it is done.
+        tab.click("form.run-form button")
+        tab.wait_for_url("**/progress")
+        expect(tab.locator("#launch-progress .run-status")).to_have_text("completed", timeout=60_000)
+        expect(tab.locator("#launch-progress b.pass")).to_have_text("1")
+        # She opens the failing case and disagrees with its judge, with a note.
+        with open_store(url) as store:
+            browser_run = store.runs("pm-suite")[0].id
+        tab.goto(served.base + f"/runs/{browser_run}/case?name=counts-listings")
+        review = tab.locator("details.review[open] form.review").first
+        review.locator("input[name=agree][value=no]").check()
+        review.locator("input[name=label][value=pass]").check()
+        review.locator("textarea[name=note]").fill("Counting listings needs no JSON: the judge is wrong here.")
+        review.locator("button").click()
+        tab.wait_for_url("**#reviews")
+        expect(tab.locator("#reviews ul.reviews li")).to_contain_text("pm.alice disagreed with")
+        # The review queue shows it; the labelled set she exports holds her label and note.
+        tab.goto(served.base + "/reviews")
+        expect(tab.locator("ul.reviews")).to_contain_text("the judge is wrong here")
+        with tab.expect_download() as download:
+            tab.click("a:text('export the labelled set (JSONL)')")
+        rows = [json.loads(line) for line in Path(download.value.path()).read_text().splitlines()]
+        assert rows[0]["labels"] == {"pm.alice": "pass"} and rows[0]["metadata"]["case"] == "counts-listings"
+        # The refused form is a 422 page, which chromium logs; nothing else may show up.
+        assert not watch.dialogs and all("status of 422" in e for e in watch.errors), watch
+    finally:
+        served.stop()
+    # The engineer's side: the CLI runs the case the manager wrote, from the store.
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", NO_COLOR="1")
+    env.pop("JURYBOX_JUDGE_MODEL", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "jurybox", "run", "--store", url, "--suite", "pm-suite", "-k", "pm-revenue"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    with open_store(url) as store:
+        runs = store.runs("pm-suite")
+        assert len(runs) == 2 and runs[1].recorded == 2 and runs[1].passed == 1  # the browser's run
+        assert runs[0].recorded == 1 and runs[0].passed == 1  # the CLI's run of her case
+        assert [record.case for record in store.run_records(runs[0].id)] == ["pm-revenue"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,14 +13,15 @@ from rich.console import Console
 from rich.markup import escape
 
 from jurybox.models import (
+    CACHE_URL_ENV,
+    CacheBackend,
     ChatMessage,
     GenerateRequest,
     ModelConfigError,
     ModelSpec,
-    ResponseCache,
     cache_key,
-    default_cache_path,
     get_model,
+    open_cache,
 )
 
 cache_app = typer.Typer(
@@ -28,13 +31,26 @@ cache_app = typer.Typer(
 )
 
 PathOption = Annotated[
-    Path | None,
-    typer.Option("--path", help="Cache file (default: $JURYBOX_CACHE_DIR or .jurybox/cache/responses.sqlite3)."),
+    str | None,
+    typer.Option(
+        "--path",
+        "--cache",
+        help="The cache: a SQLite file, or a redis://host:6379/0 or postgresql://user@host/db URL "
+        f"(default: ${CACHE_URL_ENV}, else $JURYBOX_CACHE_DIR or .jurybox/cache/responses.sqlite3).",
+    ),
 ]
 
 
-def _cache(path: Path | None) -> ResponseCache:
-    return ResponseCache(path or default_cache_path())
+@contextmanager
+def _cache(location: str | None) -> Iterator[CacheBackend]:
+    """The cache at ``location``; an unreachable server or missing client is a one-line error (exit 2)."""
+    try:
+        cache = open_cache(location)
+        yield cache
+    except ModelConfigError as error:
+        Console(stderr=True).print(f"[red]error:[/] {escape(str(error))}", highlight=False)
+        raise typer.Exit(2) from None
+    cache.close()
 
 
 def _schema(path: Path | None) -> dict[str, Any] | None:
@@ -64,12 +80,12 @@ def explain(
 ) -> None:
     """Print what goes into a cache key (and the key), or what a stored key was made of."""
     console = Console()
-    cache = _cache(path)
     if key is not None:
-        material = cache.material(key) if cache.path.exists() else None
-        if material is None:
-            console.print(f"no entry {escape(key)} in {escape(str(cache.path))}")
-            raise typer.Exit(1)
+        with _cache(path) as cache:
+            material = cache.material(key) if cache.exists() else None
+            if material is None:
+                console.print(f"no entry {escape(key)} in {escape(cache.location)}")
+                raise typer.Exit(1)
         typer.echo(json.dumps(material, indent=2, ensure_ascii=False, sort_keys=True))
         return
     if spec is None or prompt is None:
@@ -90,29 +106,30 @@ def explain(
     typer.echo(f"key: sha256:{digest}")
     cached = "yes" if request.temperature == 0 or model.cache_setting is True else "no (temperature > 0)"
     typer.echo(f"cached by default: {cached}")
-    stored = cache.path.exists() and cache.material(digest) is not None
-    typer.echo(f"stored in {cache.path}: {'yes' if stored else 'no'}")
+    with _cache(path) as cache:
+        stored = cache.exists() and cache.material(digest) is not None
+        typer.echo(f"stored in {cache.location}: {'yes' if stored else 'no'}")
 
 
 @cache_app.command()
 def clear(path: PathOption = None) -> None:
     """Delete every cached response."""
-    cache = _cache(path)
-    if not cache.path.exists():
-        typer.echo(f"nothing to clear: {cache.path} does not exist")
-        return
-    removed = cache.clear()
-    typer.echo(f"removed {removed} cached response{'s' if removed != 1 else ''} from {cache.path}")
+    with _cache(path) as cache:
+        if not cache.exists():
+            typer.echo(f"nothing to clear: {cache.location} does not exist")
+            return
+        removed = cache.clear()
+        typer.echo(f"removed {removed} cached response{'s' if removed != 1 else ''} from {cache.location}")
 
 
 @cache_app.command()
 def stats(path: PathOption = None) -> None:
-    """How many responses are cached, per model, and the file size."""
-    cache = _cache(path)
-    if not cache.path.exists():
-        typer.echo(f"{cache.path}: no cache yet")
-        return
-    info = cache.stats()
+    """How many responses are cached, per model, and their size."""
+    with _cache(path) as cache:
+        if not cache.exists():
+            typer.echo(f"{cache.location}: no cache yet")
+            return
+        info = cache.stats()
     typer.echo(f"{info.path}: {info.entries} responses, {info.size_bytes / 1024:.1f} KiB")
     for model, count in sorted(info.by_model.items()):
         typer.echo(f"  {model}: {count}")

@@ -1,4 +1,4 @@
-"""Run-history commands: ``compare``, ``history``, ``lessons``, ``gate`` and ``store import/export``."""
+"""Run-history commands: ``history``, ``gate``, ``store import/export`` (see also compare.py, lessons.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from jurybox._cli.layout import print_fitted, stacked_row
 from jurybox.store import (
     MetricCheck,
     RegressionPolicy,
@@ -20,7 +21,6 @@ from jurybox.store import (
     Store,
     StoreError,
     SuiteFileError,
-    compare_runs,
     export_suite_file,
     import_suite_file,
     open_store,
@@ -100,12 +100,15 @@ def _fractions(items: Sequence[str], option: str) -> dict[str, float]:
     return parsed
 
 
-def _policy(store: Store, window: int | None, thresholds: Sequence[str], targets: Sequence[str]) -> RegressionPolicy:
+def _policy(
+    store: Store, window: int | None, thresholds: Sequence[str], targets: Sequence[str], baseline: str | None = None
+) -> RegressionPolicy:
     try:
         return store.policy.with_overrides(
             window=window,
             thresholds=_fractions(thresholds, "--threshold"),
             targets=_fractions(targets, "--target"),
+            baseline=baseline,
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
@@ -116,124 +119,41 @@ def _state_text(check: MetricCheck) -> Text:
     return Text(label, style=_STATE_STYLE[check.state])
 
 
-def _check_table(result: RunCheck) -> Table:
+_CHECK_COLUMNS = ("metric", "current", "baseline", "drop", "threshold", "target", "state")
+
+
+def _print_check(console: Console, result: RunCheck) -> None:
+    """The gate's metrics: a table when it fits, else one block per metric (nothing cut at 80 columns)."""
     table = Table(title=f"{result.run.suite} · run {result.run.id}", title_justify="left")
-    for column in ("metric", "current", "baseline", "drop", "threshold", "target", "state"):
-        table.add_column(column, justify="left" if column in ("metric", "state") else "right")
+    for column in _CHECK_COLUMNS:
+        table.add_column(column, justify="left" if column in ("metric", "state") else "right", no_wrap=True)
+    stacked = []
     for check in result.metrics:
-        baseline = "-" if check.baseline is None else f"{check.baseline:.1%} ({check.baseline_runs} runs)"
-        target: Text | str = "-"
-        if check.target is not None:
-            met = check.target_met
-            target = Text(f"{check.target:.0%} {'met' if met else 'missed'}", style="green" if met else "yellow")
-        table.add_row(
-            check.metric,
-            f"{check.current.value:.1%} ({check.current.passed}/{check.current.total})",
-            baseline,
-            _pct(check.drop),
-            f"{check.threshold:.0%}",
-            target,
-            _state_text(check),
-        )
-    return table
+        cells = _check_cells(check)
+        table.add_row(*cells)
+        head = Text(check.metric, style="bold") + Text(" · ") + cells[-1]
+        labelled = [
+            Text(f"{name} ", style="dim") + cell for name, cell in zip(_CHECK_COLUMNS[1:-1], cells[1:-1], strict=True)
+        ]
+        stacked.append(stacked_row(head, labelled))
+    print_fitted(console, table, stacked)
 
 
-def compare(
-    run_a: Annotated[str, typer.Argument(help="The earlier run: id, unique id prefix or 'last'.")],
-    run_b: Annotated[str, typer.Argument(help="The later run: id, unique id prefix or 'last'.")],
-    store_url: StoreOption = None,
-    limit: Annotated[int, typer.Option(help="Rows shown per table.")] = 20,
-) -> None:
-    """Compare two runs: cases that flipped, score deltas, new errors, cost and latency."""
-    console = _console()
-    with _opened(store_url) as store:
-        result = compare_runs(store, run_a, run_b)
-    a, b = result.run_a, result.run_b
-    summary = Table(title="Runs", title_justify="left")
-    summary.add_column("")
-    summary.add_column(f"A {a.id}", justify="right")
-    summary.add_column(f"B {b.id}", justify="right")
-    summary.add_column("change", justify="right")
-    rate_change = None if a.pass_rate is None or b.pass_rate is None else b.pass_rate - a.pass_rate
-    summary.add_row("suite", a.suite, b.suite, "")
-    summary.add_row("status", a.status, b.status, "")
-    summary.add_row("cases", str(a.recorded), str(b.recorded), f"{b.recorded - a.recorded:+d}")
-    summary.add_row("pass rate", _pct(a.pass_rate), _pct(b.pass_rate), _points(rate_change))
-    summary.add_row("errors", str(a.errored), str(b.errored), f"{b.errored - a.errored:+d}")
-    summary.add_row("cost", _money(a.cost), _money(b.cost), _money_delta(result.cost_delta))
-    summary.add_row("tokens", _int(a.tokens), _int(b.tokens), _int_delta(a.tokens, b.tokens))
-    for label, la, lb in (
-        ("latency mean", result.latency_a.mean, result.latency_b.mean),
-        ("latency p95", result.latency_a.p95, result.latency_b.p95),
-    ):
-        delta = None if la is None or lb is None else lb - la
-        summary.add_row(label, _seconds(la), _seconds(lb), "-" if delta is None else f"{delta:+.2f}s")
-    console.print(summary)
-
-    flipped = result.flipped
-    if flipped:
-        table = Table(title=f"Flipped ({len(flipped)})", title_justify="left")
-        for column in ("case", "A", "B", "", "reason in B"):
-            table.add_column(column)
-        for change in flipped[:limit]:
-            assert change.before is not None and change.after is not None
-            arrow = Text("fixed", style="green") if change.fixed else Text("broke", style="bold red")
-            reason = change.after.error or change.after.reasoning
-            table.add_row(change.case, change.before.status.value, change.after.status.value, arrow, _short(reason))
-        console.print(table)
-    else:
-        console.print("No case flipped between pass and not-pass.")
-
-    errors = result.new_errors
-    if errors:
-        table = Table(title=f"New errors ({len(errors)})", title_justify="left")
-        table.add_column("case")
-        table.add_column("error")
-        for change in errors[:limit]:
-            assert change.after is not None
-            table.add_row(change.case, _short(change.after.error or change.after.reasoning))
-        console.print(table)
-
-    moved = result.score_changes
-    if moved:
-        table = Table(title=f"Score changes ({len(moved)}, largest first)", title_justify="left")
-        for column in ("case", "A", "B", "delta"):
-            table.add_column(column, justify="left" if column == "case" else "right")
-        for change in moved[:limit]:
-            assert change.before is not None and change.after is not None
-            delta = change.score_delta or 0.0
-            table.add_row(
-                change.case,
-                f"{change.before.score:.2f}",
-                f"{change.after.score:.2f}",
-                Text(f"{delta:+.2f}", style="green" if delta > 0 else "red"),
-            )
-        console.print(table)
-    if result.only_in_a:
-        console.print(f"Only in A ({len(result.only_in_a)}): {', '.join(result.only_in_a[:limit])}")
-    if result.only_in_b:
-        console.print(f"Only in B ({len(result.only_in_b)}): {', '.join(result.only_in_b[:limit])}")
-
-
-def _points(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:+.1f} pts"
-
-
-def _money_delta(value: float | None) -> str:
-    return "-" if value is None else f"{'+' if value >= 0 else '-'}${abs(value):.4f}"
-
-
-def _int(value: int | None) -> str:
-    return "-" if value is None else f"{value:,}"
-
-
-def _int_delta(a: int | None, b: int | None) -> str:
-    return "-" if a is None or b is None else f"{b - a:+,}"
-
-
-def _short(text: str | None, limit: int = 100) -> str:
-    flat = " ".join((text or "").split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+def _check_cells(check: MetricCheck) -> list[Text]:
+    baseline = "-" if check.baseline is None else f"{check.baseline:.1%} ({check.baseline_runs} runs)"
+    target = Text("-")
+    if check.target is not None:
+        met = check.target_met
+        target = Text(f"{check.target:.0%} {'met' if met else 'missed'}", style="green" if met else "yellow")
+    return [
+        Text(check.metric),
+        Text(f"{check.current.value:.1%} ({check.current.passed}/{check.current.total})"),
+        Text(baseline),
+        Text(_pct(check.drop)),
+        Text(f"{check.threshold:.0%}"),
+        target,
+        _state_text(check),
+    ]
 
 
 def history(
@@ -257,26 +177,23 @@ def history(
         left = column in ("run", "started (UTC)", "status", "gate")
         # Ids and times stay whole (they are copied into `compare`); the gate text may wrap.
         table.add_column(column, justify="left" if left else "right", no_wrap=column != "gate")
+    stacked = []
     for run, check in rows:
         by_metric = {m.metric: m for m in check.metrics} if check else {}
-        cells: list[Text | str] = [
-            run.id,
-            f"{run.started_at:%Y-%m-%d %H:%M}",
-            run.status,
-            f"{run.recorded}/{run.planned}",
-        ]
+        started, cases, cost = f"{run.started_at:%Y-%m-%d %H:%M}", f"{run.recorded}/{run.planned}", _money(run.cost)
+        rates: list[Text] = []
         for metric in ("overall", *tiers):
             found = by_metric.get(metric)
             if found is None:
-                cells.append(_pct(run.pass_rate) if metric == "overall" and check is None else "-")
+                rates.append(Text(_pct(run.pass_rate) if metric == "overall" and check is None else "-"))
             else:
-                cells.append(
-                    Text(_pct(found.current.value), style=_STATE_STYLE[found.state] if found.state != "ok" else "")
-                )
-        cells.append(_money(run.cost))
-        cells.append(_gate_cell(check))
-        table.add_row(*cells)
-    console.print(table)
+                style = _STATE_STYLE[found.state] if found.state != "ok" else ""
+                rates.append(Text(_pct(found.current.value), style=style))
+        table.add_row(run.id, started, run.status, cases, *rates, cost, _gate_cell(check))
+        head = Text(run.id, style="bold") + Text(f" · {started} · {run.status} · {cases} cases · gate ")
+        labelled = [Text(f"{m} ", style="dim") + rate for m, rate in zip(("overall", *tiers), rates, strict=True)]
+        stacked.append(stacked_row(head + _gate_cell(check), [*labelled, Text("cost ", style="dim") + Text(cost)]))
+    print_fitted(console, table, stacked)
 
 
 def _gate_cell(check: RunCheck | None) -> Text:
@@ -284,30 +201,13 @@ def _gate_cell(check: RunCheck | None) -> Text:
         return Text("not completed", style="dim")
     if check.regressions:
         return Text("regression: " + ", ".join(m.metric for m in check.regressions), style="bold red")
+    if check.warmup_targets_missed:  # fails the gate: during warm-up the targets gate
+        return Text("below target: " + ", ".join(m.metric for m in check.warmup_targets_missed), style="bold red")
     if check.warnings:
         return Text("warning: " + ", ".join(m.metric for m in check.warnings), style="yellow")
     if check.warming_up:
         return Text("warm-up", style="cyan")
     return Text("ok", style="green")
-
-
-def lessons(
-    suite: Annotated[str | None, typer.Option(help="Only lessons of this suite.")] = None,
-    topic: Annotated[str | None, typer.Option(help="Only lessons about this tier, case or word.")] = None,
-    limit: Annotated[int, typer.Option(help="How many lessons, newest first.")] = 10,
-    store_url: StoreOption = None,
-) -> None:
-    """List what regressions taught: suite, tier, baseline, current score and the failing cases."""
-    console = _console()
-    with _opened(store_url) as store:
-        found = store.lessons(suite, topic=topic, limit=limit)
-    if not found:
-        console.print("No lessons yet: no regression has been found.")
-        return
-    for lesson in found:
-        when = f"{lesson.created_at:%Y-%m-%d %H:%M}" if lesson.created_at else ""
-        console.rule(Text(f"{lesson.suite} · {lesson.metric} · run {lesson.run_id} · {when}", style="bold"))
-        console.print(Text(lesson.text))
 
 
 def gate(
@@ -322,14 +222,28 @@ def gate(
         list[str] | None, typer.Option(help="Target pass rate, e.g. deterministic=0.95. Repeatable.")
     ] = None,
     fail_under_target: Annotated[
-        bool, typer.Option("--fail-under-target", help="Also exit 1 when a metric misses its target.")
+        bool,
+        typer.Option("--fail-under-target", help="Exit 1 when a metric misses its target after warm-up too."),
     ] = False,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="Earlier runs that may enter the baseline: passing (completed and meeting every target; "
+            "the default), completed, or all (interrupted and failed runs too).",
+        ),
+    ] = None,
     store_url: StoreOption = None,
 ) -> None:
-    """Exit 1 when a run regressed against its suite's baseline (for CI); 0 otherwise, 2 on usage errors."""
+    """Exit 1 when a run regressed against its baseline, or missed a target while warming up; 0 otherwise.
+
+    Warm-up: fewer than --window earlier runs in the baseline; with nothing to compare
+    with, the targets (deterministic 95%, llm_operations 80%, llm_judge 70%) gate instead.
+    Exit code 2 on usage errors.
+    """
     console = _console()
     with _opened(store_url) as store:
-        policy = _policy(store, window, threshold or [], target or [])
+        policy = _policy(store, window, threshold or [], target or [], baseline)
         if run is not None:
             info = store.resolve_run(run, suite=suite)
         else:
@@ -339,7 +253,7 @@ def gate(
                 _fail(f"no completed run of {where} in store {store.url}; nothing to gate")
             info = found[0]
         result = store.check_regressions(info.id, policy)
-    console.print(_check_table(result))
+    _print_check(console, result)
     if info.status != "completed":
         console.print(Text(f"note: run {info.id} is {info.status}, not completed.", style="yellow"))
     failed = False
@@ -362,10 +276,16 @@ def gate(
             )
         )
     for check in result.targets_missed:
+        # While warming up there is no baseline to fall below: the target is the only bar, so it gates.
+        gating = fail_under_target or check in result.warmup_targets_missed
+        why = " (warm-up: no full baseline yet, so the target gates)" if check in result.warmup_targets_missed else ""
         console.print(
-            Text(f"target missed {check.metric}: {check.current.value:.1%} < {check.target:.0%}", style="yellow")
+            Text(
+                f"target missed {check.metric}: {check.current.value:.1%} < {check.target:.0%}{why}",
+                style="bold red" if gating else "yellow",
+            )
         )
-        failed = failed or fail_under_target
+        failed = failed or gating
     if result.regressions:
         console.print(f"Each regression is kept as a lesson: see `jurybox lessons --suite {info.suite}`.")
     if failed:
@@ -405,8 +325,9 @@ def import_command(
 
 def register(app: typer.Typer) -> None:
     """Add the run-history commands to the ``jurybox`` app."""
+    from jurybox._cli.compare import compare  # here: compare.py imports this module's helpers
+
     app.command()(compare)
     app.command()(history)
-    app.command()(lessons)
     app.command()(gate)
     app.add_typer(store_app, name="store")

@@ -46,26 +46,29 @@ def lint_cassettes(
     except FileNotFoundError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    # The findings and the verdict line are the result: stdout (pipe it, grep it); problems go to stderr.
     total = 0
     bad_files = 0
-    broken = False
+    unreadable = 0
     for path in files:
         try:
             findings = lint_file(path, skipped, rules)
         except (ValueError, OSError) as exc:
             typer.echo(f"error: {exc}", err=True)
-            broken = True
+            unreadable += 1
             continue
         for finding in findings:
             typer.echo(str(finding))
         total += len(findings)
         bad_files += bool(findings)
+    unread = f"; {unreadable} could not be read" if unreadable else ""
     if total:
-        typer.echo(f"{total} secret(s) in {bad_files} of {len(files)} cassette file(s)", err=True)
+        typer.echo(f"{total} secret(s) in {bad_files} of {len(files)} cassette file(s){unread}")
         raise typer.Exit(1)
-    if broken:
+    if unreadable:
+        typer.echo(f"no secrets found in {len(files) - unreadable} of {len(files)} cassette file(s){unread}")
         raise typer.Exit(2)
-    typer.echo(f"no secrets found in {len(files)} cassette file(s)", err=True)
+    typer.echo(f"no secrets found in {len(files)} cassette file(s)")
 
 
 def register(app: typer.Typer) -> None:

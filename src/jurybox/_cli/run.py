@@ -9,25 +9,30 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
+from jurybox._cli import run_executor as executors
+from jurybox._cli.preflight import servers_answer
+from jurybox._cli.reports import print_written
 from jurybox._cli.run_calibrations import run_calibrations
+from jurybox._cli.run_fleet import CacheOption, JudgeEndpointOption, fleet_and_cache
 from jurybox._cli.run_messages import print_intro, print_outro, print_plan
+from jurybox._cli.run_stored import StoredSuiteOption, run_request
+from jurybox._cli.run_views import build_report
 from jurybox._cli.serve import dashboard_hint
 from jurybox.agents import TargetConfigError
-from jurybox.report import FORMATS, CalibratedJudge, RunReport, check_report_output, write_reports
+from jurybox.report import FORMATS, CalibratedJudge, check_report_output, write_reports
 from jurybox.store import Store, StoreError, lock_notice, open_store
 from jurybox.suites import (
-    LLM_SKIP_REASON,
     MAX_CONCURRENCY,
     MAX_RETRIES,
     MAX_TIMEOUT,
-    TIER_LLM,
     Case,
+    ExecutorError,
     JudgeModelError,
     RichProgress,
     RunOptions,
@@ -75,6 +80,13 @@ class RunRequest:
     progress: bool = True
     rows: int = DEFAULT_CONSOLE_ROWS
     workers: int = 1
+    executor: str = "local"
+    ray_address: str | None = None
+    actors: int | None = None
+    preflight: bool = True
+    verbose: bool = False
+    stored_suites: tuple[str, ...] = ()  # --suite NAME: suites kept in the store (run_stored.py)
+    base_dir: Path | None = None  # where relative paths resolve (None: each suite file's folder)
 
 
 class UsageProblemError(Exception):
@@ -87,7 +99,8 @@ def register(app: typer.Typer) -> None:
 
 
 def run(
-    suites: Annotated[list[Path], typer.Argument(help="Suite YAML files.", show_default=False)],
+    suites: Annotated[list[Path] | None, typer.Argument(help="Suite YAML files.", show_default=False)] = None,
+    stored_suites: StoredSuiteOption = None,
     judge_model: Annotated[
         str | None,
         typer.Option(
@@ -97,6 +110,8 @@ def run(
             "then $JURYBOX_JUDGE_MODEL; with none the LLM tier is skipped.",
         ),
     ] = None,
+    judge_endpoints: JudgeEndpointOption = None,
+    cache: CacheOption = None,
     concurrency: Annotated[
         int | None,
         typer.Option("--concurrency", "-j", min=1, max=MAX_CONCURRENCY, help="Cases in flight at once (default 8)."),
@@ -162,6 +177,9 @@ def run(
             "--concurrency and writes to the store. For big suites, when one core cannot keep up.",
         ),
     ] = 1,
+    executor: executors.ExecutorOption = executors.ExecutorChoice.local,
+    ray_address: executors.RayAddressOption = None,
+    actors: executors.ActorsOption = None,
     rows: Annotated[
         int,
         typer.Option(
@@ -170,16 +188,30 @@ def run(
             help=f"Console table: at most this many cases, failing first (default {DEFAULT_CONSOLE_ROWS}; 0: all).",
         ),
     ] = DEFAULT_CONSOLE_ROWS,
+    preflight: Annotated[
+        bool,
+        typer.Option(
+            "--preflight/--no-preflight",
+            help="Check every model server (connection and key) once before the first case; stop if one fails.",
+        ),
+    ] = True,
+    verbose: Annotated[
+        bool,
+        typer.Option("--verbose", "-v", help="Console: list every passing case with its reasoning, not just names."),
+    ] = False,
 ) -> None:
     """Run agent suites: each case's conversation is judged by a cascade of tiers.
 
     Deterministic judges run first, the offline similarity judge next and LLM
     judges last, so an early failure spends no tokens. Exit code: 0 when every
     case passed, 1 when any failed, errored or could not be decided, 2 for a
-    bad suite or command line, 130 when interrupted (resume with --resume last).
+    bad suite or command line or a model server that cannot be reached, 130 when
+    interrupted (resume with --resume last).
     """
+    judge_model = fleet_and_cache(judge_model, judge_endpoints, cache)
     request = RunRequest(
-        suites=tuple(suites),
+        suites=tuple(suites or ()),
+        stored_suites=tuple(stored_suites or ()),
         judge_model=judge_model,
         concurrency=concurrency,
         formats=tuple(formats or ("console",)),
@@ -196,8 +228,13 @@ def run(
         progress=progress,
         rows=rows,
         workers=workers,
+        executor=executor.value,
+        ray_address=ray_address,
+        actors=actors,
+        preflight=preflight,
+        verbose=verbose,
     )
-    raise typer.Exit(execute(request))
+    raise typer.Exit(run_request(request, execute))
 
 
 def execute(request: RunRequest, *, console: Console | None = None, status: Console | None = None) -> int:
@@ -235,6 +272,9 @@ def execute(request: RunRequest, *, console: Console | None = None, status: Cons
         for _suite, plan in plans:
             print_plan(plan, console)
         return EXIT_OK
+    # An unreachable judge would cost every case its retries; find out once, in a second or two.
+    if request.preflight and not servers_answer([suite for suite, _ in plans], status):
+        return EXIT_USAGE
     try:
         notice = None if request.no_store else lock_notice(request.store, STORE_BUSY_TIMEOUT)
         if notice is not None:
@@ -246,7 +286,7 @@ def execute(request: RunRequest, *, console: Console | None = None, status: Cons
     try:
         with frozen_heap():
             return asyncio.run(_run_all(plans, request, store, console, status))
-    except (UsageProblemError, StoreError, TargetConfigError) as exc:
+    except (UsageProblemError, StoreError, TargetConfigError, ExecutorError) as exc:
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE
     finally:
@@ -285,6 +325,9 @@ def _check_request(request: RunRequest) -> None:
         )
     if request.workers > 1 and not fork_available():
         raise UsageProblemError("--workers needs os.fork (Linux or macOS); run without it here")
+    problem = executors.executor_problem(request)
+    if problem is not None:
+        raise UsageProblemError(problem)
     if request.resume is not None and request.selectors:
         raise UsageProblemError(
             "--resume finishes the cases the run planned (with the --filter it was started with); drop --filter"
@@ -296,13 +339,18 @@ def _check_request(request: RunRequest) -> None:
 
 
 def _load(path: Path, request: RunRequest) -> Suite:
-    return load_suite(
-        path,
-        judge_model=request.judge_model,
-        concurrency=request.concurrency,
-        judge_timeout=request.judge_timeout,
-        judge_retries=request.judge_retries,
-    )
+    return load_suite(path, **_load_options(request))
+
+
+def _load_options(request: RunRequest) -> dict[str, Any]:
+    """How the command line loads a suite: a Ray actor loads it again the same way."""
+    return {
+        "judge_model": request.judge_model,
+        "concurrency": request.concurrency,
+        "judge_timeout": request.judge_timeout,
+        "judge_retries": request.judge_retries,
+        **({"base_dir": request.base_dir} if request.base_dir is not None else {}),
+    }
 
 
 async def _run_all(
@@ -314,13 +362,14 @@ async def _run_all(
     for (suite, selected), (resume, planned) in zip(plans, resumes, strict=True):
         # A resumed run's intro shows what it planned, not the suite's selection now.
         print_intro(selected if planned is None else plan_run(suite, planned), status, resume)
+        concurrency = request.concurrency or suite.concurrency or RunOptions().concurrency
         options = RunOptions(
-            concurrency=request.concurrency or suite.concurrency or RunOptions().concurrency,
+            concurrency=concurrency,
             selectors=request.selectors,
             timeout=request.timeout,
             retries=request.retries,
             git_commit=_git_commit(suite.base_dir),
-            workers=request.workers,
+            **executors.executor_options(request, suite.path, _load_options(request), concurrency, store),
         )
         if options.workers > options.concurrency:
             raise UsageProblemError(
@@ -332,7 +381,16 @@ async def _run_all(
         result = await runner.run(resume=resume)
         report = build_report(result, suite, _calibrations(store, suite, result, status))
         try:
-            write_reports(report, request.formats, request.output, console=console, console_rows=request.rows or None)
+            rows = request.rows or None
+            written = write_reports(
+                report,
+                request.formats,
+                request.output,
+                console=console,
+                console_rows=rows,
+                console_verbose=request.verbose,
+            )
+            print_written(report, written, status)  # the summary and every file written, whatever the formats
         except (ValueError, OSError) as exc:
             status.print(f"[red]error:[/] cannot write the report: {escape(str(exc))}")
             codes.append(EXIT_USAGE)
@@ -394,48 +452,11 @@ def _calibrations(store: Store | None, suite: Suite, result: RunResult, status: 
         return []
 
 
-def build_report(result: RunResult, suite: Suite, calibrations: Sequence[CalibratedJudge] = ()) -> RunReport:
-    """The RunReport of a run (the whole run, when it was resumed), with its judges' calibration notes."""
-    notes = []
-    skipped = {}
-    if result.llm_skipped:
-        skipped[TIER_LLM] = LLM_SKIP_REASON
-        notes.append(
-            f"LLM tier SKIPPED for {result.llm_skipped_cases} case(s): their other judges decided them, "
-            "and one with no other judge is ABSTAIN (not judged); " + LLM_SKIP_REASON
-        )
-    if result.resumed:
-        notes.append(f"resumed run: {result.resumed} case(s) were judged before the restart and are included")
-    notes.extend(result.worker_errors)
-    if result.store_errors:
-        notes.append(
-            f"{len(result.store_errors)} result(s) could not be written to the store: {result.store_errors[0]}"
-        )
-    return RunReport(
-        suite=result.suite,
-        run_id=result.run_id,
-        records=result.records,
-        started_at=result.started_at,
-        finished_at=result.finished_at,
-        judge_model=result.judge_model,
-        status="interrupted"
-        if result.status == "interrupted"
-        else "failed"
-        if result.status == "failed"
-        else "completed",
-        notes=notes,
-        skipped_tiers=skipped,
-        planned=result.total_cases,
-        metadata={"suite_file": str(suite.path)},
-        calibrations=calibrations,
-    )
-
-
 def _resume_command(suite: Suite, request: RunRequest, *, stored: bool) -> str | None:
     """The command that finishes this suite's run (but its --resume), ready to paste; None when nothing was stored."""
     if not stored:
         return None
-    parts = ["jurybox", "run", str(suite.path)]
+    parts = ["jurybox", "run", *(["--suite", suite.name] if request.stored_suites else [str(suite.path)])]
     if request.store is not None:
         parts += ["--store", request.store]
     if request.judge_model is not None:
@@ -446,6 +467,7 @@ def _resume_command(suite: Suite, request: RunRequest, *, stored: bool) -> str |
         ("--timeout", request.timeout),
         ("--retries", request.retries),
         ("--workers", request.workers if request.workers > 1 else None),
+        *executors.executor_resume_args(request),
         ("--output", request.output),
     ):
         if value is not None:

@@ -4,64 +4,31 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
-from jurybox.suites import HOW_TO_ENABLE, TIER_LLM, TIERS, RunPlan, RunResult
+from jurybox._cli.run_views import llm_skip_plan, plan_view
+from jurybox.suites import HOW_TO_ENABLE, RunPlan, RunResult
 
 
 def print_plan(plan: RunPlan, console: Console) -> None:
     """The ``--dry-run`` listing: every case, its judges per tier (with their pass marks) and its judge calls."""
-    suite = plan.suite
-    table = Table(
-        title=f"{suite.name}: {len(plan.cases)} case(s) (dry run)",
-        caption="≥ n: the judge's pass mark (its entry's threshold, else the round's, case's or suite's "
-        "for the judges that take it, else its own default; see jurybox judges)",
-        show_lines=False,
-    )
-    table.add_column("case")
-    table.add_column("tags")
-    table.add_column("rounds", justify="right")
-    for tier in TIERS:
-        table.add_column(tier)
-    table.add_column("judge calls", justify="right")
-    for case_plan in plan.cases:
-        case = case_plan.case
-        cells = []
-        marks = case_plan.thresholds
-        for tier in TIERS:
-            names = [_with_mark(key, marks) for key in case_plan.tiers.get(tier, [])]
-            if tier == TIER_LLM and case_plan.skipped:
-                names = [*names, *(f"{_with_mark(key, marks)} (SKIPPED)" for key in case_plan.skipped)]
-            cells.append(escape("\n".join(names)) or "-")
-        calls = (
-            f"{case_plan.min_calls}-{case_plan.max_calls}"
-            if case_plan.min_calls != case_plan.max_calls
-            else str(case_plan.max_calls)
-        )
-        table.add_row(escape(case.name), escape(", ".join(case.tags)), str(len(case.rounds)), *cells, calls)
-    console.print(table)
-    console.print(_estimate_line(plan), highlight=False)
+    console.print(plan_view(plan, console))
+    console.print(escape(_estimate_line(plan)), highlight=False, emoji=False)
     if plan.skipped_judges:
         console.print(
             f"[yellow]LLM tier SKIPPED[/] ({plan.skipped_judges} LLM judge(s) would not run): {HOW_TO_ENABLE}"
         )
 
 
-def _with_mark(key: str, marks: dict[str, float]) -> str:
-    mark = marks.get(key)
-    return key if mark is None else f"{key} ≥{mark:g}"
-
-
 def print_intro(plan: RunPlan, status: Console, resume: str | None) -> None:
     what = f"resuming run {resume} of" if resume else "running"
     status.print(
-        f"{what} [bold]{escape(plan.suite.name)}[/]: {len(plan.cases)} case(s). {_estimate_line(plan)}",
+        f"{what} [bold]{escape(plan.suite.name)}[/]: {len(plan.cases)} case(s). {escape(_estimate_line(plan))}",
         highlight=False,
+        emoji=False,
     )
     if plan.skipped_judges:
         status.print(
-            f"[yellow]LLM tier SKIPPED[/]: no judge model configured; {plan.skipped_judges} LLM judge(s) will not run "
-            f"and those cases are decided by the other tiers. {HOW_TO_ENABLE}",
+            f"[yellow]LLM tier SKIPPED[/]: no judge model configured; {escape(llm_skip_plan(plan))}. {HOW_TO_ENABLE}",
             highlight=False,
         )
 
@@ -88,8 +55,19 @@ def print_outro(result: RunResult, status: Console, *, resume_command: str | Non
 
 
 def _estimate_line(plan: RunPlan) -> str:
+    """The judge model (and the server it is at), the judge calls and what is known of their cost."""
     model = plan.suite.judge_model or "none"
+    where = getattr(plan.suite.model, "printable_url", None) if plan.suite.model is not None else None
+    if isinstance(where, str) and where:
+        model = f"{model} at {where}"  # printable_url: never a user:password or a query's key
     calls = f"{plan.min_calls}-{plan.max_calls}" if plan.min_calls != plan.max_calls else str(plan.max_calls)
+    if plan.max_calls == 0:
+        return f"Judge model: {model}; judge calls: 0."
     cost = plan.estimated_cost()
-    money = "unknown price" if cost is None else f"~${cost:.4f}"
-    return f"Judge model: {model}; judge calls: {calls} (estimated cost at most {money})."
+    if cost is not None:
+        return f"Judge model: {model}; judge calls: {calls} (estimated cost at most ~${cost:.4f})."
+    priced = plan.suite.judge_model or "the judges' own models"
+    return (
+        f"Judge model: {model}; judge calls: {calls}; price unknown for {priced}: add it to "
+        "[tool.jurybox.prices] in pyproject.toml to see the cost."
+    )

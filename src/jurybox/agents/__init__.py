@@ -1,4 +1,4 @@
-"""Agents under test: adapters (Python, OpenAI-compatible chat, HTTP, MCP) and multi-round conversations.
+"""Agents under test: adapters (Python, OpenAI chat and Responses, HTTP, MCP) and multi-round conversations.
 
 ``make_target(spec)`` turns a suite's ``agent:`` mapping into a ``Target``;
 ``run_conversation`` sends rounds to it in one session, with revival between
@@ -18,6 +18,8 @@ from jurybox.agents._conversation import (
 )
 from jurybox.agents._errors import AgentError, AgentTimeout, TargetConfigError
 from jurybox.agents._factory import ADAPTERS, make_target
+from jurybox.agents._lessons import case_lessons, current_lessons, lessons_payload
+from jurybox.agents._mcp_direct import McpCall, McpCallTarget
 from jurybox.agents._reply import AgentReply, coerce_reply
 from jurybox.agents._target import Target
 
@@ -28,12 +30,17 @@ __all__ = [
     "AgentTimeout",
     "ClarificationDetector",
     "FollowUpWriter",
+    "McpCall",
+    "McpCallTarget",
     "RoundOutcome",
     "RoundSpec",
     "Target",
     "TargetConfigError",
+    "case_lessons",
     "coerce_reply",
+    "current_lessons",
     "heuristic_is_clarification",
+    "lessons_payload",
     "looks_like_clarification",
     "make_target",
     "run_conversation",

@@ -1,6 +1,7 @@
 """A small OpenAI-compatible chat client for agents: one completion, tool calls included.
 
-Used by the ``openai`` target (the endpoint is the agent) and the ``mcp``
+Used by the ``openai`` target (the endpoint is the agent; chat completions
+or, through ``post("responses", ...)``, the Responses API) and the ``mcp``
 target (the model picks the MCP server's tools). It wraps the official
 ``openai`` SDK and turns its failures into AgentError / AgentTimeout.
 """
@@ -14,6 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jurybox.agents._errors import AgentError, AgentTimeout, TargetConfigError
+from jurybox.agents._http import MISSING, expand_env, follow
+from jurybox.agents._reported import MAX_REPORTED_CALLS, reported_tool_calls
+from jurybox.core import ToolCall, error_reason
 
 _SETTINGS_KEYS = frozenset(
     {"model", "base_url", "api_key_env", "temperature", "max_tokens", "timeout", "headers", "extra_body", "max_retries"}
@@ -85,7 +89,7 @@ def chat_settings(options: Mapping[str, Any], *, field_prefix: str, extra_keys: 
         max_tokens=max_tokens,
         timeout=timeout if timeout is not None else 120.0,
         max_retries=retries,
-        headers={str(k): v for k, v in headers.items()},
+        headers={str(k): expand_env(v, field=f"{field_prefix}.headers.{k}") for k, v in headers.items()},
         extra_body=dict(extra_body),
     )
 
@@ -101,23 +105,29 @@ def _number(options: Mapping[str, Any], key: str, prefix: str, *, minimum: float
 
 @dataclass(frozen=True)
 class RequestedCall:
-    """A tool call the model asked for."""
+    """A tool call in the model's message: asked for, or (on a ``stop`` reply) already run by the service."""
 
     id: str
     name: str
     arguments: dict[str, Any]
     raw_arguments: str
+    result: Any = None
 
 
 @dataclass(frozen=True)
 class ChatTurn:
-    """One completion: the text, the tool calls asked for, usage, and the assistant message to replay."""
+    """One completion: the text, the tool calls asked for, usage, and the assistant message to replay.
+
+    ``reported`` holds the tool calls the service says it ran internally (read from
+    the response field ``tool_calls_path``), in the order it gave them.
+    """
 
     text: str
     calls: tuple[RequestedCall, ...]
     usage: dict[str, Any]
     message: dict[str, Any]
     finish_reason: str | None
+    reported: tuple[ToolCall, ...] = ()
 
 
 def parse_arguments(raw: str | None) -> dict[str, Any]:
@@ -126,17 +136,28 @@ def parse_arguments(raw: str | None) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(raw)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return {"_raw_arguments": raw}
     return value if isinstance(value, dict) else {"_raw_arguments": raw}
 
 
-class ChatClient:
-    """An ``AsyncOpenAI`` client made on first use (inside the running loop) and reused for every call."""
+API_RESOURCES = {"chat": "chat.completions", "responses": "responses"}
 
-    def __init__(self, settings: ChatSettings, *, agent: str) -> None:
+
+class ChatClient:
+    """An ``AsyncOpenAI`` client made on first use (inside the running loop) and reused for every call.
+
+    Responses are read as the JSON the endpoint sent, not through the SDK's
+    models, so fields a service adds (``metadata.tool_calls``, ``result`` on a
+    tool call) reach the trace and a malformed one is a clear AgentError.
+    """
+
+    def __init__(
+        self, settings: ChatSettings, *, agent: str, tool_calls_path: Sequence[str | int] | None = None
+    ) -> None:
         self.settings = settings
         self.agent = agent
+        self.tool_calls_path = tuple(tool_calls_path) if tool_calls_path else None
         self._client: Any = None
 
     def _openai(self) -> Any:
@@ -152,17 +173,81 @@ class ChatClient:
             )
         return self._client
 
+    @property
+    def where(self) -> str:
+        return f"{self.settings.base_url or 'api.openai.com'} model {self.settings.model}"
+
+    async def post(
+        self, api: str, arguments: Mapping[str, Any], *, headers: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """Send one request to ``api`` (``chat`` or ``responses``) and return the JSON object it answered.
+
+        Raises:
+            AgentTimeout: the endpoint did not answer in time.
+            AgentError: the endpoint failed or answered something that is not a JSON object.
+        """
+        import openai
+
+        resource: Any = self._openai()
+        for part in API_RESOURCES[api].split("."):
+            resource = getattr(resource, part)
+        request = dict(arguments)
+        if headers:
+            request["extra_headers"] = dict(headers)
+        where = self.where
+        try:
+            raw = await resource.with_raw_response.create(**request)
+        except openai.APITimeoutError as exc:
+            raise AgentTimeout(f"agent {self.agent}: endpoint {where} timed out") from exc
+        except openai.APIStatusError as exc:
+            body = _excerpt(exc.response.text if exc.response is not None else "")
+            raise AgentError(f"agent {self.agent}: endpoint {where} answered HTTP {exc.status_code}: {body}") from exc
+        except openai.APIError as exc:
+            raise AgentError(f"agent {self.agent}: endpoint {where}: {error_reason(exc)}") from exc
+        try:
+            document = json.loads(raw.http_response.content)
+        except (ValueError, RecursionError) as exc:
+            text = raw.http_response.content.decode("utf-8", "replace")
+            raise AgentError(
+                f"agent {self.agent}: endpoint {where} answered what is not JSON: {_excerpt(text)}"
+            ) from exc
+        if not isinstance(document, dict):
+            raise AgentError(
+                f"agent {self.agent}: endpoint {where} answered {type(document).__name__}, not a JSON object"
+            )
+        return document
+
+    def reported_calls(self, document: Mapping[str, Any]) -> tuple[ToolCall, ...]:
+        """The tool calls the service reports at ``tool_calls_path`` (none when the field is absent)."""
+        if self.tool_calls_path is None:
+            return ()
+        value, _ = follow(document, self.tool_calls_path)
+        field = ".".join(map(str, self.tool_calls_path))
+        try:
+            return reported_tool_calls(None if value is MISSING else value, field=field)
+        except ValueError as exc:
+            raise AgentError(f"agent {self.agent}: endpoint {self.where} reported malformed tool calls: {exc}") from exc
+
     async def complete(
-        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] = ()
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] = (),
+        *,
+        extra_body: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> ChatTurn:
         """Send the conversation and return the model's turn.
+
+        Args:
+            messages: The chat messages, in order.
+            tools: OpenAI tool definitions offered to the model.
+            extra_body: Body fields for this request (default: the settings' ``extra_body``).
+            headers: Headers for this request, over the settings' own.
 
         Raises:
             AgentTimeout: the endpoint did not answer in time.
             AgentError: the endpoint failed or sent a response without a message.
         """
-        import openai
-
         arguments: dict[str, Any] = {"model": self.settings.model, "messages": [dict(m) for m in messages]}
         if tools:
             arguments["tools"] = [dict(t) for t in tools]
@@ -170,59 +255,104 @@ class ChatClient:
             arguments["temperature"] = self.settings.temperature
         if self.settings.max_tokens is not None:
             arguments["max_tokens"] = self.settings.max_tokens
-        if self.settings.extra_body:
-            arguments["extra_body"] = dict(self.settings.extra_body)
-        where = f"{self.settings.base_url or 'api.openai.com'} model {self.settings.model}"
-        try:
-            response = await self._openai().chat.completions.create(**arguments)
-        except openai.APITimeoutError as exc:
-            raise AgentTimeout(f"agent {self.agent}: chat endpoint {where} timed out") from exc
-        except openai.APIStatusError as exc:
-            body = _excerpt(exc.response.text if exc.response is not None else "")
-            raise AgentError(
-                f"agent {self.agent}: chat endpoint {where} answered HTTP {exc.status_code}: {body}"
-            ) from exc
-        except openai.APIError as exc:
-            raise AgentError(f"agent {self.agent}: chat endpoint {where} failed: {type(exc).__name__}: {exc}") from exc
-        return self._turn(response, where)
+        body = self.settings.extra_body if extra_body is None else extra_body
+        if body:
+            arguments["extra_body"] = dict(body)
+        document = await self.post("chat", arguments, headers=headers)
+        return self._turn(document)
 
-    def _turn(self, response: Any, where: str) -> ChatTurn:
-        choices = getattr(response, "choices", None) or []
-        if not choices or getattr(choices[0], "message", None) is None:
+    def _turn(self, document: Mapping[str, Any]) -> ChatTurn:
+        choices = document.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        message = choice.get("message") if isinstance(choice, Mapping) else None
+        if not isinstance(choice, Mapping) or not isinstance(message, Mapping):
             raise AgentError(
-                f"agent {self.agent}: chat endpoint {where} returned no message: {_excerpt(repr(response))}"
+                f"agent {self.agent}: chat endpoint {self.where} returned no message: "
+                f"{_excerpt(json.dumps(document, default=str))}"
             )
-        choice = choices[0]
-        message = choice.message
-        text = message.content if isinstance(message.content, str) else ""
-        calls = []
-        for call in message.tool_calls or ():
-            function = getattr(call, "function", None)
-            if function is None or not getattr(function, "name", None):
-                raise AgentError(f"agent {self.agent}: chat endpoint {where} returned a tool call without a name")
-            raw = function.arguments or ""
-            calls.append(
-                RequestedCall(id=call.id, name=function.name, arguments=parse_arguments(raw), raw_arguments=raw)
-            )
+        text = content_text(message.get("content"))
+        calls = self._message_calls(message.get("tool_calls"))
         usage: dict[str, Any] = {}
-        if response.usage is not None:
-            usage = {
-                "input_tokens": response.usage.prompt_tokens,
-                "output_tokens": response.usage.completion_tokens,
-                "total_tokens": response.usage.total_tokens,
-            }
+        counts = document.get("usage")
+        if isinstance(counts, Mapping):
+            for ours, theirs in (
+                ("input_tokens", "prompt_tokens"),
+                ("output_tokens", "completion_tokens"),
+                ("total_tokens", "total_tokens"),
+            ):
+                value = counts.get(theirs)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    usage[ours] = value
         replay: dict[str, Any] = {"role": "assistant", "content": text}
         if calls:
             replay["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.raw_arguments or "{}"}}
                 for c in calls
             ]
-        return ChatTurn(text=text, calls=tuple(calls), usage=usage, message=replay, finish_reason=choice.finish_reason)
+        finish = choice.get("finish_reason")
+        return ChatTurn(
+            text=text,
+            calls=calls,
+            usage=usage,
+            message=replay,
+            finish_reason=finish if isinstance(finish, str) else None,
+            reported=self.reported_calls(document),
+        )
+
+    def _message_calls(self, items: Any) -> tuple[RequestedCall, ...]:
+        """``message.tool_calls`` in OpenAI's shape or the plain ``{name, arguments, result?}`` some services send."""
+        if items is None:
+            return ()
+        where = "choices[0].message.tool_calls"
+        if not isinstance(items, list) or len(items) > MAX_REPORTED_CALLS:
+            raise AgentError(
+                f"agent {self.agent}: chat endpoint {self.where}: {where}: expected a list of at most "
+                f"{MAX_REPORTED_CALLS} tool calls, got {_excerpt(json.dumps(items, default=str), 80)}"
+            )
+        calls = []
+        for index, item in enumerate(items):
+            function = item.get("function") if isinstance(item, Mapping) else None
+            source = function if isinstance(function, Mapping) else item
+            name = source.get("name") if isinstance(source, Mapping) else None
+            if not isinstance(name, str) or not name:
+                raise AgentError(
+                    f"agent {self.agent}: chat endpoint {self.where}: {where}[{index}] has no tool name: "
+                    f"{_excerpt(json.dumps(item, default=str), 120)}"
+                )
+            assert isinstance(item, Mapping) and isinstance(source, Mapping)
+            raw = source.get("arguments", source.get("args"))
+            if isinstance(raw, Mapping):
+                arguments, raw_text = {str(k): v for k, v in raw.items()}, json.dumps(raw, default=str)
+            else:
+                raw_text = raw if isinstance(raw, str) else ""
+                arguments = parse_arguments(raw_text)
+            call_id = item.get("id")
+            calls.append(
+                RequestedCall(
+                    id=str(call_id) if call_id is not None else f"call_{index}",
+                    name=name,
+                    arguments=arguments,
+                    raw_arguments=raw_text,
+                    result=item.get("result", item.get("output")),
+                )
+            )
+        return tuple(calls)
 
     async def aclose(self) -> None:
         if self._client is not None:
             client, self._client = self._client, None
             await client.close()
+
+
+def content_text(content: Any) -> str:
+    """A message's text: a string, or the text parts of a content list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            part["text"] for part in content if isinstance(part, Mapping) and isinstance(part.get("text"), str)
+        )
+    return ""
 
 
 def _excerpt(text: str, limit: int = 300) -> str:

@@ -13,7 +13,7 @@ import httpx
 
 from jurybox.agents._errors import AgentError, AgentTimeout, TargetConfigError
 from jurybox.agents._reply import AgentReply
-from jurybox.core import ToolCall
+from jurybox.core import ToolCall, error_reason
 
 _KEYS = frozenset({"url", "method", "headers", "body", "reply", "tool_calls", "sources", "usage", "timeout", "close"})
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -28,12 +28,19 @@ def fill(template: Any, message: str, session_id: str) -> Any:
     depth; a string that is exactly a placeholder becomes the value itself.
     Other braces are left alone, so JSON-looking text in a template is safe.
     """
+    return fill_placeholders(template, {"{message}": message, "{session_id}": session_id})
+
+
+def fill_placeholders(template: Any, values: Mapping[str, str]) -> Any:
+    """Replace each placeholder of ``values`` inside the strings of ``template``, at any depth (keys too)."""
     if isinstance(template, str):
-        return template.replace("{message}", message).replace("{session_id}", session_id)
+        # One pass, so a message that itself contains "{session_id}" is sent as written.
+        pattern = "|".join(re.escape(placeholder) for placeholder in values)
+        return re.sub(pattern, lambda match: values[match.group(0)], template) if pattern else template
     if isinstance(template, Mapping):
-        return {fill(k, message, session_id): fill(v, message, session_id) for k, v in template.items()}
+        return {fill_placeholders(k, values): fill_placeholders(v, values) for k, v in template.items()}
     if isinstance(template, list | tuple):
-        return [fill(v, message, session_id) for v in template]
+        return [fill_placeholders(v, values) for v in template]
     return template
 
 
@@ -56,7 +63,7 @@ def parse_path(path: Any, *, field: str) -> tuple[str | int, ...]:
     return tuple(int(part) if part.isdigit() else part for part in path.strip().split("."))
 
 
-_MISSING = object()
+MISSING = object()
 
 
 def follow(document: Any, path: Sequence[str | int]) -> tuple[Any, str | None]:
@@ -66,14 +73,14 @@ def follow(document: Any, path: Sequence[str | int]) -> tuple[Any, str | None]:
         where = ".".join(map(str, path[:depth])) or "the top level"
         if isinstance(key, int) and isinstance(value, list):
             if key >= len(value):
-                return _MISSING, f"{where} is a list of {len(value)} item(s)"
+                return MISSING, f"{where} is a list of {len(value)} item(s)"
             value = value[key]
         elif isinstance(value, Mapping) and str(key) in value:
             value = value[str(key)]
         elif isinstance(value, Mapping):
-            return _MISSING, f"{where} has keys {sorted(map(str, value))}"
+            return MISSING, f"{where} has keys {sorted(map(str, value))}"
         else:
-            return _MISSING, f"{where} is {type(value).__name__}, not an object"
+            return MISSING, f"{where} is {type(value).__name__}, not an object"
     return value, None
 
 
@@ -159,7 +166,7 @@ class HttpTarget:
         except httpx.TimeoutException as exc:
             raise AgentTimeout(f"agent {self.name}: {where} timed out after {self.timeout:g}s") from exc
         except httpx.HTTPError as exc:
-            raise AgentError(f"agent {self.name}: {where} failed: {type(exc).__name__}: {exc}") from exc
+            raise AgentError(f"agent {self.name}: {where} failed: {error_reason(exc)}") from exc
         if response.is_error:
             raise AgentError(
                 f"agent {self.name}: {where} answered HTTP {response.status_code}: {_excerpt(response.text)}"
@@ -201,7 +208,7 @@ class HttpTarget:
 
     def _pick(self, document: Any, path: Sequence[str | int], what: str, *, optional: bool = False) -> Any:
         value, problem = follow(document, path)
-        if value is _MISSING:
+        if value is MISSING:
             if optional:
                 return None
             raise AgentError(

@@ -145,7 +145,7 @@ class McpTarget:
     def __init__(
         self,
         server: ServerCommand | ServerUrl,
-        chat: ChatSettings,
+        chat: ChatSettings | None,
         *,
         name: str | None = None,
         system: str | None = None,
@@ -162,7 +162,8 @@ class McpTarget:
         self.max_steps = max_steps
         self.allowed_tools = tuple(allowed_tools) if allowed_tools is not None else None
         self.startup_timeout = startup_timeout
-        self._chat = ChatClient(chat, agent=self.name)
+        # No model: the server is tested directly (cases with mcp_call), never through a model.
+        self._chat = ChatClient(chat, agent=self.name) if chat is not None else None
         self._history: dict[str, list[dict[str, Any]]] = {}
         self._session: Any = None
         self._tools: list[dict[str, Any]] = []
@@ -289,6 +290,11 @@ class McpTarget:
         return [_tool_schema(tool) for tool in tools]
 
     async def respond(self, message: str, session_id: str) -> AgentReply:
+        if self._chat is None:
+            raise AgentError(
+                f"agent {self.name}: agent.mcp has no model, so cases can only call the server directly "
+                "(mcp_call: {tool, arguments} | {list_tools: true} | {resource: URI}); give a model to use prompts"
+            )
         session = await self._connect()
         history = self._history.setdefault(session_id, [])
         if not history and self.system:
@@ -342,7 +348,12 @@ class McpTarget:
                     await owner
             except TimeoutError:
                 owner.cancel()
-        await self._chat.aclose()
+        if self._chat is not None:
+            await self._chat.aclose()
+
+    async def session(self) -> Any:
+        """The connected SDK session (connecting on first use), for direct calls (``mcp_call``)."""
+        return await self._connect()
 
     def __repr__(self) -> str:
         return f"McpTarget({self.name!r}, tools={len(self._tools)})"
@@ -361,9 +372,10 @@ def mcp_target(options: Mapping[str, Any], *, name: str | None = None, base_dir:
     model = options.get("model")
     if isinstance(model, str):
         model = {"model": model}
-    if not isinstance(model, Mapping):
-        raise TargetConfigError("agent.mcp.model: required, the chat model that picks tools: {model, base_url, ...}")
-    chat = chat_settings(model, field_prefix="agent.mcp.model")
+    if model is not None and not isinstance(model, Mapping):
+        raise TargetConfigError("agent.mcp.model: the chat model that picks tools: {model, base_url, ...}")
+    # Without a model the server is tested directly: each case names the call (mcp_call).
+    chat = chat_settings(model, field_prefix="agent.mcp.model") if model is not None else None
     system = options.get("system")
     if system is not None and not isinstance(system, str):
         raise TargetConfigError("agent.mcp.system: expected the system prompt as a string")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from jurybox.agents._errors import AgentError, TargetConfigError
+from jurybox.agents._lessons import current_lessons, lessons_payload
 from jurybox.agents._loading import load_reference
 from jurybox.agents._reply import AgentReply, coerce_reply
 from jurybox.core import DaemonThreadPool
@@ -82,6 +83,45 @@ class _Session:
         return await value if inspect.isawaitable(value) else value
 
 
+def _with_lessons(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with the case's lessons as its ``lessons=`` keyword, when it takes one and there are some.
+
+    Read here, on the case's task, because a sync agent runs on a thread the context does not reach.
+    """
+    lessons = current_lessons()
+    if not lessons or not _takes_lessons(fn):
+        return fn
+    if isinstance(fn, functools.partial) and "lessons" in fn.keywords:
+        return fn  # the suite's agent.options set lessons themselves: theirs win
+    payload = lessons_payload(lessons)
+    if _is_async(fn):
+
+        async def call_async(*args: Any) -> Any:
+            return await fn(*args, lessons=payload)
+
+        return call_async
+    return functools.partial(fn, lessons=payload)
+
+
+@functools.lru_cache(maxsize=256)
+def _takes_lessons_cached(fn: Any) -> bool:
+    try:
+        parameters = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    found = parameters.get("lessons")
+    return found is not None and found.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def _takes_lessons(fn: Any) -> bool:
+    target = fn.func if isinstance(fn, functools.partial) else fn
+    target = getattr(target, "__func__", target)  # a bound method: cache its function, not the agent object
+    try:
+        return _takes_lessons_cached(target)
+    except TypeError:  # unhashable callable
+        return False
+
+
 class PythonTarget:
     """An agent written in Python, in this process.
 
@@ -125,14 +165,15 @@ class PythonTarget:
             respond = getattr(session.agent, "respond", None)
             if not callable(respond):
                 raise AgentError(f"agent {self.name}: the object the factory made has no respond(message, session_id)")
-            value = await session.run(respond, message, session_id)
+            value = await session.run(_with_lessons(respond), message, session_id)
         return coerce_reply(value, agent=self.name)
 
     async def _call_function(self, message: str, session_id: str) -> Any:
+        respond = _with_lessons(self._obj)
         if _is_async(self._obj):
-            return await self._obj(message, session_id)
+            return await respond(message, session_id)
         loop = asyncio.get_running_loop()
-        value = await loop.run_in_executor(self._pool, self._obj, message, session_id)
+        value = await loop.run_in_executor(self._pool, respond, message, session_id)
         return await value if inspect.isawaitable(value) else value
 
     async def _session(self, session_id: str) -> _Session:
@@ -142,7 +183,7 @@ class PythonTarget:
             if session is None:
                 session = _Session()
                 try:
-                    session.agent = await session.run(functools.partial(self._obj, **self._options))
+                    session.agent = await session.run(_with_lessons(functools.partial(self._obj, **self._options)))
                 except Exception as exc:
                     session.thread.shutdown(wait=False)
                     raise AgentError(f"agent {self.name}: the factory raised {type(exc).__name__}: {exc}") from exc

@@ -5,16 +5,19 @@ or a test can build a Context and call a judge without installing anything.
 """
 
 from jurybox.core._cascade import Cascade, Tier, TierPolicy
-from jurybox.core._context import Context, Message, ToolCall, contexts_from_jsonl, freeze_mapping
+from jurybox.core._context import Context, LessonNote, Message, ToolCall, contexts_from_jsonl, freeze_mapping
 from jurybox.core._jsonable import to_jsonable
 from jurybox.core._judge import Judge, aevaluate, evaluate, judge, judge_name
 from jurybox.core._judgment import Check, ErrorInfo, Judgment, Status
 from jurybox.core._jury import Jury
 from jurybox.core._limits import MAX_INPUT_BYTES, MAX_INPUT_DEPTH, Breach, tree_limit_breach, yaml_children
-from jurybox.core._records import RUN_STATUSES, SKIPPED_TIERS_KEY, CaseRecord, RoundRecord, RunStatus
+from jurybox.core._named import NamedJudge, named
+from jurybox.core._reasons import MAX_REASON_CHARS, error_reason, network_cause, network_hint, printable_url
+from jurybox.core._records import LESSONS_KEY, RUN_STATUSES, SKIPPED_TIERS_KEY, CaseRecord, RoundRecord, RunStatus
 from jurybox.core._registry import (
     TIER_DETERMINISTIC,
     TIER_LLM,
+    TIER_LLM_OPERATIONS,
     TIER_SIMILARITY,
     TIERS,
     JudgeFactory,
@@ -29,13 +32,16 @@ from jurybox.core._threads import DaemonThreadPool
 from jurybox.core._voting import AtLeast, Average, Consensus, Majority, Median, Vote, Voting, Weighted, vote_value
 
 __all__ = [
+    "LESSONS_KEY",
     "MAX_INPUT_BYTES",
     "MAX_INPUT_DEPTH",
+    "MAX_REASON_CHARS",
     "RUN_STATUSES",
     "SKIPPED_TIERS_KEY",
     "TIERS",
     "TIER_DETERMINISTIC",
     "TIER_LLM",
+    "TIER_LLM_OPERATIONS",
     "TIER_SIMILARITY",
     "AtLeast",
     "Average",
@@ -55,9 +61,11 @@ __all__ = [
     "JudgeRegistry",
     "Judgment",
     "Jury",
+    "LessonNote",
     "Majority",
     "Median",
     "Message",
+    "NamedJudge",
     "NumericScore",
     "RoundRecord",
     "RunStatus",
@@ -71,12 +79,17 @@ __all__ = [
     "Weighted",
     "aevaluate",
     "contexts_from_jsonl",
+    "error_reason",
     "evaluate",
     "freeze_mapping",
     "judge",
     "judge_factory",
     "judge_name",
+    "named",
+    "network_cause",
+    "network_hint",
     "normalize",
+    "printable_url",
     "run_sync",
     "tier_of",
     "to_jsonable",

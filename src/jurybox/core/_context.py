@@ -75,6 +75,33 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class LessonNote:
+    """A stored lesson as a case receives it: what earlier runs taught, for the agent and opted-in judges.
+
+    Attributes:
+        id: The lesson's id in the store (``jurybox lessons list`` shows it).
+        text: What the lesson says (bounded by the runner).
+        scope: Why this case got it: ``"case"`` (about this very case), ``"judge"`` (about one of
+            its judges or tiers) or ``"suite"`` (about the suite as a whole).
+    """
+
+    id: int
+    text: str
+    scope: str = "suite"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "text": self.text, "scope": self.scope}
+
+    @classmethod
+    def coerce(cls, value: LessonNote | Mapping[str, Any]) -> LessonNote:
+        if isinstance(value, LessonNote):
+            return value
+        if isinstance(value, Mapping) and "id" in value and "text" in value:
+            return cls(id=int(value["id"]), text=str(value["text"]), scope=str(value.get("scope") or "suite"))
+        raise TypeError(f"cannot make a lesson from {value!r}: it needs 'id' and 'text'")
+
+
+@dataclass(frozen=True)
 class Context:
     """Frozen record of one execution of the system under test.
 
@@ -94,6 +121,8 @@ class Context:
         duration: Wall time of the execution in seconds.
         metadata: Anything else: ``model``, ``tokens``, ``cost`` (USD),
             ``finish_reason``, and user fields.
+        lessons: Lessons from earlier runs the runner handed this case (most relevant
+            first, bounded); LLM judges read them only when they opt in (``use_lessons``).
     """
 
     input: str = ""
@@ -107,6 +136,7 @@ class Context:
     started_at: datetime | None = None
     duration: float | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    lessons: tuple[LessonNote, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("input", "output"):
@@ -125,6 +155,8 @@ class Context:
         if self.duration is not None and (not isinstance(self.duration, int | float) or self.duration < 0):
             raise ValueError(f"Context.duration must be a non-negative number of seconds, got {self.duration!r}")
         object.__setattr__(self, "metadata", freeze_mapping(self.metadata))
+        if self.lessons:
+            object.__setattr__(self, "lessons", tuple(LessonNote.coerce(lesson) for lesson in self.lessons))
 
     @property
     def cost(self) -> float | None:
@@ -136,6 +168,24 @@ class Context:
     def tool_names(self) -> list[str]:
         return [call.name for call in self.tool_calls]
 
+    @property
+    def earlier_turns(self) -> tuple[Message, ...]:
+        """The conversation before this execution's request: earlier rounds' user and assistant messages.
+
+        A round the runner ran says how many of ``messages`` are its own
+        (``metadata["round_messages"]``); for any other context the turns before the
+        last user message that is ``input`` count. System and tool messages are the
+        agent's trace, not the conversation, and are left out.
+        """
+        messages = self.messages
+        own = self.metadata.get("round_messages")
+        if isinstance(own, int) and not isinstance(own, bool) and 0 <= own <= len(messages):
+            before = messages[: len(messages) - own]
+        else:
+            starts = [i for i, m in enumerate(messages) if m.role == "user" and m.content == self.input]
+            before = messages[: starts[-1]] if starts else ()
+        return tuple(m for m in before if m.role in ("user", "assistant"))
+
     def replace(self, **changes: Any) -> Context:
         """A copy with some fields changed."""
         data = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -143,8 +193,8 @@ class Context:
         return Context(**data)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict; ``Context.from_dict`` reads it back."""
-        return {
+        """A JSON-ready dict; ``Context.from_dict`` reads it back (``lessons`` only when there are some)."""
+        data: dict[str, Any] = {
             "input": self.input,
             "output": self.output,
             "expected": self.expected,
@@ -157,6 +207,9 @@ class Context:
             "duration": self.duration,
             "metadata": dict(self.metadata),
         }
+        if self.lessons:
+            data["lessons"] = [lesson.to_dict() for lesson in self.lessons]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Context:
@@ -175,7 +228,7 @@ class Context:
         started = values.get("started_at")
         if isinstance(started, str):
             values["started_at"] = datetime.fromisoformat(started)
-        for key in ("messages", "tool_calls", "sources"):
+        for key in ("messages", "tool_calls", "sources", "lessons"):
             if values.get(key) is None:
                 values.pop(key, None)
         if values.get("metadata") is None:

@@ -9,6 +9,7 @@ from typing import Any, Protocol, TypeVar, overload, runtime_checkable
 
 from jurybox.core._context import Context
 from jurybox.core._judgment import Judgment, ScoreLike, Status
+from jurybox.core._reasons import error_reason
 from jurybox.core._scores import BooleanScore, CategoricalScore, NumericScore, normalize
 from jurybox.core._sync import run_sync
 from jurybox.core._threads import to_daemon_thread
@@ -87,7 +88,7 @@ class FunctionJudge:
                 if inspect.isawaitable(value):
                     value = await value
         except Exception as exc:
-            return Judgment.errored(f"{type(exc).__name__}: {exc}", exception=exc, judge=self.name)
+            return Judgment.errored(error_reason(exc), exception=exc, judge=self.name)
         return coerce_judgment(value, self.name, self.threshold)
 
     def __repr__(self) -> str:
@@ -155,7 +156,7 @@ async def aevaluate(judge: Any, context: Context) -> Judgment:
         if inspect.isawaitable(result):
             result = await result
     except Exception as exc:
-        return Judgment.errored(f"{type(exc).__name__}: {exc}", exception=exc, judge=name)
+        return Judgment.errored(error_reason(exc), exception=exc, judge=name)
     if not isinstance(result, Judgment):
         return Judgment.errored(
             f"judge returned {type(result).__name__} ({result!r:.80}); a judge must return a Judgment "

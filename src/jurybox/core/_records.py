@@ -20,6 +20,8 @@ RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
 
 SKIPPED_TIERS_KEY = "skipped_tiers"
 """``CaseRecord.metadata`` key: tiers the runner left out of a case, mapped to why (e.g. no judge model)."""
+LESSONS_KEY = "lessons"
+"""``CaseRecord.metadata`` key: ids of the stored lessons the case was handed, most relevant first."""
 
 
 @dataclass(frozen=True)
@@ -65,3 +67,9 @@ class CaseRecord:
     @property
     def score(self) -> float | None:
         return self.judgment.value
+
+    @property
+    def lessons(self) -> list[int]:
+        """Ids of the stored lessons this case was handed (``metadata["lessons"]``), most relevant first."""
+        ids = self.metadata.get(LESSONS_KEY)
+        return [int(i) for i in ids if isinstance(i, int) and not isinstance(i, bool)] if isinstance(ids, list) else []

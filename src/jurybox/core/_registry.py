@@ -22,8 +22,11 @@ from jurybox.core._docstrings import argument_docs, summary_line
 
 TIER_DETERMINISTIC = "deterministic"
 TIER_SIMILARITY = "similarity"
+TIER_LLM_OPERATIONS = "llm_operations"
+"""Checks of an LLM operation's output (seed 003's middle tier): deterministic or similarity checks a
+suite places here with ``tier: llm_operations``, because what they check came from a model."""
 TIER_LLM = "llm_judge"
-TIERS: tuple[str, ...] = (TIER_DETERMINISTIC, TIER_SIMILARITY, TIER_LLM)
+TIERS: tuple[str, ...] = (TIER_DETERMINISTIC, TIER_SIMILARITY, TIER_LLM_OPERATIONS, TIER_LLM)
 """Cascade tiers in the order they run; the store and reports use these names."""
 
 _THRESHOLD = "threshold"  # the option that carries a judge's pass mark
@@ -205,7 +208,7 @@ def judge_factory(name: Any = None, *, tier: str = TIER_DETERMINISTIC, suite_thr
     Args:
         name: The name in suite files (default: the function's name).
         tier: The cascade tier its judges run in: ``deterministic`` (default),
-            ``similarity`` or ``llm_judge``.
+            ``similarity``, ``llm_operations`` or ``llm_judge``.
         suite_threshold: Whether a suite's ``threshold`` replaces its default pass
             mark (default: when it takes a ``threshold`` option).
 

@@ -1,11 +1,13 @@
 """Model-backed judges: template -> model -> classifier, verdicts parsed so they never fail open.
 
 Built-in judges (each a factory taking ``model=``, ``threshold=`` and its own keyword options):
-correctness, relevance, ranking, coverage, rubric, faithfulness, pairwise, clarification;
+correctness, relevance, ranking, coverage, rubric, faithfulness, pairwise, clarification, and
+agentic (a judge that may read the workspace and run allowed commands before deciding);
 ``similarity`` is the offline embedding judge (extra ``jurybox[embed]``).
 Classifiers usable on their own: Choice, Rating, JsonVerdict.
 """
 
+from jurybox.llm._agentic import AgenticJudge, agentic
 from jurybox.llm._builtins import clarification, correctness, coverage, faithfulness, ranking, relevance, rubric
 from jurybox.llm._classifiers import FACTUALITY_LABELS, Choice, Classifier, JsonVerdict, OnConflict, Rating
 from jurybox.llm._judge import LLMJudge
@@ -29,6 +31,7 @@ from jurybox.llm._verdicts import (
 __all__ = [
     "CONTEXT_VARIABLES",
     "FACTUALITY_LABELS",
+    "AgenticJudge",
     "Choice",
     "ClaimFinding",
     "ClarificationVerdict",
@@ -50,6 +53,7 @@ __all__ = [
     "Template",
     "TemplateError",
     "TopicFinding",
+    "agentic",
     "clarification",
     "correctness",
     "coverage",

@@ -78,6 +78,7 @@ def correctness(
         model=model,
         threshold=_threshold("correctness", threshold),
         options={"reference": reference_of},
+        reads=("expected",),
         **rest,
     )
 
@@ -91,7 +92,7 @@ def relevance(
     threshold: float = 0.5,
     min_relevant: float = 0.3,
     max_results: int = 10,
-    max_chars: int = 2000,
+    max_chars: int = 200,
     results: ResultsFrom = "auto",
     name: str = "relevance",
     **settings: Unpack[JudgeSettings],
@@ -111,7 +112,8 @@ def relevance(
         min_relevant: Leniency: the results count as relevant when at least
             this fraction of them is (default 0.3, "at least 30% relevant").
         max_results: Judge at most this many results, the first ones (default 10).
-        max_chars: Truncate each result to this many characters (default 2000).
+        max_chars: Cut each result to this many characters, with a visible note (default 200,
+            as seed 000's relevance judge does: enough for a title and a snippet).
         results: Where the results are: ``"sources"``, ``"output"``,
             ``"tool_results"``, or ``"auto"`` (sources if any, else the output).
         name: The judge's name in reports.
@@ -127,7 +129,8 @@ def relevance(
         model=model,
         threshold=_threshold("relevance", threshold),
         options={**options, "leniency": f"{min_relevant:.0%}"},
-        **rest,
+        reads=_results_reads(results),
+        **{"conversation": False, **rest},  # retrieved results are judged against the query alone
     )
 
 
@@ -166,7 +169,8 @@ def ranking(
         model=model,
         threshold=_threshold("ranking", threshold),
         options=options,
-        **rest,
+        reads=_results_reads(results),
+        **{"conversation": False, **rest},  # retrieved results are judged against the query alone
     )
 
 
@@ -339,6 +343,7 @@ def faithfulness(
         model=model,
         threshold=_threshold("faithfulness", threshold),
         options={"sources": sources_of},
+        reads=("sources",),
         **rest,
     )
     return judge
@@ -370,7 +375,7 @@ def clarification(
         name=name,
         model=model,
         threshold=_threshold("clarification", threshold),
-        **rest,
+        **{"conversation": False, **rest},  # the detector asks about this reply, as the runner did before
     )
 
 
@@ -441,6 +446,12 @@ def _results_reader(
         return f"{min(count, max_results)} of {count}" if count > max_results else f"{count}"
 
     return pick, shown
+
+
+def _results_reads(where: str) -> tuple[str, ...]:
+    """The parts of a Context a results judge reads its results from (for ``LLMJudge.sees``)."""
+    found = {"sources": ("sources",), "output": ("output",), "tool_results": ("tool_calls",)}
+    return ("input", *found.get(where, ("sources", "output")))  # the query is the input unless given
 
 
 def _truncate(text: str, limit: int) -> str:

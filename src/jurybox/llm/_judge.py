@@ -10,10 +10,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from jurybox.core import TIER_LLM, CategoricalScore, Context, Judgment, NumericScore, Status
+from jurybox.core import TIER_LLM, CategoricalScore, Context, Judgment, NumericScore, Status, error_reason
 from jurybox.llm._classifiers import Classifier, with_threshold
 from jurybox.llm._model import ModelRef, resolve
 from jurybox.llm._planted import data_blocks, planted_verdict
+from jurybox.llm._preface import CONVERSATION_CHARS, judge_prompt, what_it_sees
 from jurybox.llm._template import Template, TemplateError, Value
 from jurybox.models import ChatMessage, JudgeModel, ModelResponse
 
@@ -102,6 +103,13 @@ class LLMJudge:
         temperature: Sampling temperature; default 0, or 0.7 when ``samples > 1``.
         max_tokens: Reply length limit passed to the model.
         seed: Passed to the model (sample ``i`` gets ``seed + i``).
+        conversation: Show the earlier turns of the conversation (a later round's judge needs
+            them), fenced as untrusted data before the prompt; only when there are some.
+        conversation_chars: At most this many characters of earlier turns, the newest kept.
+        use_lessons: Show the lessons the runner handed the case (``Context.lessons``), fenced
+            as untrusted data; off by default, since they change the prompt.
+        reads: Parts of the Context the ``options`` functions read (``sources``, ``tool_calls``...),
+            for ``sees``.
     """
 
     kind = "llm"
@@ -123,6 +131,10 @@ class LLMJudge:
         temperature: float | None = None,
         max_tokens: int | None = None,
         seed: int | None = None,
+        conversation: bool = True,
+        conversation_chars: int = CONVERSATION_CHARS,
+        use_lessons: bool = False,
+        reads: Sequence[str] = (),
     ) -> None:
         self.template = template if isinstance(template, Template) else Template(user=template)
         self.options: dict[str, Value] = dict(options or {})
@@ -162,6 +174,17 @@ class LLMJudge:
         self.temperature = float(temperature)
         self.max_tokens = max_tokens
         self.seed = seed
+        for option, flag in (("conversation", conversation), ("use_lessons", use_lessons)):
+            if not isinstance(flag, bool):
+                raise ValueError(f"{option} must be true or false, got {flag!r}")
+        if isinstance(conversation_chars, bool) or not isinstance(conversation_chars, int) or conversation_chars < 1:
+            raise ValueError(f"conversation_chars must be a whole number >= 1, got {conversation_chars!r}")
+        self.conversation = conversation
+        self.conversation_chars = conversation_chars
+        self.use_lessons = use_lessons
+        self.sees = what_it_sees(self.template, reads, conversation=conversation, use_lessons=use_lessons)
+        """The parts of a Context this judge's prompt holds (``input``, ``output``, ``conversation``,
+        ``tool_calls``, ``sources``, ``lessons``...); everything else in the trace it never sees."""
 
     @property
     def threshold(self) -> float:
@@ -186,8 +209,16 @@ class LLMJudge:
             model = resolve(self.model)
         except Exception as exc:
             return Judgment.errored(f"cannot get the judge model: {exc}", exception=exc)
+        template, options = judge_prompt(
+            self.template,
+            self.options,
+            context,
+            conversation=self.conversation,
+            conversation_chars=self.conversation_chars,
+            use_lessons=self.use_lessons,
+        )
         try:
-            messages, data = self.template.render_with_data(context, self.options)
+            messages, data = template.render_with_data(context, options)
         except TemplateError as exc:
             return Judgment.errored(
                 f"cannot build the judge prompt: {exc}", exception=exc, metadata={"model": model.name}
@@ -227,7 +258,8 @@ class LLMJudge:
                     seed=seed,
                 )
             except Exception as exc:
-                reason = f"judge model {model.name} failed: {type(exc).__name__}: {exc}"
+                # One line a person can act on; the exception itself stays in the judgment's error.
+                reason = f"judge model {model.name} failed: {error_reason(exc)}"
                 return Judgment.errored(reason, exception=exc, metadata=tally.metadata(), judge=self.name)
             tally.add(response, model.name)
             replies.append(response)

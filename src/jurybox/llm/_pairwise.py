@@ -66,8 +66,10 @@ class PairwiseJudge:
             model=model,
             threshold=float(threshold),
             options={"criteria": criteria or GENERAL_QUALITY, "response_a": "", "response_b": ""},
-            **rest,
+            # This class renders both orders itself: the two responses and the request are all it shows.
+            **{**rest, "conversation": False, "use_lessons": False},
         )
+        self.sees = ("input", "output")
 
     @property
     def threshold(self) -> float:

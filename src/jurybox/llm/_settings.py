@@ -21,6 +21,10 @@ class JudgeSettings(TypedDict, total=False):
         max_tokens: Reply length limit.
         seed: Sampling seed passed to the model.
         on_conflict: ``"abstain"`` (default) or ``"last"`` when a reply holds different verdicts.
+        conversation: Show the earlier turns of the conversation, fenced as data (default true;
+            ``relevance`` and ``ranking`` judge retrieved results and default to false).
+        conversation_chars: Characters of earlier turns shown at most, newest kept (default 6000).
+        use_lessons: Show the stored lessons the runner handed the case, fenced as data (default false).
     """
 
     retries: int
@@ -31,6 +35,9 @@ class JudgeSettings(TypedDict, total=False):
     max_tokens: int | None
     seed: int | None
     on_conflict: OnConflict
+    conversation: bool
+    conversation_chars: int
+    use_lessons: bool
 
 
 def split_settings(settings: JudgeSettings) -> tuple[OnConflict, dict[str, Any]]:

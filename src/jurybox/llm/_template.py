@@ -13,8 +13,11 @@ from typing import Any
 from jurybox.core import Context
 from jurybox.models import ChatMessage
 
-#: Variables every template may use; each is read from the Context being judged.
-CONTEXT_VARIABLES = frozenset({"input", "output", "expected", "sources", "messages", "tool_calls"})
+#: Variables every template may use; each is read from the Context being judged. ``conversation``
+#: is the earlier turns (``Context.earlier_turns``), ``lessons`` the lessons the runner handed the case.
+CONTEXT_VARIABLES = frozenset(
+    {"input", "output", "expected", "sources", "messages", "tool_calls", "conversation", "lessons"}
+)
 
 _VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_\-]+)?)\s*\}\}")
 # Anything that looks like one of our data tags, opening or closing, whatever its nonce; a model
@@ -168,6 +171,10 @@ def _context_value(name: str, context: Context) -> str | Sequence[str] | None:
         return [f"{m.role}: {m.content}" for m in context.messages]
     if name == "tool_calls":
         return [json.dumps(c.to_dict(), ensure_ascii=False, default=str) for c in context.tool_calls]
+    if name == "conversation":
+        return [f"{m.role}: {m.content}" for m in context.earlier_turns]
+    if name == "lessons":
+        return [lesson.text for lesson in context.lessons]
     raise TemplateError(f"unknown template variable {name!r}")
 
 

@@ -6,13 +6,19 @@ from typing import TYPE_CHECKING, Any
 
 from jurybox.models._base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, ProviderModel
 from jurybox.models._cache import (
+    CACHE_URL_ENV,
+    CacheBackend,
     CacheStats,
     ResponseCache,
     cache_key,
     cache_key_material,
     canonical_json,
+    default_cache_location,
     default_cache_path,
+    is_cache_url,
+    open_cache,
 )
+from jurybox.models._endpoint_calls import EndpointCalls, count_endpoint_calls, merge_endpoint_calls
 from jurybox.models._errors import (
     EmptyResponseError,
     ModelConfigError,
@@ -26,8 +32,11 @@ from jurybox.models._errors import (
     ServerError,
 )
 from jurybox.models._fake import FakeModel
+from jurybox.models._fleet import FleetModel
+from jurybox.models._fleet_routes import FleetUnavailableError
 from jurybox.models._limiter import AdaptiveLimiter
 from jurybox.models._prices import DEFAULT_PRICES, Price, cost_of, get_price, load_prices, set_price
+from jurybox.models._probe import PROBE_TIMEOUT, ProbeTarget, openai_compatible_target, probe, probe_all
 from jurybox.models._providers import provider_class
 from jurybox.models._registry import (
     JUDGE_MODEL_ENV,
@@ -60,16 +69,22 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "CACHE_URL_ENV",
     "DEFAULT_CONCURRENCY",
     "DEFAULT_PRICES",
     "DEFAULT_TIMEOUT",
     "JUDGE_MODEL_ENV",
+    "PROBE_TIMEOUT",
     "AdaptiveLimiter",
     "AnthropicModel",
+    "CacheBackend",
     "CacheStats",
     "ChatMessage",
     "EmptyResponseError",
+    "EndpointCalls",
     "FakeModel",
+    "FleetModel",
+    "FleetUnavailableError",
     "GenerateRequest",
     "JudgeModel",
     "ModelConfigError",
@@ -83,6 +98,7 @@ __all__ = [
     "OllamaModel",
     "OpenAIModel",
     "Price",
+    "ProbeTarget",
     "ProviderError",
     "ProviderModel",
     "QuotaExceededError",
@@ -97,13 +113,21 @@ __all__ = [
     "cache_key_material",
     "canonical_json",
     "cost_of",
+    "count_endpoint_calls",
+    "default_cache_location",
     "default_cache_path",
     "env_model_spec",
     "get_model",
     "get_price",
+    "is_cache_url",
     "load_prices",
+    "merge_endpoint_calls",
+    "open_cache",
+    "openai_compatible_target",
     "parse_retry_after",
     "parse_spec",
+    "probe",
+    "probe_all",
     "provider_class",
     "record_usage",
     "resolve_model",

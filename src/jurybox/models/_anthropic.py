@@ -11,7 +11,8 @@ import httpx2
 
 from jurybox.models._base import ProviderModel, resolve_api_key, status_error
 from jurybox.models._cache import plain
-from jurybox.models._errors import EmptyResponseError, ProviderError
+from jurybox.models._errors import KEY_VARIABLES, EmptyResponseError, ProviderError
+from jurybox.models._probe import ProbeTarget
 from jurybox.models._types import GenerateRequest, ModelResponse, Usage
 
 DEFAULT_MAX_TOKENS = 4096  # Anthropic requires max_tokens; judge replies fit comfortably
@@ -57,6 +58,12 @@ class AnthropicModel(ProviderModel):
             keyless="for a local or proxy server pass base_url=...",
         )
         self.default_max_tokens = default_max_tokens
+
+    def probe_target(self) -> ProbeTarget:
+        # The SDK's base URL has no /v1: its paths carry it.
+        headers = {"x-api-key": self._api_key, "anthropic-version": "2023-06-01"}
+        url = f"{self.effective_base_url}/v1/models"
+        return ProbeTarget(self.printable_url, url, headers, KEY_VARIABLES["anthropic"])
 
     def _make_client(self, connections: int) -> anthropic.AsyncAnthropic:
         limits = httpx2.Limits(max_connections=connections, max_keepalive_connections=connections)

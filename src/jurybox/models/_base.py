@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from jurybox.models._cache import ResponseCache, cache_disabled_by_env, cache_key, cache_key_material, shared_cache
+from jurybox.core import error_reason, network_cause
+from jurybox.models._cache import CacheBackend, cache_disabled_by_env, cache_key, cache_key_material, shared_cache
 from jurybox.models._errors import (
     ModelConfigError,
     ModelConnectionError,
@@ -26,12 +27,13 @@ from jurybox.models._errors import (
 )
 from jurybox.models._limiter import AdaptiveLimiter
 from jurybox.models._prices import cost_of
+from jurybox.models._probe import EndpointCheck
 from jurybox.models._retry import RetryPolicy, parse_retry_after
 from jurybox.models._shares import connection_share, split_evenly
 from jurybox.models._types import ChatMessage, GenerateRequest, ModelResponse
 from jurybox.models._usage import record_usage
 
-CacheSetting = bool | Literal["auto"] | ResponseCache
+CacheSetting = bool | Literal["auto"] | CacheBackend
 
 DEFAULT_CONCURRENCY = 16
 DEFAULT_TIMEOUT = 60.0
@@ -71,7 +73,7 @@ class _LoopState:
         return lane
 
 
-class ProviderModel(ABC):
+class ProviderModel(EndpointCheck, ABC):
     """Base of the models ``get_model`` builds.
 
     A subclass says how to build its client, send one request and translate its
@@ -88,8 +90,8 @@ class ProviderModel(ABC):
         timeout: Seconds per attempt.
         retry: Retry policy (default ``RetryPolicy()``); ``max_retries`` is a shortcut.
         cache: ``"auto"`` (cache replies to temperature-0 requests), True (always), False
-            (never), or a ResponseCache to use.
-        cache_path: The cache file for ``"auto"``/True (default ``.jurybox/cache/responses.sqlite3``).
+            (never), or a cache to use (a ResponseCache, or ``open_cache(URL)``).
+        cache_path: The cache for ``"auto"``/True: a file or ``redis://``/``postgresql://`` URL (``open_cache``).
         stream: Use the provider's streaming API and assemble the reply.
         structured_output: Send the JSON schema to the provider's structured-output feature.
         params: Extra request fields sent as-is (e.g. ``{"top_p": 0.9}``); part of the cache key.
@@ -120,7 +122,7 @@ class ProviderModel(ABC):
             raise ModelConfigError(f"{self.provider}: concurrency must be at least 1, got {concurrency}")
         if timeout <= 0:
             raise ModelConfigError(f"{self.provider}: timeout must be > 0 seconds, got {timeout}")
-        if cache not in ("auto", True, False) and not isinstance(cache, ResponseCache):
+        if cache not in ("auto", True, False) and not isinstance(cache, CacheBackend):
             raise ModelConfigError(f"{self.provider}: cache must be 'auto', True, False or a ResponseCache")
         self.model = model
         self.name = f"{self.provider}:{model}"
@@ -158,12 +160,18 @@ class ProviderModel(ABC):
 
     def _timeout_error(self) -> ModelTimeoutError:
         """What a provider raises for a call that got no reply within ``timeout``."""
-        return ModelTimeoutError(f"no reply within {self.timeout} s", provider=self.provider)
+        return ModelTimeoutError(f"timed out after {self.timeout:g}s", provider=self.provider, url=self.printable_url)
 
     def _connection_error(self, cause: BaseException) -> ModelConnectionError:
-        """What a provider raises for a call whose connection failed (refused, reset, dropped)."""
-        message = f"connection to {self.effective_base_url} failed: {cause!r}"
-        return ModelConnectionError(message, provider=self.provider)
+        """What a provider raises for a call whose connection failed (refused, reset, dropped).
+
+        Worded for a person ("connection refused at URL: is the server running?"); the
+        transport's own exception stays the ``__cause__``.
+        """
+        named = network_cause(cause)
+        url = self.printable_url
+        message = f"{named} at {url}" if named else f"connection to {url} failed: {error_reason(cause)}"
+        return ModelConnectionError(message, provider=self.provider, url=url)
 
     # -------------------------------------------------------------- public
 
@@ -201,8 +209,8 @@ class ProviderModel(ABC):
         )
 
     @property
-    def cache(self) -> ResponseCache:
-        if isinstance(self.cache_setting, ResponseCache):
+    def cache(self) -> CacheBackend:
+        if isinstance(self.cache_setting, CacheBackend):
             return self.cache_setting
         return shared_cache(self.cache_path)
 
@@ -353,6 +361,7 @@ class ProviderModel(ABC):
             if error is None:
                 raise raw_error
             error.attempts = attempt
+            error.url = error.url or self.printable_url
             too_long = error.retry_after is not None and error.retry_after > policy.max_retry_after
             if not error.retryable or attempt > policy.max_retries or too_long:
                 if error is raw_error:

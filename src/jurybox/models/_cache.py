@@ -1,13 +1,20 @@
-"""The response cache: a SQLite file shared by processes, keyed by a printable request description."""
+"""The response cache: a SQLite file shared by processes, keyed by a printable request description.
+
+``CacheBackend`` is what every cache offers; ``ResponseCache`` keeps it in a SQLite file, and
+``open_cache`` picks a backend from a location: a file path, or a ``redis://`` or
+``postgresql://`` URL for a cache shared by machines (``_cache_remote.py``).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,13 +26,26 @@ from jurybox.models._types import GenerateRequest, ModelResponse, Usage
 CACHE_VERSION = 1
 DEFAULT_CACHE_DIR = Path(".jurybox") / "cache"
 CACHE_FILE = "responses.sqlite3"
+#: A cache URL (``redis://host:6379/0``, ``postgresql://user@host/db``) every process of a run uses.
+CACHE_URL_ENV = "JURYBOX_CACHE_URL"
 _OFF = {"0", "off", "false", "no", "disabled"}
+_REMOTE = re.compile(r"(rediss?|postgres(ql)?(\+psycopg)?)://", re.IGNORECASE)
 
 
 def default_cache_path() -> Path:
     """``$JURYBOX_CACHE_DIR/responses.sqlite3``, else ``.jurybox/cache/responses.sqlite3`` (relative to cwd)."""
     folder = os.environ.get("JURYBOX_CACHE_DIR")
     return (Path(folder) if folder else DEFAULT_CACHE_DIR) / CACHE_FILE
+
+
+def default_cache_location() -> str | Path:
+    """``$JURYBOX_CACHE_URL`` when set, else ``default_cache_path()``."""
+    return os.environ.get(CACHE_URL_ENV, "").strip() or default_cache_path()
+
+
+def is_cache_url(location: str | Path) -> bool:
+    """True for a ``redis://``, ``rediss://`` or ``postgresql://`` URL; False for a file path."""
+    return isinstance(location, str) and _REMOTE.match(location) is not None
 
 
 def cache_disabled_by_env() -> bool:
@@ -87,15 +107,101 @@ def cache_key(material: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class CacheStats:
-    """What a cache file holds."""
+    """What a cache holds.
 
-    path: Path
+    Attributes:
+        path: The SQLite file, or the server's URL (password hidden) for a shared cache.
+        entries: Responses stored.
+        size_bytes: What they take: the file size, or the bytes the server reports.
+        by_model: Responses per ``provider:model``.
+    """
+
+    path: Path | str
     entries: int
     size_bytes: int
     by_model: Mapping[str, int]
 
 
-class ResponseCache:
+class CacheBackend(ABC):
+    """Where model responses are kept: one key, one successful reply.
+
+    Every backend stores the same record (``encode_response``) and reads it back the same way
+    (``decode_response``), so a reply cached by one process is a hit in every other.
+    """
+
+    @property
+    @abstractmethod
+    def location(self) -> str:
+        """The file or server the cache lives in, fit to print (no password)."""
+
+    @abstractmethod
+    def exists(self) -> bool:
+        """Whether there is a cache to read (a file not yet created is none)."""
+
+    @abstractmethod
+    def get(self, key: str) -> ModelResponse | None:
+        """The stored response for ``key`` (marked ``cached``, latency and cost 0), or None."""
+
+    @abstractmethod
+    def put(self, key: str, material: Mapping[str, Any], response: ModelResponse) -> None:
+        """Store ``response`` under ``key`` (a later write of the same key replaces it)."""
+
+    @abstractmethod
+    def delete(self, key: str) -> bool:
+        """Remove the entry for ``key``; True when there was one."""
+
+    @abstractmethod
+    def material(self, key: str) -> dict[str, Any] | None:
+        """The key material stored with ``key`` (what the cached request was), or None."""
+
+    @abstractmethod
+    def clear(self) -> int:
+        """Delete every entry; returns how many there were."""
+
+    @abstractmethod
+    def stats(self) -> CacheStats:
+        """Entries, size and entries per model."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Let go of the connection (the next call opens a new one)."""
+
+
+def encode_response(response: ModelResponse) -> str:
+    """The stored record of a reply: its text, model, usage, finish reason and raw body as JSON."""
+    record = {
+        "text": response.text,
+        "model": response.model,
+        "usage": {"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens},
+        "finish_reason": response.finish_reason,
+        "latency": response.latency,
+        "cost": response.cost,
+        "raw": response.raw,
+    }
+    return json.dumps(record, ensure_ascii=False, default=str)
+
+
+def decode_response(key: str, stored: str | bytes) -> ModelResponse | None:
+    """The reply a stored record holds, as a cache hit; None for a damaged record."""
+    try:
+        data = json.loads(stored)
+        usage = data.get("usage") or {}
+        return ModelResponse(
+            text=data["text"],
+            model=data.get("model", ""),
+            usage=Usage(usage.get("input_tokens"), usage.get("output_tokens")),
+            latency=0.0,
+            finish_reason=data.get("finish_reason"),
+            cost=0.0,  # a cached reply costs nothing; the original call's cost was counted when it was made
+            cached=True,
+            raw=data.get("raw"),
+            cache_key=key,
+        )
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+class ResponseCache(CacheBackend):
     """Model responses in a SQLite file, safe to share between threads and processes.
 
     WAL journaling lets readers work while one process writes; a busy timeout makes
@@ -138,45 +244,28 @@ class ResponseCache:
             self._connection = connection
         return self._connection
 
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
     def get(self, key: str) -> ModelResponse | None:
-        """The stored response for ``key`` (marked ``cached``, latency and cost 0), or None."""
         with self._lock:
             row = self._connect().execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        try:
-            data = json.loads(row[0])
-            usage = data.get("usage") or {}
-            return ModelResponse(
-                text=data["text"],
-                model=data.get("model", ""),
-                usage=Usage(usage.get("input_tokens"), usage.get("output_tokens")),
-                latency=0.0,
-                finish_reason=data.get("finish_reason"),
-                cost=0.0,  # a cached reply costs nothing; the original call's cost was counted when it was made
-                cached=True,
-                raw=data.get("raw"),
-                cache_key=key,
-            )
-        except (ValueError, KeyError, TypeError, AttributeError):
+        response = decode_response(key, row[0])
+        if response is None:
             # A damaged row (a crash mid-write by an old version, a hand edit) is a miss, not an
             # error on every identical request until someone clears the cache; the new reply replaces it.
             with self._lock:
                 self._connect().execute("DELETE FROM responses WHERE key = ?", (key,))
-            return None
+        return response
 
     def put(self, key: str, material: Mapping[str, Any], response: ModelResponse) -> None:
-        """Store ``response`` under ``key`` (a later write of the same key replaces it)."""
-        record = {
-            "text": response.text,
-            "model": response.model,
-            "usage": {"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens},
-            "finish_reason": response.finish_reason,
-            "latency": response.latency,
-            "cost": response.cost,
-            "raw": response.raw,
-        }
-        encoded = json.dumps(record, ensure_ascii=False, default=str)
+        encoded = encode_response(response)
         with self._lock:
             self._connect().execute(
                 "INSERT OR REPLACE INTO responses (key, model, material, response, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -184,19 +273,16 @@ class ResponseCache:
             )
 
     def delete(self, key: str) -> bool:
-        """Remove the entry for ``key``; True when there was one."""
         with self._lock:
             cursor = self._connect().execute("DELETE FROM responses WHERE key = ?", (key,))
         return cursor.rowcount > 0
 
     def material(self, key: str) -> dict[str, Any] | None:
-        """The key material stored with ``key`` (what the cached request was), or None."""
         with self._lock:
             row = self._connect().execute("SELECT material FROM responses WHERE key = ?", (key,)).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
     def clear(self) -> int:
-        """Delete every entry; returns how many there were."""
         with self._lock:
             connection = self._connect()
             count = int(connection.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
@@ -222,15 +308,30 @@ class ResponseCache:
         return f"ResponseCache({str(self.path)!r})"
 
 
-_shared: dict[Path, ResponseCache] = {}
+def open_cache(location: str | Path | None = None) -> CacheBackend:
+    """The cache at ``location``: a SQLite file path, or a ``redis://``/``postgresql://`` URL.
+
+    None means ``default_cache_location()`` (``$JURYBOX_CACHE_URL``, else the default file).
+    A URL's backend connects on first use; ``ModelConfigError`` then names an unreachable server.
+    """
+    resolved = default_cache_location() if location is None else location
+    if is_cache_url(resolved):
+        from jurybox.models._cache_remote import remote_cache  # redis/psycopg: loaded only when used
+
+        return remote_cache(str(resolved))
+    return ResponseCache(resolved)
+
+
+_shared: dict[str, CacheBackend] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_cache(path: str | Path | None = None) -> ResponseCache:
-    """One ResponseCache per file per process, so models using the same file share a connection."""
-    resolved = (Path(path) if path is not None else default_cache_path()).absolute()
+def shared_cache(location: str | Path | None = None) -> CacheBackend:
+    """One cache per location per process, so models using the same cache share a connection."""
+    resolved = default_cache_location() if location is None else location
+    name = str(resolved) if is_cache_url(resolved) else str(Path(resolved).absolute())
     with _shared_lock:
-        cache = _shared.get(resolved)
+        cache = _shared.get(name)
         if cache is None:
-            cache = _shared[resolved] = ResponseCache(resolved)
+            cache = _shared[name] = open_cache(name)
         return cache

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from http import HTTPStatus
+
+from jurybox.core import network_hint
 from jurybox.models._types import ModelError
+
+#: The environment variable that holds each provider's key, named when the key is refused.
+KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+_PROVIDER_WORDS = 160  # most characters of the provider's own message a one-line reason quotes
 
 
 class ModelConfigError(ModelError, ValueError):
@@ -24,9 +31,11 @@ class ProviderError(ModelError):
         attempts: How many attempts were made before giving up.
         retryable: Whether this kind of failure is worth retrying.
         retry_after: Seconds the provider asked us to wait (Retry-After), if it said.
+        url: The server's base URL, printable (no user:password, no query), once known.
     """
 
     default_retryable = False
+    names_code = False  # the provider's code says more than the status only for a few failures
 
     def __init__(
         self,
@@ -39,8 +48,10 @@ class ProviderError(ModelError):
         attempts: int = 1,
         retryable: bool | None = None,
         retry_after: float | None = None,
+        url: str | None = None,
     ) -> None:
         super().__init__(message)
+        self.url = url
         self.provider = provider
         self.status = status
         self.provider_message = provider_message
@@ -61,6 +72,49 @@ class ProviderError(ModelError):
         message = f": {self.provider_message}" if self.provider_message and self.provider_message not in text else ""
         return f"{self.provider}: {text}{message} ({detail})"
 
+    def one_line(self) -> str:
+        """The failure as a report shows it: "HTTP 429 rate limited at URL after 3 retries".
+
+        Never quotes the provider's message for a refused key (it may echo part of the key).
+        """
+        if self.status is None:
+            what = super().__str__()
+        else:
+            what = f"HTTP {self.status} {_status_words(self.status)}"
+            if self.names_code and self.code and self.code not in what:
+                what += f" ({self.code})"
+            said = (self.provider_message or "").strip()
+            if said and self.status not in (401, 403):
+                said = " ".join(said.split())
+                what += f": {said[:_PROVIDER_WORDS]}{'…' if len(said) > _PROVIDER_WORDS else ''}"
+        if self.url and self.url not in what:
+            what += f" at {self.url}"
+        retries = self.attempts - 1
+        if retries > 0:
+            what += f" after {retries} retr{'y' if retries == 1 else 'ies'}"
+        hint = self.hint()
+        return f"{what}: {hint}" if hint else what
+
+    def hint(self) -> str | None:
+        """What to check, when the failure says it."""
+        if self.status in (401, 403):
+            variable = KEY_VARIABLES.get(self.provider)
+            return f"check {variable}" if variable else "check the API key"
+        if self.status == 404:
+            return "check the model name and the base URL"
+        if self.status is None:
+            return network_hint(super().__str__()).removeprefix(": ") or None
+        return None
+
+
+def _status_words(status: int) -> str:
+    if status == 429:
+        return "rate limited"
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "error"
+
 
 class RateLimitError(ProviderError):
     """HTTP 429: too many requests (retried, honouring Retry-After)."""
@@ -70,6 +124,8 @@ class RateLimitError(ProviderError):
 
 class QuotaExceededError(ProviderError):
     """The account is out of quota or credit (e.g. OpenAI ``insufficient_quota``); never retried."""
+
+    names_code = True
 
 
 class ServerError(ProviderError):

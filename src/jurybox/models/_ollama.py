@@ -12,6 +12,7 @@ import httpx
 from jurybox.models._base import ProviderModel, status_error
 from jurybox.models._cache import plain
 from jurybox.models._errors import EmptyResponseError, ProviderError
+from jurybox.models._probe import ProbeTarget
 from jurybox.models._types import GenerateRequest, ModelResponse, Usage
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -49,6 +50,9 @@ class OllamaModel(ProviderModel):
 
     def __init__(self, model: str, *, host: str | None = None, base_url: str | None = None, **options: Any) -> None:
         super().__init__(model, base_url=ollama_host(host or base_url), **options)
+
+    def probe_target(self) -> ProbeTarget:
+        return ProbeTarget(self.printable_url, f"{self.effective_base_url}/api/tags")
 
     def _make_client(self, connections: int) -> httpx.AsyncClient:
         limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)

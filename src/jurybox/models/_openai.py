@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import weakref
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import httpx2
@@ -30,6 +31,7 @@ from jurybox.models._openai_transport import (
     aiohttp_installed,
 )
 from jurybox.models._openai_wire import _from_chunks, _from_completion, _json_body, _json_default, _schema_format
+from jurybox.models._probe import ProbeTarget, openai_compatible_target
 from jurybox.models._types import GenerateRequest, ModelResponse
 
 if TYPE_CHECKING:
@@ -118,6 +120,12 @@ class OpenAIModel(ProviderModel):
         self._completions_urls: weakref.WeakKeyDictionary[openai.AsyncOpenAI, str] = weakref.WeakKeyDictionary()
         # The direct path's aiohttp session (and what it sends) for each SDK client, made by _make_client.
         self._direct: weakref.WeakKeyDictionary[openai.AsyncOpenAI, _DirectClient] = weakref.WeakKeyDictionary()
+
+    def probe_target(self) -> ProbeTarget:
+        target = openai_compatible_target(self.effective_base_url, printable=self.printable_url, api_key=self._api_key)
+        if self.organization:
+            return replace(target, headers={**target.headers, "OpenAI-Organization": self.organization})
+        return target
 
     def _make_client(self, connections: int) -> openai.AsyncOpenAI:
         limits = httpx2.Limits(max_connections=connections, max_keepalive_connections=connections)

@@ -71,7 +71,7 @@ def _json_body(content: bytes, text: Callable[[], str]) -> dict[str, Any]:
         data = json.loads(content)
     except ValueError as error:
         raise ProviderError(
-            f"unusable response: the body is not JSON ({error})",
+            f"invalid JSON from the model: the body is not JSON ({error})",
             provider="openai",
             provider_message=text()[:500],
         ) from error

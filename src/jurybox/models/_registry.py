@@ -9,6 +9,7 @@ from typing import Any
 
 from jurybox.models._base import DEFAULT_CONCURRENCY, ProviderModel
 from jurybox.models._errors import ModelConfigError, ModelNotConfigured
+from jurybox.models._fleet import FleetModel
 from jurybox.models._providers import provider_class
 from jurybox.models._spec import ModelSpec
 from jurybox.models._types import JudgeModel
@@ -16,8 +17,8 @@ from jurybox.models._types import JudgeModel
 JUDGE_MODEL_ENV = "JURYBOX_JUDGE_MODEL"
 
 _default: JudgeModel | str | None = None
-_shared: dict[tuple[ModelSpec, int, float | None, int | None], ProviderModel] = {}
-"""The one cache of built models: by parsed spec, concurrency limit, timeout and retries (what changes the client)."""
+_shared: dict[tuple[ModelSpec, int, float | None, int | None, tuple[str | None, ...]], ProviderModel | FleetModel] = {}
+"""The one cache of built models: by parsed spec, concurrency, timeout, retries and the environment providers read."""
 _lock = threading.Lock()
 
 # A judge given model="provider:model" resolves it on every call: parse each text once.
@@ -30,12 +31,13 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return parsed.provider, parsed.model
 
 
-def get_model(spec: str | ModelSpec, **options: Any) -> ProviderModel:
+def get_model(spec: str | ModelSpec, **options: Any) -> ProviderModel | FleetModel:
     """Build a new model from a spec.
 
     Examples: ``get_model("openai:gpt-4o-mini")``, ``get_model("anthropic:claude-haiku-4-5")``,
     ``get_model("ollama:llama3.1")``, ``get_model("openai:qwen2.5", base_url="http://localhost:8000/v1")``,
-    ``get_model("openai:qwen2.5@http://localhost:8000/v1")``, ``get_model("http://localhost:8000/v1#qwen2.5")``.
+    ``get_model("openai:qwen2.5@http://localhost:8000/v1")``, ``get_model("http://localhost:8000/v1#qwen2.5")``,
+    and a judge fleet (a ``FleetModel``): ``get_model("openai:qwen2.5@http://a:8000/v1,http://b:8000/v1")``.
 
     Each call builds its own model (its options may hold objects of the caller's: a ResponseCache,
     a RetryPolicy, a transport); ``shared_model`` and ``resolve_model`` hand out one per spec.
@@ -60,6 +62,11 @@ def get_model(spec: str | ModelSpec, **options: Any) -> ProviderModel:
                 raise ModelConfigError(f"get_model({label!r}): the spec names a server and {option}={given!r} another")
         options = {**options, "base_url": parsed.base_url}
     try:
+        if parsed.endpoints:
+            for option in ("base_url", "host"):
+                if options.get(option) is not None:
+                    raise ModelConfigError(f"get_model({label!r}): a fleet's servers are its endpoints, not {option}=")
+            return FleetModel(parsed.model, parsed.endpoints, **options)
         return provider_class(parsed.provider)(parsed.model, **options)
     except TypeError as error:  # an unknown keyword: say which model it was for
         raise ModelConfigError(f"get_model({label!r}): {error}") from error
@@ -71,7 +78,7 @@ def shared_model(
     min_concurrency: int = DEFAULT_CONCURRENCY,
     timeout: float | None = None,
     max_retries: int | None = None,
-) -> ProviderModel:
+) -> ProviderModel | FleetModel:
     """The process's one model for ``spec``, built on first use.
 
     Every caller naming the same model gets the same object, so they share one connection
@@ -91,7 +98,7 @@ def shared_model(
         ModelConfigError: the spec is malformed or its provider cannot be built (no API key).
     """
     parsed = spec if isinstance(spec, ModelSpec) else _parse(spec)
-    key = (parsed, max(DEFAULT_CONCURRENCY, min_concurrency), timeout, max_retries)
+    key = (parsed, max(DEFAULT_CONCURRENCY, min_concurrency), timeout, max_retries, _provider_environment())
     with _lock:
         cached = _shared.get(key)
     if cached is not None:
@@ -101,6 +108,19 @@ def shared_model(
     built = get_model(parsed, concurrency=key[1], **{name: value for name, value in given.items() if value is not None})
     with _lock:
         return _shared.setdefault(key, built)
+
+
+#: What providers read from the environment when a spec leaves it out: a change (a test's
+#: monkeypatch, a notebook's ``os.environ[...] = ...``) must build a new model, not reuse one
+#: made with the old key or server.
+_PROVIDER_ENV = (
+    "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OLLAMA_HOST",
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "JURYBOX_CACHE", "JURYBOX_CACHE_URL", "JURYBOX_CACHE_DIR",
+)  # fmt: skip
+
+
+def _provider_environment() -> tuple[str | None, ...]:
+    return tuple(os.environ.get(name) for name in _PROVIDER_ENV)
 
 
 def set_default_model(model: JudgeModel | str | None) -> None:

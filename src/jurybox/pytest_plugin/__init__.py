@@ -8,25 +8,12 @@ summary of soft warnings and trials; verdicts as JUnit XML properties.
 See docs/pytest.md.
 """
 
+import importlib.util
+
 from jurybox.pytest_plugin._cassettes import NetworkBlockedError, NetworkGuard, cassette_path, use_cassette
 from jurybox.pytest_plugin._config import CassetteSettings, ConfigError, JuryboxSettings, build_settings
 from jurybox.pytest_plugin._lint import cassette_files, lint_file
 from jurybox.pytest_plugin._patterns import PATTERNS
-from jurybox.pytest_plugin._plugin import (
-    fake_model,
-    judge_model,
-    jurybox_cassette,
-    jurybox_context,
-    jurybox_scope,
-    pytest_addoption,
-    pytest_configure,
-    pytest_pyfunc_call,
-    pytest_report_header,
-    pytest_runtest_makereport,
-    pytest_runtest_setup,
-    pytest_terminal_summary,
-    pytest_unconfigure,
-)
 from jurybox.pytest_plugin._redaction import Redactor
 from jurybox.pytest_plugin._secrets import ALL_RULES, PLACEHOLDER, RuleSet, find_secrets, scrub_text
 
@@ -44,21 +31,45 @@ __all__ = [
     "build_settings",
     "cassette_files",
     "cassette_path",
-    "fake_model",
     "find_secrets",
-    "judge_model",
-    "jurybox_cassette",
-    "jurybox_context",
-    "jurybox_scope",
     "lint_file",
-    "pytest_addoption",
-    "pytest_configure",
-    "pytest_pyfunc_call",
-    "pytest_report_header",
-    "pytest_runtest_makereport",
-    "pytest_runtest_setup",
-    "pytest_terminal_summary",
-    "pytest_unconfigure",
     "scrub_text",
     "use_cassette",
 ]
+
+# The hooks and fixtures need pytest; the cassette, redaction and lint parts above do not,
+# and ``jurybox lint-cassettes`` (so the whole ``jurybox`` command, which registers it) must
+# work where pytest is not installed. Under pytest, which is what loads this module as a
+# plugin, the hooks are always here.
+if importlib.util.find_spec("pytest") is not None:
+    from jurybox.pytest_plugin._plugin import (
+        fake_model,
+        judge_model,
+        jurybox_cassette,
+        jurybox_context,
+        jurybox_scope,
+        pytest_addoption,
+        pytest_configure,
+        pytest_pyfunc_call,
+        pytest_report_header,
+        pytest_runtest_makereport,
+        pytest_runtest_setup,
+        pytest_terminal_summary,
+        pytest_unconfigure,
+    )
+
+    __all__ += [
+        "fake_model",
+        "judge_model",
+        "jurybox_cassette",
+        "jurybox_context",
+        "jurybox_scope",
+        "pytest_addoption",
+        "pytest_configure",
+        "pytest_pyfunc_call",
+        "pytest_report_header",
+        "pytest_runtest_makereport",
+        "pytest_runtest_setup",
+        "pytest_terminal_summary",
+        "pytest_unconfigure",
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -54,4 +55,26 @@ class BoundedYamlSerializer:
         from vcr.serializers import yamlserializer
 
         check_yaml_limits(cassette_string, str(self.path))
-        return yamlserializer.deserialize(cassette_string)
+        data = yamlserializer.deserialize(cassette_string)
+        for interaction in data.get("interactions") or () if isinstance(data, dict) else ():
+            if isinstance(interaction, dict):
+                _from_parsed_body(interaction)
+        return data
+
+
+def _from_parsed_body(interaction: dict[str, Any]) -> None:
+    """pydantic-ai's cassettes keep bodies as YAML data (``parsed_body``): turn them back into JSON text.
+
+    Its serializer stores the decoded body, so the response's ``content-encoding`` (the body is
+    no longer gzip) and ``content-length`` (the JSON text is not byte for byte the original) go.
+    """
+    request = interaction.get("request")
+    if isinstance(request, dict) and "parsed_body" in request:
+        request["body"] = json.dumps(request.pop("parsed_body"), ensure_ascii=False)
+    response = interaction.get("response")
+    if isinstance(response, dict) and "parsed_body" in response:
+        response["body"] = {"string": json.dumps(response.pop("parsed_body"), ensure_ascii=False)}
+        headers = response.get("headers")
+        if isinstance(headers, dict):
+            for name in [n for n in headers if str(n).lower() in ("content-encoding", "content-length")]:
+                del headers[name]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import socket
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from functools import cache
@@ -29,15 +29,35 @@ NDJSON_TYPES = ("application/x-ndjson", "application/jsonl", "application/json-l
 ENCODED_CHUNK = 256
 
 
-def cassette_path(test_file: Path, test_name: str, class_name: str | None = None) -> Path:
+def cassette_path(
+    test_file: Path,
+    test_name: str,
+    class_name: str | None = None,
+    *,
+    root: Path | None = None,
+    rootdir: Path | None = None,
+) -> Path:
     """``<test dir>/cassettes/<test module>/<test name>.yaml`` (``Class.test`` for methods).
 
-    Characters that are not safe in file names on every OS (parametrize ids can hold
-    anything) are replaced by ``_``.
+    With ``root`` (``[tool.jurybox] cassette_root``, seed 002's layout) every cassette is in
+    one tree instead: ``<root>/<test file relative to rootdir, no .py>/<test name>.yaml``, so
+    ``jurybox lint-cassettes <root>`` scans them all. Characters that are not safe in file
+    names on every OS (parametrize ids can hold anything) are replaced by ``_``.
     """
     name = f"{class_name}.{test_name}" if class_name else test_name
     safe = re.sub(r"[^A-Za-z0-9._\-\[\]=,+]", "_", name)
-    return test_file.parent / "cassettes" / test_file.stem / f"{safe}.yaml"
+    return cassette_folder(test_file, root=root, rootdir=rootdir) / f"{safe}.yaml"
+
+
+def cassette_folder(test_file: Path, *, root: Path | None = None, rootdir: Path | None = None) -> Path:
+    """The folder a test file's cassettes are in (see ``cassette_path``)."""
+    if root is None:
+        return test_file.parent / "cassettes" / test_file.stem
+    try:
+        relative = test_file.resolve().relative_to((rootdir or Path.cwd()).resolve())
+    except ValueError:  # a test file outside the rootdir: keep it apart by its name
+        relative = Path(test_file.name)
+    return root / relative.with_suffix("")
 
 
 # -- matching --------------------------------------------------------------
@@ -60,6 +80,33 @@ def json_body(r1: Any, r2: Any) -> None:
     Raises:
         AssertionError: when the bodies differ (vcrpy's matcher protocol).
     """
+    _compare_bodies(r1, r2, ignore_empty=False)
+
+
+def json_body_matcher(*, ignore_empty: bool) -> Callable[[Any, Any], None]:
+    """``json_body``, optionally treating null, ``[]`` and ``{}`` fields as absent (``ignore_empty_fields``)."""
+    if not ignore_empty:
+        return json_body
+
+    def json_body_ignoring_empty(r1: Any, r2: Any) -> None:  # vcrpy names matchers by __name__
+        _compare_bodies(r1, r2, ignore_empty=True)
+
+    return json_body_ignoring_empty
+
+
+def query_matcher(ignored: Collection[str]) -> Callable[[Any, Any], None]:
+    """vcrpy's ``query`` matcher without the parameters in ``ignored`` (``ignore_query_params``)."""
+
+    def query(r1: Any, r2: Any) -> None:
+        left = [(k, v) for k, v in r1.query if k not in ignored]
+        right = [(k, v) for k, v in r2.query if k not in ignored]
+        if left != right:
+            raise AssertionError(f"query {left} != {right}")
+
+    return query
+
+
+def _compare_bodies(r1: Any, r2: Any, *, ignore_empty: bool) -> None:
     first, second = _body_text(r1.body), _body_text(r2.body)
     if first is not None and second is not None:
         try:
@@ -67,6 +114,8 @@ def json_body(r1: Any, r2: Any) -> None:
         except ValueError:
             pass
         else:
+            if ignore_empty:
+                left, right = without_empty(left), without_empty(right)
             # A cassette recorded with PII redaction still matches a replay that redacts none.
             if left != right and _pii_scrubbed(left) != _pii_scrubbed(right):
                 raise AssertionError("JSON bodies differ")
@@ -75,6 +124,16 @@ def json_body(r1: Any, r2: Any) -> None:
         if first is not None and second is not None and ALL_RULES.scrub(first) == ALL_RULES.scrub(second):
             return
         raise AssertionError("bodies differ")
+
+
+def without_empty(value: Any) -> Any:
+    """``value`` with every object field whose value is null, ``[]`` or ``{}`` left out, at any depth."""
+    if isinstance(value, dict):
+        kept = {key: without_empty(item) for key, item in value.items()}
+        return {key: item for key, item in kept.items() if item is not None and item not in ([], {})}
+    if isinstance(value, list):
+        return [without_empty(item) for item in value]
+    return value
 
 
 def _pii_scrubbed(value: Any) -> str:
@@ -180,6 +239,27 @@ def chunked_streams() -> Iterator[None]:
         yield
 
 
+@contextmanager
+def remembered_misses() -> Iterator[list[BaseException]]:
+    """Keep every "cannot play this request" exception vcrpy raises while the cassette is open.
+
+    A judge model's provider turns the exception into an ERROR judgment, so the
+    test fails on a verdict whose only trace of it is its text; the plugin's
+    failure report reads the request and the closest recorded one from here.
+    """
+    from vcr.errors import CannotOverwriteExistingCassetteException as Miss
+
+    misses: list[BaseException] = []
+    original = Miss.__init__
+
+    def remembering(self: BaseException, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        misses.append(self)
+
+    with mock.patch.object(Miss, "__init__", remembering):
+        yield misses
+
+
 # -- network guard -------------------------------------------------------------
 
 
@@ -278,7 +358,9 @@ def use_cassette(
         before_record_request=redactor.before_record_request,
         before_record_response=redactor.before_record_response,
     )
-    recorder.register_matcher("json_body", json_body)
+    recorder.register_matcher("json_body", json_body_matcher(ignore_empty=settings.ignore_empty_fields))
+    if settings.ignore_query_params:
+        recorder.register_matcher("query", query_matcher(frozenset(settings.ignore_query_params)))
     recorder.register_serializer("jurybox-yaml", BoundedYamlSerializer(path))
     extra = dict(options or {})
     if record_mode == "rewrite":
@@ -289,6 +371,7 @@ def use_cassette(
             # Saved even when the test makes no request: the cassette then holds exactly this run.
             cassette.dirty = True
         stack.enter_context(chunked_streams())
+        cassette.jurybox_misses = stack.enter_context(remembered_misses())
         cassette.jurybox_guard = None
         if record_mode == "none":
             cassette.jurybox_guard = stack.enter_context(NetworkGuard(settings.allowed_hosts).active())

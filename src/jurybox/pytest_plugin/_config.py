@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jurybox.pytest_plugin._seed_env import SeedEnvError, read_seed_knobs
+
 RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 DEFAULT_CONFIDENCE = 0.6
 DEFAULT_SIMILARITY = 0.85
@@ -35,6 +37,10 @@ class CassetteSettings:
             and reported by ``jurybox lint-cassettes``.
         redact_pii: Replace card numbers, US social security numbers and phone numbers at
             record time; None (the default) means on in record modes ``all`` and ``rewrite``.
+        ignore_empty_fields: Match JSON bodies as if fields whose value is null, ``[]`` or ``{}``
+            were absent (a cassette recorded by an older SDK that sent, or left out, such defaults).
+        ignore_query_params: Query parameters left out of matching (volatile ones such as
+            Anthropic's former ``beta=true``).
     """
 
     redact_headers: tuple[str, ...] = ()
@@ -42,6 +48,8 @@ class CassetteSettings:
     allowed_hosts: tuple[str, ...] = ()
     redact_patterns: tuple[str, ...] = ()
     redact_pii: bool | None = None
+    ignore_empty_fields: bool = False
+    ignore_query_params: tuple[str, ...] = ()
 
     def pii_for(self, record_mode: str) -> bool:
         """Whether PII is redacted when recording in ``record_mode`` (CI re-records with ``all``)."""
@@ -63,6 +71,8 @@ class JuryboxSettings:
         record_mode: Cassette record mode.
         similarity_threshold: Default threshold of ``expect(...).is_similar_to``.
         cassettes: Redaction and replay settings.
+        cassette_root: One folder for every cassette (``<root>/<test path>/<test id>.yaml``,
+            seed 002's layout), relative to the rootdir; None keeps them beside each test.
     """
 
     model: str | None = None
@@ -75,6 +85,7 @@ class JuryboxSettings:
     record_mode: str = "none"
     similarity_threshold: float = DEFAULT_SIMILARITY
     cassettes: CassetteSettings = field(default_factory=CassetteSettings)
+    cassette_root: str | None = None
 
 
 def parse_bool(value: str, where: str) -> bool:
@@ -126,7 +137,10 @@ def _cassette_settings(table: Mapping[str, Any], where: str) -> CassetteSettings
     if not isinstance(section, Mapping):
         raise ConfigError(f"{where}: field 'cassettes' must be a table ([tool.jurybox.cassettes])")
     inner = f"{where} [tool.jurybox.cassettes]"
-    valid = {"redact_headers", "redact_fields", "allowed_hosts", "redact_patterns", "redact_pii"}
+    valid = {
+        "redact_headers", "redact_fields", "allowed_hosts", "redact_patterns", "redact_pii",
+        "ignore_empty_fields", "ignore_query_params",
+    }  # fmt: skip
     unknown = set(section) - valid
     if unknown:
         raise ConfigError(f"{inner}: unknown field(s) {', '.join(sorted(unknown))}; valid: {', '.join(sorted(valid))}")
@@ -141,12 +155,17 @@ def _cassette_settings(table: Mapping[str, Any], where: str) -> CassetteSettings
     pii = section.get("redact_pii")
     if pii is not None and not isinstance(pii, bool):
         raise ConfigError(f"{inner}: field 'redact_pii' must be true or false, got {pii!r}")
+    ignore_empty = section.get("ignore_empty_fields", False)
+    if not isinstance(ignore_empty, bool):
+        raise ConfigError(f"{inner}: field 'ignore_empty_fields' must be true or false, got {ignore_empty!r}")
     return CassetteSettings(
         redact_headers=_strings(section, "redact_headers", inner),
         redact_fields=_strings(section, "redact_fields", inner),
         allowed_hosts=_strings(section, "allowed_hosts", inner),
         redact_patterns=patterns,
         redact_pii=pii,
+        ignore_empty_fields=ignore_empty,
+        ignore_query_params=_strings(section, "ignore_query_params", inner),
     )
 
 
@@ -160,6 +179,9 @@ def build_settings(
     cli_record_mode: str | None = None,
 ) -> JuryboxSettings:
     """Merge the three sources; the command line wins over the environment, which wins over pyproject.
+
+    Seed 000's variables (``LLM_JUDGE_MODEL``, ``OLLAMA_LIVE``...; see ``_seed_env``) fill in a knob
+    only where none of jurybox's own settings for it is given.
 
     Args:
         pyproject: The project's pyproject.toml, when there is one.
@@ -178,15 +200,25 @@ def build_settings(
         table = read_pyproject(pyproject)
         where = str(pyproject)
 
+    try:
+        seed = read_seed_knobs(environ, parse_bool=parse_bool)
+    except SeedEnvError as exc:
+        raise ConfigError(str(exc)) from None
     model, source = _string(table, "model", where), f"[tool.jurybox] model in {where}"
+    if model is None and seed.model is not None:  # seed 000's names fill in what ours leave unset
+        model, source = seed.model, "LLM_JUDGE_MODEL"
     if environ.get("JURYBOX_JUDGE_MODEL"):
         model, source = environ["JURYBOX_JUDGE_MODEL"], "JURYBOX_JUDGE_MODEL"
     if cli_model:
         model, source = cli_model, "--jurybox-model"
+    if model is None and seed.enabled:
+        raise ConfigError("LLM_JUDGE=1 needs a judge model: set LLM_JUDGE_MODEL (e.g. llama3.1) or JURYBOX_JUDGE_MODEL")
 
     fail_on_reject = table.get("fail_on_reject", False)
     if not isinstance(fail_on_reject, bool):
         raise ConfigError(f"{where}: field 'fail_on_reject' must be true or false, got {fail_on_reject!r}")
+    if "fail_on_reject" not in table and seed.fail_on_reject is not None:
+        fail_on_reject = seed.fail_on_reject
     if "JURYBOX_FAIL_ON_REJECT" in environ:
         fail_on_reject = parse_bool(environ["JURYBOX_FAIL_ON_REJECT"], "JURYBOX_FAIL_ON_REJECT")
     fail_on_reject = fail_on_reject or cli_strict
@@ -203,14 +235,19 @@ def build_settings(
         model=model,
         model_source=source if model else "",
         base_url=_string(table, "base_url", where),
-        confidence=_fraction(table, "confidence", where, DEFAULT_CONFIDENCE),
+        confidence=_fraction(table, "confidence", where, _or(seed.confidence, DEFAULT_CONFIDENCE)),
         fail_on_reject=fail_on_reject,
         cache=cache,
-        live=cli_live,
+        live=cli_live or bool(seed.live),
         record_mode=record_mode,
         similarity_threshold=_fraction(table, "similarity_threshold", where, DEFAULT_SIMILARITY),
         cassettes=_cassette_settings(table, where),
+        cassette_root=_string(table, "cassette_root", where),
     )
+
+
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value
 
 
 def environment() -> Mapping[str, str]:

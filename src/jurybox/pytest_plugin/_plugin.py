@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from jurybox.core import Context
-from jurybox.pytest_plugin._cassettes import cassette_path, use_cassette
+from jurybox.pytest_plugin._cassettes import cassette_folder, cassette_path, use_cassette
 from jurybox.pytest_plugin._config import JuryboxSettings
+from jurybox.pytest_plugin._misses import miss_message, recorded_miss, unplayable_error
 from jurybox.pytest_plugin._options import add_options, load_settings, register_markers
 from jurybox.pytest_plugin._summary import write_summary
 from jurybox.testing import (
@@ -128,11 +129,14 @@ def item_cassette_path(item: pytest.Item) -> Path | None:
         return None
     name = marker.kwargs.get("name") or (marker.args[0] if marker.args else None)
     test_file = Path(str(item.path))
+    root_setting = settings_of(item.config).cassette_root
+    root = item.config.rootpath / root_setting if root_setting else None
     if name:
         filename = name if str(name).endswith((".yaml", ".yml")) else f"{name}.yaml"
-        return test_file.parent / "cassettes" / test_file.stem / filename
+        return cassette_folder(test_file, root=root, rootdir=item.config.rootpath) / filename
     cls = getattr(item, "cls", None)
-    return cassette_path(test_file, item.name, cls.__name__ if cls is not None else None)
+    owner = cls.__name__ if cls is not None else None
+    return cassette_path(test_file, item.name, owner, root=root, rootdir=item.config.rootpath)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -150,14 +154,19 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def _similarity_override(item: pytest.Item, default: float) -> float:
-    marker = item.get_closest_marker("similarity_threshold")
-    if marker is None:
+    # Seed 002 calls it llm_drift_threshold; one test may not give both.
+    found = [(n, m) for n in ("similarity_threshold", "llm_drift_threshold") if (m := item.get_closest_marker(n))]
+    if not found:
         return default
+    if len(found) > 1:
+        raise pytest.UsageError(
+            f"{item.nodeid}: @pytest.mark.llm_drift_threshold is seed 002's name for "
+            "@pytest.mark.similarity_threshold: give one of them, not both"
+        )
+    name, marker = found[0]
     value = marker.args[0] if marker.args else marker.kwargs.get("value")
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
-        raise pytest.UsageError(
-            f"{item.nodeid}: @pytest.mark.similarity_threshold needs a number in 0..1, got {value!r}"
-        )
+        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.{name} needs a number in 0..1, got {value!r}")
     return float(value)
 
 
@@ -278,31 +287,48 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 # -- reporting -----------------------------------------------------------------
 
 
-def _unplayable(excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:
-    """Did the test fail on a request its cassette cannot replay (possibly wrapped by an SDK)?"""
-    error: BaseException | None = excinfo.value if excinfo is not None else None
-    seen = 0
-    while error is not None and seen < 10:
-        if type(error).__name__ == "CannotOverwriteExistingCassetteException":
-            return True
-        error, seen = error.__cause__ or error.__context__, seen + 1
-    return False
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Replace the SDK/httpx/vcr traceback of a request missing from its cassette with a short failure."""
     report = yield
-    if call.when == "call" and _unplayable(call.excinfo):
-        path = item_cassette_path(item)
-        mode = settings_of(item.config).record_mode
-        where = f"cassette {path}" if path is not None else "the cassette"
-        hint = (
-            f"A request is not on {where} (record mode {mode}). If the request changed on purpose, "
-            "record it: pytest --record-mode once (new cassette), new_episodes (add to it) or rewrite (start over); "
-            "then check it with: jurybox lint-cassettes"
+    error = call.excinfo.value if call.excinfo is not None else None
+    missed = unplayable_error(error) or recorded_miss(error, getattr(item, "funcargs", {}).get("jurybox_cassette"))
+    if missed is not None and report.failed:
+        message = miss_message(
+            missed,
+            test=_runnable_nodeid(item),
+            cassette=_shown_path(item_cassette_path(item), item.config),
+            record_mode=settings_of(item.config).record_mode,
         )
-        report.sections.append(("jurybox cassette", hint))
+        report.longrepr = _short_failure(item, message)
     return report
+
+
+def _runnable_nodeid(item: pytest.Item) -> str:
+    """The test's node id with its file relative to where pytest was started: what to type to rerun it."""
+    path, separator, rest = item.nodeid.partition("::")
+    full = item.config.rootpath / path
+    shown = _shown_path(full, item.config) or full
+    return f"{shown.as_posix()}{separator}{rest}"
+
+
+def _shown_path(path: Path | None, config: pytest.Config) -> Path | None:
+    """``path`` relative to where pytest was started, when it is under it (shorter, and what the user sees)."""
+    if path is None:
+        return None
+    try:
+        return path.relative_to(config.invocation_params.dir)
+    except ValueError:
+        return path
+
+
+def _short_failure(item: pytest.Item, message: str) -> Any:
+    """``message`` as pytest shows a ``pytest.fail(..., pytrace=False)``: the text alone, no frames."""
+    try:
+        pytest.fail(message, pytrace=False)
+    except pytest.fail.Exception:
+        return item.repr_failure(pytest.ExceptionInfo.from_current())
+    raise AssertionError("unreachable: pytest.fail returned")  # pragma: no cover
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -8,6 +8,7 @@ from jurybox.core import SKIPPED_TIERS_KEY, RunStatus
 from jurybox.report._calibrations import CALIBRATION_STATUSES, CalibratedJudge, CalibrationStatus
 from jurybox.report._case import CaseSummary, explain, skipped_tiers, summarize_case, tier_verdicts
 from jurybox.report._console import render_console
+from jurybox.report._console_case import terminal_safe
 from jurybox.report._format import judgment_score
 from jurybox.report._from_store import CALIBRATIONS_KEY, report_from_store, stored_calibrations
 from jurybox.report._html import iter_html, to_html
@@ -48,6 +49,7 @@ __all__ = [
     "skipped_tiers",
     "stored_calibrations",
     "summarize_case",
+    "terminal_safe",
     "tier_verdicts",
     "to_html",
     "to_json",

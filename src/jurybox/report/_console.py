@@ -1,29 +1,41 @@
-"""The console report: a rich table of cases, then the totals and the run's notes."""
+"""The console report: the cases that did not pass (each in a compact block), the passing ones, the totals.
+
+Failing cases come first, as in the HTML and Markdown reports: FAIL, then ERROR,
+then ABSTAIN, each with the agent's reply, the tools it called against the ones
+expected and the deciding judges' reasoning (see ``_console_case``). Passing
+cases are one line unless ``verbose``. The layout follows the console's width:
+names, statuses and the first line of a reason are never cut or split; what
+does not fit moves to the next line.
+"""
 
 from __future__ import annotations
 
 from rich.console import Console, Group
-from rich.markup import escape
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
-from jurybox.core import RoundRecord, Status
+from jurybox.core import Status
 from jurybox.report import _format as fmt
 from jurybox.report._calibrations import CalibratedJudge
-from jurybox.report._case import CaseSummary, explain, own_verdict
+from jurybox.report._case import CaseSummary
+from jurybox.report._console_case import (
+    DEGRADED_STYLE,
+    SKIPPED_STYLE,
+    STATUS_STYLES,
+    case_line,
+    case_table,
+    failure_block,
+    terminal_safe,
+    verdict_text,
+)
 from jurybox.report._model import RunReport, Totals
 
-STATUS_STYLES = {
-    Status.PASS: "bold green",
-    Status.FAIL: "bold red",
-    Status.ERROR: "bold white on red",
-    Status.ABSTAIN: "bold black on yellow",
-}
-"""ERROR and ABSTAIN are drawn as blocks so they never read as an ordinary FAIL (or PASS)."""
+__all__ = ["DEGRADED_STYLE", "SKIPPED_STYLE", "STATUS_STYLES", "render_console", "verdict_text"]
 
-DEGRADED_STYLE = "yellow"
-SKIPPED_STYLE = "dim cyan"
+PASSED_NAMES = 20
+"""Passing cases named in the one-line summary; ``verbose`` lists every one."""
+WIDE = 100
+"""From this many columns, passing cases (``verbose``) are a table; below, a stacked list."""
 
 
 def render_console(
@@ -31,43 +43,59 @@ def render_console(
 ) -> None:
     """Print the run to a rich console.
 
-    One row per case (verdict, score, shortened reasoning, the tier that decided,
-    tiers skipped for it); multi-round cases add a row per round and its follow-up
-    exchanges. Then the totals line, per-tier pass rates and the run's notes.
+    The cases that did not pass first (FAIL, ERROR, ABSTAIN, then degraded passes),
+    each as a block: status, name, score and deciding tier on one line, then why
+    (its first line whole), the agent's reply (bounded), the tools it called vs the
+    ones expected, and any failing round and follow-up exchange. Passing cases are
+    named on one line, or (``verbose``) shown one per row with their reasoning.
+    Then the totals line, per-tier pass rates, calibrations and the run's notes.
 
     Args:
         report: The run.
-        console: Where to print (``Console(record=True)`` to capture it).
-        verbose: Show reasoning in full instead of shortened to ``width`` characters.
-        width: Length reasoning is shortened to when not verbose.
-        limit: Show at most this many cases, failing first, and say how many were
-            left out (a table of thousands of rows helps nobody); None shows all in
-            suite order.
+        console: Where to print (``Console(record=True)`` to capture it); its width picks the layout.
+        verbose: List every passing case with its reasoning, and show reasoning in full.
+        width: No longer used: reasons wrap to the console's width instead of being cut (kept so
+            existing calls work).
+        limit: Show at most this many cases in blocks and rows, failing first, and say how many
+            were left out (a list of thousands of rows helps nobody); None shows all.
     """
-    table = Table(
-        title=f"jurybox · {escape(fmt.visible(report.suite))} · run {escape(fmt.visible(report.run_id))}",
-        title_justify="left",
-        expand=False,
+    console.print(
+        Text(f"jurybox · {terminal_safe(report.suite)} · run {terminal_safe(report.run_id)}", style="bold"),
+        soft_wrap=False,
     )
-    table.add_column("case", overflow="fold")
-    table.add_column("verdict", no_wrap=True)
-    table.add_column("score", justify="right", no_wrap=True)
-    table.add_column("reasoning", overflow="fold", ratio=1)
-    table.add_column("tier", overflow="fold")
-    shown = report.cases if limit is None else report.failing_first()[: max(limit, 0)]
-    for case in shown:
-        _case_rows(table, case, verbose, width)
-    console.print(table)
-    hidden = len(report.cases) - len(shown)
-    if hidden:
-        not_passed = report.totals.not_passed - sum(1 for case in shown if not case.ok)
+    ordered = report.failing_first()
+    # A slice of a streamed report rebuilds only those cases from the store.
+    head = ordered if limit is None else ordered[: max(limit, 0)]
+    passing: list[CaseSummary] = []
+    shown_not_passed = shown_passed = 0
+    for case in head:
+        if case.ok and not case.degraded:
+            passing.append(case)
+            continue
+        # A degraded pass is shown whole: a fallback policy decided it, which a person should read.
+        console.print(failure_block(case) if not case.ok else case_line(case))
+        shown_not_passed += not case.ok
+        shown_passed += case.ok
+    unlisted = report.totals.passed - shown_passed  # passing cases not drawn as a block above
+    hidden_passed = 0
+    if verbose:
+        _print_passing(console, passing)
+        hidden_passed = unlisted - len(passing)
+    elif unlisted:
+        console.print(_passing_line(unlisted, passing))
+    hidden_not_passed = report.totals.not_passed - shown_not_passed
+    if hidden_not_passed + hidden_passed:
         console.print(
             Text(
-                f"… {hidden} more case(s) not shown ({not_passed} of them not passed); see the JSON or HTML report",
+                f"… {hidden_not_passed + hidden_passed} more case(s) not shown ({hidden_not_passed} of them not "
+                "passed); see the JSON or HTML report",
                 style="dim",
             )
         )
     console.print(_totals_line(report))
+    endpoints = _endpoint_line(report)
+    if endpoints is not None:
+        console.print(endpoints)
     rates = _tier_line(report)
     if rates is not None:
         console.print(rates)
@@ -78,50 +106,24 @@ def render_console(
         console.print(Panel(Group(*notices), title="notes", title_align="left", border_style="yellow", expand=False))
 
 
-def verdict_text(case: CaseSummary) -> Text:
-    """The verdict cell: the status, plus a visible flag when a fallback policy produced it."""
-    text = Text(f" {case.status.value.upper()} ", style=STATUS_STYLES[case.status])
-    if case.degraded:
-        text.append(" degraded", style=f"bold {DEGRADED_STYLE}")
-    return text
+def _print_passing(console: Console, cases: list[CaseSummary]) -> None:
+    if console.width >= WIDE:
+        console.print(case_table(cases))
+        return
+    for case in cases:
+        console.print(case_line(case))
 
 
-def _case_rows(table: Table, case: CaseSummary, verbose: bool, width: int) -> None:
-    record = case.record
-    reason = fmt.visible(case.reason) if verbose else fmt.shorten(case.reason, width)
-    reasoning = Text(reason, style="red" if record.status is Status.ERROR else "")
-    tier = Text(fmt.visible(case.tier or "—"))
-    for skipped, why in case.skipped.items():
-        label = "not needed" if why.startswith("not needed") else "skipped"
-        tier.append(f"\n{label}: {fmt.visible(skipped)}", style=SKIPPED_STYLE)
-    name = Text(fmt.visible(record.case), style="bold")
-    if record.tags:
-        name.append("\n" + fmt.visible(" ".join(f"#{t}" for t in record.tags)), style="dim")
-    table.add_row(name, verdict_text(case), fmt.score(case.score), reasoning, tier)
-    for round_ in record.rounds:
-        if own_verdict(record, round_):
-            _round_row(table, round_, verbose, width)
-        for question, reply in round_.follow_ups:
-            exchange = Text("asked: ", style="dim italic")
-            exchange.append(fmt.visible(question) if verbose else fmt.shorten(question, width), style="italic")
-            exchange.append("\nreplied: ", style="dim italic")
-            exchange.append(fmt.visible(reply) if verbose else fmt.shorten(reply, width), style="italic")
-            table.add_row(Text("    ↳ follow-up", style="dim italic"), "", "", exchange, "")
-
-
-def _round_row(table: Table, round_: RoundRecord, verbose: bool, width: int) -> None:
-    judgment = round_.judgment
-    why = explain(judgment)
-    verdict = Text(f" {judgment.status.value.upper()} ", style=STATUS_STYLES[judgment.status])
-    if judgment.degraded:
-        verdict.append(" degraded", style=DEGRADED_STYLE)
-    table.add_row(
-        Text(f"  round {round_.index + 1}: {fmt.shorten(round_.prompt, 60)}", style="dim"),
-        verdict,
-        fmt.score(judgment.value),
-        Text(fmt.visible(why) if verbose else fmt.shorten(why, width), style="dim"),
-        Text(fmt.visible(judgment.decided_by or "—"), style="dim"),
-    )
+def _passing_line(count: int, named: list[CaseSummary]) -> Text:
+    """`` PASS  N case(s): a, b, … and K more (-v lists each)``: names wrap between words, never inside one."""
+    line = Text(f" {Status.PASS.value.upper()} ", style=STATUS_STYLES[Status.PASS])
+    names = [terminal_safe(case.name) for case in named[:PASSED_NAMES]]
+    line.append(f" {count} case(s)" + (": " + ", ".join(names) if names else ""))
+    more = count - len(names)
+    if names and more > 0:
+        line.append(f" and {more} more")
+    line.append(" (-v lists each with its reasoning)", style="dim")
+    return line
 
 
 def _totals_line(report: RunReport) -> Text:
@@ -167,6 +169,22 @@ def _faults(totals: Totals, who: str) -> str:
     return f" ({counts.get('attempts', 0)} attempts, {retries} retries, {failures} failed)"
 
 
+def _endpoint_line(report: RunReport) -> Text | None:
+    """``judge endpoints: URL N calls (E errors) · ...`` for a judge fleet; None without one."""
+    endpoints = report.totals.judge_endpoints
+    if not endpoints:
+        return None
+    line = Text("judge endpoints: ", style="dim")
+    for index, (url, counts) in enumerate(sorted(endpoints.items())):
+        if index:
+            line.append(" · ", style="dim")
+        errors = counts.get("errors", 0)
+        line.append(f"{fmt.visible(url)} {counts.get('calls', 0)} calls")
+        if errors:
+            line.append(f" ({errors} errors)", style="yellow")
+    return line
+
+
 def _tier_line(report: RunReport) -> Text | None:
     tiers = report.totals.tiers
     if not tiers:
@@ -176,6 +194,8 @@ def _tier_line(report: RunReport) -> Text | None:
         if index:
             line.append(" · ", style="dim")
         line.append(f"{fmt.visible(tier.tier)} {fmt.rate(tier.rate)} ({tier.passed}/{tier.ran})")
+        if tier.target is not None:  # seed 003's targets: deterministic 95%, llm_operations 80%, llm_judge 70%
+            line.append(f" target {fmt.target(tier.target, tier.target_met)}", style="dim")
     return line
 
 

@@ -53,6 +53,13 @@ def rate(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
 
 
+def target(value: float | None, met: bool | None) -> str:
+    """A tier's target pass rate and whether it was reached: ``95% met``, ``80% missed``, or ``-``."""
+    if value is None:
+        return "-"
+    return f"{value:.0%}" + ("" if met is None else " met" if met else " missed")
+
+
 def tokens(totals: Totals) -> str:
     """Known token total, saying how many cases did not report theirs."""
     if totals.tokens is None:

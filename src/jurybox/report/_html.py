@@ -209,13 +209,23 @@ def _totals(report: RunReport) -> list[str]:
         for label, value, note in cards
     ]
     lines.append("</div>")
+    if totals.judge_endpoints:
+        lines.append("<h2>Judge endpoints</h2><table><thead><tr><th>endpoint</th><th>calls</th><th>errors</th>")
+        lines.append("</tr></thead><tbody>")
+        lines += [
+            f'<tr><td>{e(url)}</td><td class="num">{counts.get("calls", 0)}</td>'
+            f'<td class="num">{counts.get("errors", 0)}</td></tr>'
+            for url, counts in sorted(totals.judge_endpoints.items())
+        ]
+        lines.append("</tbody></table>")
     if totals.tiers:
         lines += [
-            "<h2>Tiers</h2><table><thead><tr><th>tier</th><th>pass rate</th><th>passed</th><th>ran</th>"
-            "<th>decided</th></tr></thead><tbody>"
+            "<h2>Tiers</h2><table><thead><tr><th>tier</th><th>pass rate</th><th>target</th><th>passed</th>"
+            "<th>ran</th><th>decided</th></tr></thead><tbody>"
         ]
         lines += [
-            f'<tr><td>{e(t.tier)}</td><td class="num">{e(fmt.rate(t.rate))}</td><td class="num">{t.passed}</td>'
+            f'<tr><td>{e(t.tier)}</td><td class="num">{e(fmt.rate(t.rate))}</td>'
+            f'<td class="num">{e(fmt.target(t.target, t.target_met))}</td><td class="num">{t.passed}</td>'
             f'<td class="num">{t.ran}</td><td class="num">{t.decided}</td></tr>'
             for t in totals.tiers.values()
         ]
@@ -273,6 +283,8 @@ def _case(case: CaseSummary) -> str:
     }
     if record.started_at:
         facts["started"] = fmt.when(record.started_at)
+    if record.lessons:  # stored lessons the agent and opted-in judges were handed
+        facts["lessons seen"] = ", ".join(f"#{lesson}" for lesson in record.lessons)
     body = ['<div class="body">', _kv(facts)]
     if record.error:
         body.append(f'<p><strong class="no">error:</strong></p><pre>{e(record.error)}</pre>')

@@ -11,7 +11,8 @@ Layout (``schema_version`` 1; a reader refuses a newer version rather than half-
                 "tiers": {tier: {"ran", "passed", "decided", "rate"}},
                 "skipped_tiers": {tier: {"reason", "cases"}},
                 "calls": {"agent": {"attempts", "retries", "failures"},
-                          "judge": {"calls", "attempts", "retries", "failures"}}},
+                          "judge": {"calls", "attempts", "retries", "failures"},
+                          "judge@<endpoint URL>": {"calls", "errors"}  (a judge fleet, per endpoint)}},
      "calibrations": [{"judge", "key", "status", "passed", "decided", "observed", "corrected", "low",
                        "high", "tpr", "tnr", "calibration_id", "calibrated_at", "dataset", "text"}],
      "cases": [{"case", "status", "score", "reason", "tier", "degraded", "skipped",
@@ -294,7 +295,14 @@ def _totals(totals: Totals) -> dict[str, Any]:
         "degraded_judgments": totals.degraded_judgments,
         "degraded_cases": totals.degraded_cases,
         "tiers": {
-            name: {"ran": t.ran, "passed": t.passed, "decided": t.decided, "rate": t.rate}
+            name: {
+                "ran": t.ran,
+                "passed": t.passed,
+                "decided": t.decided,
+                "rate": t.rate,
+                "target": t.target,
+                "target_met": t.target_met,
+            }
             for name, t in totals.tiers.items()
         },
         "skipped_tiers": {name: {"reason": s.reason, "cases": s.cases} for name, s in totals.skipped_tiers.items()},

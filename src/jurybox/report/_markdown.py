@@ -119,9 +119,14 @@ def _head(report: RunReport) -> list[str]:
         "",
     ]
     if totals.tiers:
-        lines += ["| tier | pass rate | passed | ran | decided |", "| --- | ---: | ---: | ---: | ---: |"]
         lines += [
-            f"| {md(t.tier)} | {fmt.rate(t.rate)} | {t.passed} | {t.ran} | {t.decided} |" for t in totals.tiers.values()
+            "| tier | pass rate | target | passed | ran | decided |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        lines += [
+            f"| {md(t.tier)} | {fmt.rate(t.rate)} | {fmt.target(t.target, t.target_met)} "
+            f"| {t.passed} | {t.ran} | {t.decided} |"
+            for t in totals.tiers.values()
         ]
         lines.append("")
     if report.calibrations:

@@ -15,11 +15,11 @@ from datetime import datetime
 from functools import cached_property
 from types import MappingProxyType
 
-from jurybox.core import RUN_STATUSES, SKIPPED_TIERS_KEY, CaseRecord, RunStatus, Status
+from jurybox.core import RUN_STATUSES, SKIPPED_TIERS_KEY, TIERS, CaseRecord, RunStatus, Status
 from jurybox.report._calibrations import CalibratedJudge
 from jurybox.report._case import CaseSummary, summarize_case, tier_verdicts
 from jurybox.report._streamed import RankedSummaries, StreamedSummaries, attention_rank
-from jurybox.store import StoredRecords
+from jurybox.store import DEFAULT_TARGETS, StoredRecords
 
 _STATUS_ORDER = (Status.PASS, Status.FAIL, Status.ERROR, Status.ABSTAIN)
 
@@ -60,6 +60,21 @@ class TierRate:
         """``passed / ran``, or None when the tier never ran (never a made-up 0)."""
         return self.passed / self.ran if self.ran else None
 
+    @property
+    def target(self) -> float | None:
+        """The pass rate this tier should reach (seed 003: deterministic 95%, llm_operations 80%, llm_judge 70%)."""
+        return DEFAULT_TARGETS.get(self.tier)
+
+    @property
+    def target_met(self) -> bool | None:
+        """Whether the rate reaches the target; None when the tier has no target or never ran."""
+        rate, target = self.rate, self.target
+        return None if rate is None or target is None else rate >= target - 1e-9
+
+
+#: How a case's ``metadata["calls"]`` names a judge fleet's endpoint (``judge@http://host:8000/v1``).
+ENDPOINT_PREFIX = "judge@"
+
 
 @dataclass(frozen=True)
 class Totals:
@@ -83,6 +98,7 @@ class Totals:
         calls: Agent and judge calls under faults: ``{"agent": {"attempts", "retries", "failures"},
             "judge": {"calls", "attempts", "retries", "failures"}}`` summed over the cases that
             recorded them (``metadata["calls"]``); ``judge_calls`` counts calls, these count requests.
+            A judge fleet adds ``"judge@<endpoint URL>": {"calls", "errors"}`` per endpoint.
     """
 
     cases: int
@@ -104,6 +120,13 @@ class Totals:
     @property
     def passed(self) -> int:
         return self.by_status[Status.PASS]
+
+    @property
+    def judge_endpoints(self) -> dict[str, Mapping[str, int]]:
+        """A judge fleet's requests per endpoint URL (``calls`` answered, ``errors``); empty without a fleet."""
+        return {
+            who[len(ENDPOINT_PREFIX) :]: counts for who, counts in self.calls.items() if who.startswith(ENDPOINT_PREFIX)
+        }
 
     @property
     def failed(self) -> int:
@@ -365,7 +388,8 @@ class _Tally:
             judge_calls=self.judge_calls,
             duration=duration,
             case_time=self.case_time,
-            tiers=MappingProxyType({tier: TierRate(tier, *counts) for tier, counts in tiers.items()}),
+            # In run order (deterministic, similarity, llm_operations, llm_judge), as seed 003 lays them out.
+            tiers=MappingProxyType({tier: TierRate(tier, *tiers[tier]) for tier in sorted(tiers, key=_tier_position)}),
             degraded_judgments=self.degraded_judgments,
             degraded_cases=self.degraded_cases,
             skipped_tiers=MappingProxyType(
@@ -373,3 +397,8 @@ class _Tally:
             ),
             calls=MappingProxyType({who: MappingProxyType(counts) for who, counts in self.calls.items()}),
         )
+
+
+def _tier_position(tier: str) -> int:
+    """Known tiers in the order they run; a tier of a user's own cascade after them."""
+    return TIERS.index(tier) if tier in TIERS else len(TIERS)

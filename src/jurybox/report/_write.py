@@ -64,6 +64,7 @@ def write_reports(
     *,
     console: Console | None = None,
     console_rows: int | None = None,
+    console_verbose: bool = False,
 ) -> dict[str, Path | None]:
     """Produce every requested format; see the module docstring for the naming rule.
 
@@ -73,7 +74,8 @@ def write_reports(
         output: ``"-"``, a file or a directory; required when a file format is asked for.
         console: Where ``console`` prints (default: standard output).
         console_rows: Show at most this many cases in the console table, failing first
-            (None: every case, in suite order).
+            (None: every case).
+        console_verbose: List every passing case in the console with its reasoning (``jurybox run -v``).
 
     Returns:
         Format -> the file written (None for ``console`` and for standard output).
@@ -108,7 +110,7 @@ def write_reports(
     finally:  # the table is printed even when that file could not be written
         if "console" in wanted:
             limit = console_rows if console_rows is not None and console_rows < len(report.cases) else None
-            render_console(report, console or Console(), limit=limit)
+            render_console(report, console or Console(), limit=limit, verbose=console_verbose)
             written["console"] = None
     for fmt in file_formats:
         if fmt not in first:

@@ -8,6 +8,7 @@ run can be resumed. Baselines, regressions and lessons are computed from it.
 from jurybox.core import CaseRecord, RoundRecord
 from jurybox.store._authoring import AuthoringRepository, CaseEdit, CaseVersion, EditConflictError
 from jurybox.store._baselines import (
+    BASELINE_POLICIES,
     DEFAULT_TARGETS,
     DEFAULT_THRESHOLDS,
     MetricCheck,
@@ -53,6 +54,7 @@ from jurybox.store._store import Store, open_store
 from jurybox.store._suitefile import SuiteFileError, export_suite_file, import_suite_file, read_suite_file
 
 __all__ = [
+    "BASELINE_POLICIES",
     "CASE_SORTS",
     "COMPARE_KINDS",
     "DEFAULT_TARGETS",

@@ -25,7 +25,7 @@ from jurybox.store._engine import StoreError
 from jurybox.store._models import as_utc
 from jurybox.store._repository import Repository
 from jurybox.store._schema import case_edits_table, cases_table, suites_table
-from jurybox.store._serialize import hashed_definition
+from jurybox.store._serialize import db_jsonable, hashed_definition
 
 EditAction = Literal["create", "edit", "duplicate", "retire", "revert", "import"]
 
@@ -166,6 +166,13 @@ class AuthoringRepository(Repository):
             version = _make_current(connection, key, case, old.definition, current)
             _log(connection, key, case, version, "revert", author)
             return version
+
+    def set_agent(self, suite: str, agent: Mapping[str, Any]) -> None:
+        """Make ``agent`` the suite's ``agent:`` (an admin's change: the agent runs where the suite runs)."""
+        with self._write() as connection:
+            key = _locked_suite(connection, suite, self.url)
+            values = {"agent": db_jsonable(dict(agent)), "updated_at": now()}
+            connection.execute(update(suites_table).where(suites_table.c.id == key).values(**values))
 
     def case_history(self, suite: str, case: str) -> list[CaseEdit]:
         """Every change to ``case``, newest first, each with the definition it made current."""

@@ -2,11 +2,13 @@
 
 For every metric of a run (``overall``: the case pass rate; and one pass rate
 per cascade tier) the baseline is the mean of that metric over the last
-``window`` completed runs of the suite, not counting the run being judged.
+``window`` earlier runs of the suite the baseline policy admits (by default
+completed runs that met every target: a broken run never becomes the bar).
 The drop is *relative*: ``(baseline - current) / baseline``, so a fall from
 90% to 76.5% is a 15% drop. A drop at or above the metric's threshold is a
 regression; while fewer than ``window`` earlier runs have the metric the suite
-is warming up and a drop is only a warning.
+is warming up: a drop is only a warning, and the metric's target gates instead
+(there is no baseline yet to hold it to).
 """
 
 from __future__ import annotations
@@ -15,13 +17,24 @@ import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 if TYPE_CHECKING:
     from jurybox.store._models import Rate, RunInfo
     from jurybox.store._store import Store
 
 CheckState = Literal["ok", "regression", "warmup", "warning"]
+
+BaselinePolicy = Literal["passing", "completed", "all"]
+BASELINE_POLICIES: tuple[BaselinePolicy, ...] = ("passing", "completed", "all")
+"""Which earlier runs may enter a baseline: ``passing`` (default) completed runs that met every target;
+``completed`` every completed run; ``all`` every finished run, interrupted and failed ones too."""
+
+BASELINE_LOOKBACK = 10
+"""Earlier runs examined for a baseline, as a multiple of ``window``: under ``passing`` a long broken
+streak leaves the suite warming up rather than reading its whole history on every check."""
+
+_FINISHED = ("completed", "interrupted", "failed")
 
 DEFAULT_THRESHOLDS: Mapping[str, float] = MappingProxyType({"deterministic": 0.10, "llm_*": 0.20, "*": 0.15})
 """Relative drop that counts as a regression, by metric name or glob; ``*`` covers the rest (incl. overall)."""
@@ -52,14 +65,21 @@ class RegressionPolicy:
         window: How many earlier completed runs make the baseline (rolling mean).
         thresholds: Relative drop (0..1) that is a regression, by metric name
             or glob; the most specific match wins, ``*`` is the fallback.
-        targets: Pass rate (0..1) each metric should reach, by name or glob.
+        targets: Pass rate (0..1) each metric should reach, by name or glob. During
+            warm-up a missed target fails the gate.
+        baseline: Which earlier runs may enter the baseline: ``passing`` (completed and
+            meeting every target), ``completed`` or ``all`` (see ``BASELINE_POLICIES``).
     """
 
     window: int = 5
     thresholds: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
     targets: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_TARGETS))
+    baseline: BaselinePolicy = "passing"
 
     def __post_init__(self) -> None:
+        if self.baseline not in BASELINE_POLICIES:
+            valid = ", ".join(BASELINE_POLICIES)
+            raise ValueError(f"baseline policy must be one of {valid}, got {self.baseline!r}")
         if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 1:
             raise ValueError(f"baseline window must be a whole number of runs >= 1, got {self.window!r}")
         for name, table, low_open in (("threshold", self.thresholds, True), ("target", self.targets, False)):
@@ -79,18 +99,36 @@ class RegressionPolicy:
         """The target pass rate of ``metric``, or None when it has none."""
         return _lookup(self.targets, metric)
 
+    def meets_targets(self, metrics: Mapping[str, Rate]) -> bool:
+        """Whether every metric with a target reaches it."""
+        for name, rate in metrics.items():
+            target = self.target_for(name)
+            if target is not None and rate.value + _EPSILON < target:
+                return False
+        return True
+
+    def admits(self, status: str, metrics: Mapping[str, Rate]) -> bool:
+        """Whether an earlier run that ended with ``status`` and ``metrics`` may enter a baseline."""
+        if self.baseline == "all":
+            return status in _FINISHED
+        if status != "completed":
+            return False
+        return self.baseline == "completed" or self.meets_targets(metrics)
+
     def with_overrides(
         self,
         *,
         window: int | None = None,
         thresholds: Mapping[str, float] | None = None,
         targets: Mapping[str, float] | None = None,
+        baseline: str | None = None,
     ) -> RegressionPolicy:
-        """A copy with some thresholds, targets or the window replaced (others kept)."""
+        """A copy with some thresholds, targets, the window or the baseline policy replaced (others kept)."""
         return RegressionPolicy(
             window=self.window if window is None else window,
             thresholds={**self.thresholds, **(thresholds or {})},
             targets={**self.targets, **(targets or {})},
+            baseline=self.baseline if baseline is None else cast(BaselinePolicy, baseline),  # checked on creation
         )
 
 
@@ -144,9 +182,14 @@ class RunCheck:
         return [m for m in self.metrics if m.target_met is False]
 
     @property
+    def warmup_targets_missed(self) -> list[MetricCheck]:
+        """Metrics still warming up that miss their target: with no baseline to hold them to, these fail."""
+        return [m for m in self.targets_missed if m.state in ("warmup", "warning")]
+
+    @property
     def ok(self) -> bool:
-        """True when no metric regressed."""
-        return not self.regressions
+        """True when no metric regressed and none missed its target while warming up."""
+        return not self.regressions and not self.warmup_targets_missed
 
 
 def relative_drop(baseline: float, current: float) -> float:
@@ -171,14 +214,21 @@ def check_metric(metric: str, current: Rate, history: list[float], policy: Regre
 
 
 def check_run(store: Store, run_id: str, policy: RegressionPolicy, *, record_lessons: bool = True) -> RunCheck:
-    """Check every metric of a run against the suite's last ``window`` completed runs before it.
+    """Check every metric of a run against the last ``window`` earlier runs its baseline policy admits.
 
     With ``record_lessons`` each regression is written as a lesson (once per
     run and metric, so checking again adds nothing).
     """
     run = store.get_run(run_id)
     current = store.run_metrics(run_id)
-    earlier = [store.run_metrics(past.id) for past in store.completed_runs_before(run, policy.window)]
+    statuses = _FINISHED if policy.baseline == "all" else ("completed",)
+    earlier: list[dict[str, Rate]] = []
+    for past in store.completed_runs_before(run, policy.window * BASELINE_LOOKBACK, statuses=statuses):
+        metrics = store.run_metrics(past.id)
+        if policy.admits(past.status, metrics):
+            earlier.append(metrics)
+            if len(earlier) == policy.window:
+                break
     checks = tuple(
         check_metric(name, rate, [m[name].value for m in earlier if name in m], policy)
         for name, rate in current.items()

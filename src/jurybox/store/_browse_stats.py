@@ -14,7 +14,7 @@ from sqlalchemy import Text, case, cast, func, select
 from sqlalchemy.engine import Connection, Engine
 
 from jurybox.core import Status
-from jurybox.store._baselines import MetricCheck, RegressionPolicy, check_metric
+from jurybox.store._baselines import BASELINE_LOOKBACK, MetricCheck, RegressionPolicy, check_metric
 from jurybox.store._browse_cache import LruCache, final_key, is_final
 from jurybox.store._browse_models import JudgeStats, RunStats, TierStats, tag_list
 from jurybox.store._browse_runs import runs_before
@@ -63,8 +63,16 @@ class StatsBrowser(Repository):
         """The gate's verdict on ``run`` (``MetricCheck`` per metric), as ``jurybox gate`` computes it."""
         current = self.run_stats(run).metrics
         with self._read() as connection:
-            earlier = runs_before(connection, run, completed=True, limit=policy.window)
-        return check_metrics(current, [self.run_stats(past).metrics for past in earlier], policy)
+            candidates = runs_before(
+                connection, run, completed=policy.baseline != "all", limit=policy.window * BASELINE_LOOKBACK
+            )
+        self.warm(candidates)
+        admitted = [
+            metrics
+            for metrics, past in ((self.run_stats(past).metrics, past) for past in candidates)
+            if policy.admits(past.status, metrics)
+        ]
+        return check_metrics(current, admitted[: policy.window], policy)
 
     def _batch_stats(self, run_ids: list[str]) -> dict[str, RunStats]:
         """The stats of several runs: one query per aggregate, grouped by run."""

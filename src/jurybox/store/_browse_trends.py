@@ -31,7 +31,8 @@ class TrendBrowser(Repository):
         """The suite's last ``limit`` runs, oldest first, each with its stats, baselines and gate states.
 
         A point's baseline and state are computed as ``jurybox gate`` would for
-        that run: the mean over the ``window`` completed runs before it.
+        that run: the mean over the ``window`` runs before it that the policy admits
+        (among the runs read here).
         """
         limit = max(1, min(limit, MAX_TREND_RUNS))
         with self._read() as connection:
@@ -50,7 +51,7 @@ class TrendBrowser(Repository):
                 states: dict[str, str] = {c.metric: c.state for c in checks}
                 thresholds = {c.metric: c.threshold for c in checks}
                 points.append(TrendPoint(run, stats, baselines, states, thresholds))
-            if run.status == "completed":
+            if policy.admits(run.status, stats.metrics):
                 history.append(stats.metrics)
         return points
 

@@ -197,6 +197,13 @@ def log_case_edit(connection: Connection, suite: int, case: str, version: int | 
     connection.execute(update(suites_table).where(suites_table.c.id == suite).values(updated_at=now()))
 
 
+SETTINGS_ORDER = (
+    "description", "judge_model", "judge_timeout", "judge_retries", "database", "concurrency",
+    "seeds", "seed_schema", "plugins", "metadata",
+)  # fmt: skip
+"""Where an exported suite file puts its top-level keys (after ``name``; ``agent``, ``defaults``, ``cases`` last)."""
+
+
 class SuiteRepository(Repository):
     """The ``suites`` and ``cases`` tables: each suite's settings and its current case definitions."""
 
@@ -212,10 +219,12 @@ class SuiteRepository(Repository):
         *,
         agent: Mapping[str, Any] | None = None,
         defaults: Mapping[str, Any] | None = None,
+        settings: Mapping[str, Any] | None = None,
         author: str = "jurybox store import",
     ) -> dict[str, int]:
         """Make ``cases`` the suite's current cases (new versions for edited ones, others retired).
 
+        ``settings`` are the suite file's other top-level keys (``database``, ``seeds``...).
         Each change is in the case's history under ``author``.
 
         Returns counts: ``added`` (new names), ``changed`` (new version of a
@@ -240,6 +249,7 @@ class SuiteRepository(Repository):
                 .values(
                     agent=db_jsonable(agent) if agent is not None else None,
                     defaults=db_jsonable(defaults) if defaults is not None else None,
+                    settings=db_jsonable(settings) if settings else None,
                     updated_at=now(),
                 )
             )
@@ -253,7 +263,7 @@ class SuiteRepository(Repository):
         }
 
     def export_suite(self, name: str) -> dict[str, Any]:
-        """The suite's current cases in the suite-file shape ``{name, agent, defaults, cases}``.
+        """The suite's current cases in the suite-file shape ``{name, <settings>, agent, defaults, cases}``.
 
         Raises:
             StoreError: no such suite.
@@ -264,6 +274,11 @@ class SuiteRepository(Repository):
                 raise StoreError(f"no suite {name!r} in store {self.url}")
             cases = current_cases(connection, row.id)
         data: dict[str, Any] = {"name": name}
+        settings = dict(row.settings or {})
+        # A fixed order, whatever the database kept (JSONB reorders keys): an export is reproducible.
+        for key in [*SETTINGS_ORDER, *sorted(k for k in settings if k not in SETTINGS_ORDER)]:
+            if key in settings:
+                data[key] = settings[key]
         if row.agent is not None:
             data["agent"] = row.agent
         if row.defaults is not None:

@@ -93,7 +93,12 @@ class CaseOutcome:
 
 @dataclass(frozen=True)
 class Lesson:
-    """What a regression taught: which metric dropped, how far, and the failing cases."""
+    """What a regression taught (which metric dropped, how far, the failing cases), or what a person wrote.
+
+    A lesson a person added (``origin="manual"``) has no run (``run_id`` is ``""``), metric
+    ``"manual"`` and zero figures. ``case`` and ``judge`` narrow what it is about; a retired
+    lesson is kept with ``retired_at`` and is no longer handed to runs.
+    """
 
     id: int
     suite: str
@@ -106,3 +111,14 @@ class Lesson:
     failing: list[dict[str, Any]] = field(default_factory=list)
     text: str = ""
     created_at: datetime | None = None
+    case: str | None = None
+    judge: str | None = None
+    origin: str = "regression"
+    retired_at: datetime | None = None
+    retired_reason: str | None = None
+
+    @property
+    def failing_cases(self) -> set[str]:
+        """Names of the cases the lesson lists as not passing (a round's ``" (round N)"`` suffix dropped)."""
+        names = (str(item.get("case", "")) for item in self.failing if isinstance(item, dict))
+        return {name.split(" (round ", 1)[0] for name in names if name}

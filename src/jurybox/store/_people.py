@@ -180,9 +180,7 @@ class UserRepository(Repository):
 
     def log_out(self, session_id: str) -> None:
         with self._write() as connection:
-            connection.execute(
-                delete(web_sessions_table).where(web_sessions_table.c.id_hash == token_hash(session_id))
-            )
+            connection.execute(delete(web_sessions_table).where(web_sessions_table.c.id_hash == token_hash(session_id)))
 
     def audit(self, actor: str, action: str, target: str, detail: Mapping[str, Any] | None = None) -> None:
         """Record one write (the dashboard calls this in the same request as the write)."""

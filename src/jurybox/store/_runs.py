@@ -192,11 +192,11 @@ class RunRepository(Repository):
             conditions.append(runs_table.c.status == status)
         return self._select(*conditions, limit=limit)
 
-    def completed_runs_before(self, run: RunInfo, limit: int) -> list[RunInfo]:
-        """Up to ``limit`` completed runs of ``run``'s suite that started before it, newest first."""
+    def runs_before(self, run: RunInfo, limit: int, *, statuses: Sequence[str]) -> list[RunInfo]:
+        """Up to ``limit`` runs of ``run``'s suite that started before it and ended with one of ``statuses``."""
         return self._select(
             suites_table.c.name == run.suite,
-            runs_table.c.status == "completed",
+            runs_table.c.status.in_(list(statuses)),
             runs_table.c.id != run.id,
             started_before(run),
             limit=limit,

@@ -50,8 +50,13 @@ suites_table = Table(
     Column("defaults", JsonType, nullable=True),
     _when("created_at"),
     _when("updated_at"),
+    Column("settings", JsonType, nullable=True),
 )
-"""A suite: a named set of cases and the agent they run against."""
+"""A suite: a named set of cases and the agent they run against.
+
+``settings`` holds the suite file's other top-level keys (``database``, ``judge_model``,
+``seeds``, ``concurrency``, ``description``...), so a stored suite runs as its file would.
+"""
 
 cases_table = Table(
     "cases",
@@ -195,7 +200,8 @@ lessons_table = Table(
     metadata,
     Column("id", Integer, primary_key=True),
     Column("suite_id", Integer, ForeignKey("suites.id", ondelete="CASCADE"), nullable=False),
-    Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    # None for a lesson a person added (``jurybox lessons add``).
+    Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), nullable=True),
     Column("metric", String(255), nullable=False),
     Column("baseline", Float, nullable=False),
     Column("current", Float, nullable=False),
@@ -204,10 +210,17 @@ lessons_table = Table(
     Column("failing", JsonType, nullable=False),
     Column("text", Text, nullable=False),
     _when("created_at"),
+    Column("case_name", String(512), nullable=True),  # the case the lesson is about, if one
+    Column("judge", String(255), nullable=True),  # the judge (its key, e.g. round2.criteria) or tier, if one
+    Column("origin", String(16), nullable=False, server_default="regression"),  # regression | manual
+    _when("retired_at", nullable=True),
+    Column("retired_reason", Text, nullable=True),
     UniqueConstraint("run_id", "metric", name="uq_lessons_run_metric"),
     Index("ix_lessons_suite_created", "suite_id", "created_at"),
 )
-"""What a regression taught: written once per (run, metric) when a gate finds a drop."""
+"""What a regression taught (written once per (run, metric) when a gate finds a drop), or what a person wrote.
+
+A retired lesson is kept (``retired_at``) and no longer handed to runs."""
 
 calibrations_table = Table(
     "calibrations",

@@ -7,14 +7,14 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from jurybox.core import CaseRecord
+from jurybox.core import CaseRecord, LessonNote
 from jurybox.store._authoring import AuthoringRepository
 from jurybox.store._baselines import RegressionPolicy, RunCheck, check_run
 from jurybox.store._calibrations import CalibrationRepository, JsonMap, StoredCalibration
 from jurybox.store._cases import SuiteRepository
 from jurybox.store._engine import create_store_engine, describe, migrate, resolve_url
 from jurybox.store._lazy import StoredRecords
-from jurybox.store._lessons import LessonRepository
+from jurybox.store._lessons import LESSON_POOL, LessonRepository, lessons_for_cases
 from jurybox.store._metrics import FAILING_LIMIT, MetricRepository
 from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
 from jurybox.store._people import UserRepository
@@ -24,6 +24,8 @@ from jurybox.store._runs import RunRepository, RunStatus
 
 STREAM_BATCH = 100
 """Results read per batch when a run's records are streamed back."""
+
+_DONE = ("completed",)  # the runs a baseline averages by default
 
 
 class Store:
@@ -52,6 +54,8 @@ class Store:
         self._suites = SuiteRepository(engine)
         self._metrics = MetricRepository(engine)
         self._lessons = LessonRepository(engine)
+        self.lesson_book = self._lessons
+        """Lessons people add and retire (``add_manual_lesson``, ``retire_lesson``); see ``lessons``."""
         self._calibrations = CalibrationRepository(engine)
         self.users = UserRepository(engine)
         """Dashboard users, their logins and the audit log."""
@@ -199,9 +203,9 @@ class Store:
         """Runs, newest first, optionally of one suite and one status."""
         return self._runs.runs(suite, status=status, limit=limit)
 
-    def completed_runs_before(self, run: RunInfo, limit: int) -> list[RunInfo]:
-        """Up to ``limit`` completed runs of ``run``'s suite that started before it, newest first."""
-        return self._runs.completed_runs_before(run, limit)
+    def completed_runs_before(self, run: RunInfo, limit: int, *, statuses: Sequence[str] = _DONE) -> list[RunInfo]:
+        """Up to ``limit`` runs of ``run``'s suite that started before it and ended as ``statuses``, newest first."""
+        return self._runs.runs_before(run, limit, statuses=statuses)
 
     def suites(self) -> list[str]:
         """Names of every suite in the store."""
@@ -262,33 +266,25 @@ class Store:
         """Cases that did not pass ``metric`` (``overall`` or a tier) with their reasons, and how many in all."""
         return self._metrics.failing_cases(run_id, metric, limit=limit)
 
-    def add_lesson(
-        self,
-        run_id: str,
-        *,
-        metric: str,
-        baseline: float,
-        current: float,
-        drop: float,
-        threshold: float,
-        failing: list[dict[str, Any]],
-        text: str,
-    ) -> bool:
-        """Store a lesson; False when the run already has one for this metric."""
-        return self._lessons.add_lesson(
-            run_id,
-            metric=metric,
-            baseline=baseline,
-            current=current,
-            drop=drop,
-            threshold=threshold,
-            failing=failing,
-            text=text,
-        )
+    def add_lesson(self, run_id: str, **lesson: Any) -> bool:
+        """Store a regression's lesson (``LessonRepository.add_lesson``); False when the run has one for its metric."""
+        return self._lessons.add_lesson(run_id, **lesson)
 
-    def lessons(self, suite: str | None = None, *, topic: str | None = None, limit: int | None = 20) -> list[Lesson]:
-        """Lessons, newest first; ``topic`` matches a metric (tier) name or any word of the lesson text."""
-        return self._lessons.lessons(suite, topic=topic, limit=limit)
+    def lessons(
+        self, suite: str | None = None, *, topic: str | None = None, limit: int | None = 20, **kinds: bool
+    ) -> list[Lesson]:
+        """Active regression lessons, newest first (``manual=True``: people's too; ``retired=True``: retired too).
+
+        ``topic`` matches a metric (tier) name or any word of the lesson text.
+        """
+        return self._lessons.lessons(suite, topic=topic, limit=limit, **kinds)
+
+    def lessons_for_run(
+        self, suite: str, cases: Mapping[str, Collection[str]], *, limit: int, max_chars: int
+    ) -> dict[str, list[LessonNote]]:
+        """Each case's lessons (case -> its judges' names and tiers), in one query: ``RunStore.lessons_for_run``."""
+        found = self._lessons.lessons(suite, limit=LESSON_POOL, manual=True)
+        return lessons_for_cases(found, cases, limit=limit, max_chars=max_chars)
 
     # Calibrations -----------------------------------------------------------------------------
 
@@ -317,13 +313,13 @@ class Store:
         *,
         agent: Mapping[str, Any] | None = None,
         defaults: Mapping[str, Any] | None = None,
+        settings: Mapping[str, Any] | None = None,
     ) -> dict[str, int]:
-        """Make ``cases`` the suite's current cases (new versions for edited ones, others retired).
+        """Make ``cases`` the suite's current cases (edited ones get a version, absent ones are retired).
 
-        Returns counts: ``added`` (new names), ``changed`` (new version of a
-        known case), ``unchanged`` and ``retired`` (current before, absent now).
+        Returns counts: ``added``, ``changed``, ``unchanged`` and ``retired`` (current before, absent now).
         """
-        return self._suites.import_suite(name, cases, agent=agent, defaults=defaults)
+        return self._suites.import_suite(name, cases, agent=agent, defaults=defaults, settings=settings)
 
     def export_suite(self, name: str) -> dict[str, Any]:
         """The suite's current cases in the suite-file shape ``{name, agent, defaults, cases}``.

@@ -61,8 +61,8 @@ def _load_bounded(path: Path) -> Any:
 
 def read_suite_file(
     path: Path,
-) -> tuple[str, dict[str, Any] | None, dict[str, Any] | None, list[tuple[str, dict[str, Any]]]]:
-    """Parse a suite file into (name, agent, defaults, [(case name, case mapping)]).
+) -> tuple[str, dict[str, Any] | None, dict[str, Any] | None, list[tuple[str, dict[str, Any]]], dict[str, Any]]:
+    """Parse a suite file into (name, agent, defaults, [(case name, case mapping)], other top-level keys).
 
     Raises:
         SuiteFileError: unreadable YAML, or a missing/ill-typed field (file:line: field: problem).
@@ -106,17 +106,26 @@ def read_suite_file(
             )
         seen[case_name] = line
         cases.append((case_name, _strip_lines(item)))
-    return name, sections["agent"], sections["defaults"], cases
+    settings = {
+        str(key): _strip_lines(value)
+        for key, value in raw.items()
+        if key not in ("name", "agent", "defaults", "cases", "__line__")
+    }
+    return name, sections["agent"], sections["defaults"], cases, settings
 
 
 def import_suite_file(store: Store, path: Path) -> tuple[str, dict[str, int]]:
-    """Import a suite file into the store; returns the suite name and the counts of ``Store.import_suite``."""
-    name, agent, defaults, cases = read_suite_file(path)
-    return name, store.import_suite(name, cases, agent=agent, defaults=defaults)
+    """Import a suite file into the store; returns the suite name and the counts of ``Store.import_suite``.
+
+    Every top-level key is kept (``database``, ``seeds``, ``judge_model``...), so the stored suite
+    runs as the file does (``jurybox run --suite``, the dashboard).
+    """
+    name, agent, defaults, cases, settings = read_suite_file(path)
+    return name, store.import_suite(name, cases, agent=agent, defaults=defaults, settings=settings)
 
 
 def dump_suite(data: Mapping[str, Any]) -> str:
-    """A suite mapping as YAML in file order (name, agent, defaults, cases)."""
+    """A suite mapping as YAML in file order (name, settings, agent, defaults, cases)."""
     return yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, width=100)
 
 

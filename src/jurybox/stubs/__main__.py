@@ -1,5 +1,7 @@
 """``python -m jurybox.stubs openai --port 0 --latency 0.2``: one stub server in its own process.
 
+``--script replies.yaml`` serves scripted replies (tool calls, then answers that use the tool's result).
+
 Prints the base URL on stdout (one line, flushed) once the server accepts connections,
 then serves until interrupted. ``GET <url>/_stub/stats`` returns its counters as JSON:
 requests received, TCP connections accepted and the most requests in flight at once;
@@ -16,7 +18,8 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from jurybox.stubs._replies import PROVIDERS
+from jurybox.stubs._replies import PROVIDERS, ReplySource
+from jurybox.stubs._script import ScriptError, load_script
 from jurybox.stubs._server import StubServer
 
 
@@ -27,6 +30,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
     parser.add_argument("--reply", default="ok", help="the reply text for every request")
     parser.add_argument("--replay", help="a vcrpy cassette whose recorded responses are served in order")
+    parser.add_argument(
+        "--script",
+        help="a YAML file of replies in order or rules per request, tool calls included (docs/agents.md)",
+    )
     parser.add_argument(
         "--stats",
         action="store_true",
@@ -41,8 +48,17 @@ def _cpu_seconds() -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = _parser().parse_args(argv)
-    server = StubServer(args.provider, args.reply, latency=args.latency, replay=args.replay, port=args.port)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    reply: ReplySource = args.reply
+    if args.script is not None:
+        if args.replay is not None:
+            parser.error("give --script or --replay, not both")
+        try:
+            reply = load_script(args.script)
+        except ScriptError as error:
+            parser.error(str(error))
+    server = StubServer(args.provider, reply, latency=args.latency, replay=args.replay, port=args.port)
 
     def ready(stub: StubServer) -> None:
         print(stub.base_url, flush=True)

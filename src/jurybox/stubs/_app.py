@@ -10,7 +10,8 @@ from typing import Any
 
 from jurybox.stubs._cassettes import RecordedResponse
 from jurybox.stubs._replies import Fault, Provider, ReplySource, StubReply, StubRequest, coerce_reply
-from jurybox.stubs._wire import ROUTES, WireResponse, error_body, json_response, render, validate_request
+from jurybox.stubs._wire import WireResponse, error_body, json_response, render, validate_request
+from jurybox.stubs._wire_more import generate_response, responses_response, route, validate_more
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -164,10 +165,12 @@ class StubApp:
                 return json_response(500, error_body(state.provider, 500, message))
             return WireResponse(recorded.status, list(recorded.headers), [recorded.body])
         path: str = scope["path"]
-        if scope["method"] != "POST" or not path.endswith(ROUTES[state.provider]):
+        api = route(state.provider, scope["method"], path)
+        if api is None:
             message = f"stub {state.provider} server has no route {scope['method']} {path}"
             return json_response(404, error_body(state.provider, 404, message))
-        problem = validate_request(state.provider, body)
+        more = api in ("responses", "generate")
+        problem = validate_more(api, body) if more else validate_request(state.provider, body)
         if problem is not None:
             return json_response(400, error_body(state.provider, 400, problem))
         try:
@@ -176,6 +179,10 @@ class StubApp:
             return json_response(500, error_body(state.provider, 500, f"stub reply function raised {error!r}"))
         if reply is None:
             return json_response(500, error_body(state.provider, 500, "stub ran out of replies"))
+        if api == "responses":
+            return responses_response(body, reply)
+        if api == "generate":
+            return generate_response(body, reply)
         return render(state.provider, body, reply)
 
     def _fault_response(self, fault: Fault) -> WireResponse:

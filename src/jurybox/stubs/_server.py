@@ -83,11 +83,12 @@ class StubServer:
         ...     model = get_model("openai:gpt-4o-mini", base_url=stub.base_url, api_key="test")
 
     Args:
-        provider: ``openai`` (/v1/chat/completions), ``anthropic`` (/v1/messages) or
-            ``ollama`` (/api/chat).
+        provider: ``openai`` (/v1/chat/completions and the Responses API /v1/responses),
+            ``anthropic`` (/v1/messages) or ``ollama`` (/api/chat and /api/generate).
         reply: A fixed reply, a list used in order (running out is an HTTP 500, never a
-            repeat), or a function of the parsed JSON request body. A reply is a string or
-            a ``StubReply`` (text, tool calls, finish reason, token counts).
+            repeat), or a function of the parsed JSON request body (``load_script`` makes
+            one from a YAML file). A reply is a string or a ``StubReply`` (text, tool calls,
+            finish reason, token counts).
         latency: Seconds to wait before answering each request (requests wait concurrently).
         replay: A vcrpy cassette (path) or recorded responses; each request then gets the next
             recorded response byte for byte instead of a generated reply.

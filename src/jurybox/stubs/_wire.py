@@ -361,11 +361,6 @@ def ollama_response(body: Mapping[str, Any], reply: StubReply) -> WireResponse:
 
 
 RENDERERS = {"openai": openai_response, "anthropic": anthropic_response, "ollama": ollama_response}
-ROUTES: dict[Provider, tuple[str, ...]] = {
-    "openai": ("/chat/completions",),
-    "anthropic": ("/v1/messages",),
-    "ollama": ("/api/chat",),
-}
 
 
 def render(provider: Provider, body: Mapping[str, Any], reply: StubReply) -> WireResponse:

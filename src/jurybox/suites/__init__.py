@@ -8,12 +8,20 @@ then LLM judges) and streams records to the store.
 
 from jurybox.suites._case import BuiltJudge, Case, RoundPlan, Suite
 from jurybox.suites._errors import Problem, SuiteError
+from jurybox.suites._executor_choice import EXECUTORS
 from jurybox.suites._gc import frozen_heap, paused_collector
-from jurybox.suites._judge_model import HOW_TO_ENABLE, JudgeModelError, model_label, resolve_judge_model
+from jurybox.suites._judge_model import (
+    HOW_TO_ENABLE,
+    JudgeModelError,
+    judge_model_with_endpoints,
+    model_label,
+    resolve_judge_model,
+)
 from jurybox.suites._loader import load_suite
 from jurybox.suites._meter import MeteredModel, Spend
 from jurybox.suites._plan import CasePlan, RunPlan, plan_run
 from jurybox.suites._progress import RichProgress
+from jurybox.suites._ray_setup import RAY_EXTRA_MISSING, ExecutorError, RaySettings
 from jurybox.suites._registry import (
     TIER_DETERMINISTIC,
     TIER_LLM,
@@ -32,6 +40,8 @@ from jurybox.suites._runner import (
     SuiteRunner,
     resumable_cases,
 )
+from jurybox.suites._seed_schema import SPECTOR as SPECTOR_SEED_SCHEMA
+from jurybox.suites._seed_schema import FieldRule, SeedSchema
 from jurybox.suites._seeds import Seed, load_seed, load_seeds, parse_seed
 from jurybox.suites._spec import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT
 from jurybox.suites._verdict import LLM_SKIP_REASON, LLM_SKIPPED
@@ -39,12 +49,15 @@ from jurybox.suites._workers import fork_available
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
+    "EXECUTORS",
     "HOW_TO_ENABLE",
     "LLM_SKIPPED",
     "LLM_SKIP_REASON",
     "MAX_CONCURRENCY",
     "MAX_RETRIES",
     "MAX_TIMEOUT",
+    "RAY_EXTRA_MISSING",
+    "SPECTOR_SEED_SCHEMA",
     "TIERS",
     "TIER_DETERMINISTIC",
     "TIER_LLM",
@@ -52,12 +65,15 @@ __all__ = [
     "BuiltJudge",
     "Case",
     "CasePlan",
+    "ExecutorError",
+    "FieldRule",
     "JudgeFactory",
     "JudgeModelError",
     "JudgeRegistry",
     "MeteredModel",
     "Problem",
     "ProgressSink",
+    "RaySettings",
     "RichProgress",
     "RoundPlan",
     "RunOptions",
@@ -65,12 +81,14 @@ __all__ = [
     "RunResult",
     "RunStore",
     "Seed",
+    "SeedSchema",
     "Spend",
     "Suite",
     "SuiteError",
     "SuiteRunner",
     "fork_available",
     "frozen_heap",
+    "judge_model_with_endpoints",
     "load_seed",
     "load_seeds",
     "load_suite",

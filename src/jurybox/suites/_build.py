@@ -19,8 +19,12 @@ them together, so a suite never half-loads.
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
+import inspect
+import re
 import sys
+import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -43,10 +47,43 @@ from jurybox.suites._case import BuiltJudge
 from jurybox.suites._errors import Problem
 from jurybox.suites._judge_model import JudgeModelError, resolve_judge_model
 from jurybox.suites._meter import MeteredModel
-from jurybox.suites._registry import TIER_DETERMINISTIC, TIER_LLM, TIERS, JudgeFactory, JudgeRegistry, tier_of
+from jurybox.suites._registry import (
+    TIER_DETERMINISTIC,
+    TIER_LLM,
+    TIER_LLM_OPERATIONS,
+    TIERS,
+    JudgeFactory,
+    JudgeRegistry,
+    tier_of,
+)
 from jurybox.suites._yaml import Located, PathKey, format_path
 
 SPECIAL_ENTRIES = ("jury", "cascade", "python")
+_CALLABLE_PREFIX = re.compile(r"^[\w.]+\(\) ")  # "LLMJudge.__init__() " at the start of a TypeError
+_UNEXPECTED = re.compile(r"unexpected keyword argument '(\w+)'")
+
+
+def _unknown_option(judge: str, option: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(option, known, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown option {option!r} for {judge!r}{hint}; it accepts: {', '.join(known) or '(none)'}"
+
+
+@functools.cache
+def _settings_names(factory: Callable[..., Any]) -> tuple[str, ...]:
+    """The keys of a factory's typed ``**settings: Unpack[SomeTypedDict]`` catch-all, or () when untyped."""
+    try:
+        hints = typing.get_type_hints(factory, include_extras=True)
+    except Exception:  # an annotation that does not resolve: the catch-all is then taken as open
+        return ()
+    for parameter in inspect.signature(factory).parameters.values():
+        if parameter.kind is parameter.VAR_KEYWORD:
+            hint = hints.get(parameter.name)
+            if typing.get_origin(hint) is typing.Unpack and typing.is_typeddict(typing.get_args(hint)[0]):
+                return tuple(typing.get_type_hints(typing.get_args(hint)[0]))
+    return ()
+
+
 VOTINGS: dict[str, Callable[..., Voting]] = {
     "majority": Majority,
     "consensus": Consensus,
@@ -138,8 +175,21 @@ class JudgeBuilder:
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise self.problem(path, f"unknown judge {name!r}{hint}; valid judges: {self.valid_names()}")
         args, kwargs = self._options(value, (*path, name))
+        tier = self._placed(factory, kwargs.pop("tier", None), (*path, name, "tier"))
         judge = self.make(factory, args, kwargs, (*path, name), threshold=threshold)
-        return judge, factory.tier, self.llm_calls(judge, factory.tier)
+        return judge, tier, self.llm_calls(judge, factory.tier)
+
+    def _placed(self, factory: JudgeFactory, asked: Any, path: PathKey) -> str:
+        """The tier an entry runs in: its factory's, or ``llm_operations`` for a check of an LLM operation's output."""
+        if asked is None or asked == factory.tier:
+            return factory.tier
+        if asked == TIER_LLM_OPERATIONS and factory.tier != TIER_LLM:
+            return TIER_LLM_OPERATIONS
+        raise self.problem(
+            path,
+            f"{factory.name} runs in tier {factory.tier!r}; 'tier' can only move a deterministic or similarity "
+            f"check to {TIER_LLM_OPERATIONS!r} (it checks an LLM operation's output), got {asked!r}",
+        )
 
     def make(
         self,
@@ -159,11 +209,22 @@ class JudgeBuilder:
                 kwargs["model"] = self._named_model(kwargs["model"], (*path, "model"))
             elif "model" not in kwargs and self.model is not None:
                 kwargs["model"] = self.model
+        settings = _settings_names(factory.factory)
+        known = [*factory.parameters(), *settings]
+        accepted = ", ".join(known) or "(none)"
+        for option in kwargs:
+            # A typed **settings catch-all names its keys; an untyped one takes anything.
+            if not factory.accepts(option) or (settings and option not in known):
+                raise self.problem((*path, option), _unknown_option(factory.name, option, known))
         try:
             judge = factory.factory(*args, **kwargs)
         except TypeError as exc:
-            accepted = ", ".join(factory.parameters()) or "(none)"
-            raise self.problem(path, f"bad options for {factory.name!r}: {exc}; it accepts: {accepted}") from exc
+            unexpected = _UNEXPECTED.search(str(exc))
+            if unexpected is not None:  # an option a catch-all passed on to a class that does not take it
+                raise self.problem((*path, unexpected[1]), _unknown_option(factory.name, unexpected[1], known)) from exc
+            # "LLMJudge.__init__() takes 2 positional arguments": the class is ours, not the user's to know.
+            said = _CALLABLE_PREFIX.sub("", str(exc))
+            raise self.problem(path, f"bad options for {factory.name!r}: {said}; it accepts: {accepted}") from exc
         except (ValueError, LookupError) as exc:
             raise self.problem(path, f"{factory.name}: {exc}") from exc
         if not callable(judge):

@@ -20,7 +20,7 @@ class BuiltJudge:
 
     Attributes:
         judge: The judge (a callable ``Context -> Judgment``).
-        tier: ``deterministic``, ``similarity`` or ``llm_judge``.
+        tier: ``deterministic``, ``similarity``, ``llm_operations`` or ``llm_judge``.
         key: Its name in the case's verdict tree, e.g. ``round2.rubric``.
         label: What the suite file called it (``contains``, ``jury``, ``criteria``...).
         round: The round whose reply it judges (0-based), or None for the whole conversation.
@@ -77,6 +77,8 @@ class Case:
     line: int | None = None
     spec: Mapping[str, Any] = field(default_factory=dict)
     """The case as written in the file (kept for the store's case history)."""
+    mcp_call: Mapping[str, Any] | None = None
+    """What the case asks the suite's MCP server directly (``tool``/``arguments``, ``list_tools``, ``resource``)."""
 
     @property
     def multi_round(self) -> bool:
@@ -149,10 +151,12 @@ class Suite:
     judge_model: str | None = None
     model: Any = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    folder: Path | None = None
+    """Where relative paths resolve (``load_suite(base_dir=...)``); None: the file's folder."""
 
     @property
     def base_dir(self) -> Path:
-        return self.path.parent
+        return self.folder if self.folder is not None else self.path.parent
 
     @property
     def llm_enabled(self) -> bool:

@@ -10,12 +10,33 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from jurybox.agents import AgentError, RoundOutcome, RoundSpec, Target, make_target, run_conversation, sum_usage
-from jurybox.core import SKIPPED_TIERS_KEY, CaseRecord, Context, Judgment, RoundRecord, Status
+from jurybox.agents import (
+    AgentError,
+    McpCall,
+    McpCallTarget,
+    RoundOutcome,
+    RoundSpec,
+    Target,
+    case_lessons,
+    make_target,
+    run_conversation,
+    sum_usage,
+)
+from jurybox.core import (
+    LESSONS_KEY,
+    SKIPPED_TIERS_KEY,
+    CaseRecord,
+    Context,
+    Judgment,
+    LessonNote,
+    RoundRecord,
+    Status,
+    error_reason,
+)
 from jurybox.suites._case import Case, Suite, seeded_agent
 from jurybox.suites._conversation_helpers import clarification_detector, follow_up_writer
 from jurybox.suites._meter import Spend, start_case_spend
@@ -64,6 +85,8 @@ class CaseExecutor:
         self._retries = retries
         self._detector = clarification_detector(suite.model)
         self._writer = follow_up_writer(suite.model)
+        self.lessons: Mapping[str, Sequence[LessonNote]] = {}
+        """Each case's stored lessons, fetched once before the run (``SuiteRunner``); most cases have none."""
 
     def target(self) -> Target:
         """The agent under test, built from the suite's spec the first time it is needed."""
@@ -94,12 +117,13 @@ class CaseExecutor:
         partial: Sequence[RoundOutcome] = ()
         outcomes: list[RoundOutcome] | None = None
         session_id = ""
+        lessons = self.lessons.get(case.name, ()) if self.lessons else ()
         for attempt in range(retries + 1):
             session_id = f"{run_id[:12]}-{case.name}-{uuid.uuid4().hex[:8]}"
             try:
                 async with asyncio.timeout(timeout):
-                    outcomes = await run_conversation(
-                        self.target(),
+                    conversation = run_conversation(
+                        self._target_for(case),
                         [RoundSpec(r.prompt, r.follow_ups) for r in case.rounds],
                         session_id=session_id,
                         revive_between_rounds=case.revive_between_rounds,
@@ -108,6 +132,7 @@ class CaseExecutor:
                         follow_up=self._writer,
                         timeout=timeout,
                     )
+                    outcomes = await (_with_lessons(conversation, lessons) if lessons else conversation)
                 break
             except AgentError as exc:
                 reasons.append(f"attempt {attempt + 1}: {exc.reason}")
@@ -115,19 +140,27 @@ class CaseExecutor:
             except TimeoutError:
                 reasons.append(f"attempt {attempt + 1}: the case did not finish within {timeout:g}s")
             except Exception as exc:  # a follow-up writer or adapter bug: not worth retrying
-                reasons.append(f"attempt {attempt + 1}: {type(exc).__name__}: {exc}")
+                reasons.append(f"attempt {attempt + 1}: {error_reason(exc)}")
                 break
             finally:
                 await self._end_session(session_id)
-        base = {"session_id": session_id, "attempts": len(reasons) + (outcomes is not None)}
+        base: dict[str, Any] = {"session_id": session_id, "attempts": len(reasons) + (outcomes is not None)}
+        if lessons:
+            base[LESSONS_KEY] = [lesson.id for lesson in lessons]
         if outcomes is None:
             return self._error_record(case, reasons, partial, started_at, clock, spend, base)
         try:
-            return await self._judge(case, outcomes, session_id, started_at, clock, spend, base)
+            return await self._judge(case, outcomes, session_id, started_at, clock, spend, base, tuple(lessons))
         except Exception as exc:  # judges turn their own failures into ERROR; this is a runner bug guard
             return self._error_record(
                 case, [f"judging failed: {type(exc).__name__}: {exc}"], outcomes, started_at, clock, spend, base
             )
+
+    def _target_for(self, case: Case) -> Target:
+        """The agent, or for an ``mcp_call`` case its MCP server answering that one call."""
+        if case.mcp_call is None:
+            return self.target()
+        return McpCallTarget(self.target(), McpCall.from_spec(case.mcp_call))
 
     async def _end_session(self, session_id: str) -> None:
         """Release what the adapter holds for a finished conversation (a Python agent's object and thread).
@@ -148,8 +181,9 @@ class CaseExecutor:
         clock: float,
         spend: Spend,
         base: dict[str, Any],
+        lessons: tuple[LessonNote, ...] = (),
     ) -> CaseRecord:
-        contexts = [self._round_context(case, outcome) for outcome in outcomes]
+        contexts = [self._round_context(case, outcome, lessons) for outcome in outcomes]
         final = contexts[0] if len(contexts) == 1 else _conversation_context(case, contexts)
         extra = [
             (TIER_DETERMINISTIC, key, SqlCheckJudge(check, self._databases, url, session_id, key))
@@ -187,7 +221,7 @@ class CaseExecutor:
             metadata=metadata,
         )
 
-    def _round_context(self, case: Case, outcome: RoundOutcome) -> Context:
+    def _round_context(self, case: Case, outcome: RoundOutcome, lessons: tuple[LessonNote, ...] = ()) -> Context:
         plan = case.rounds[outcome.index]
         reference = (
             plan.reference if plan.reference is not None else (case.reference if len(case.rounds) == 1 else None)
@@ -200,6 +234,8 @@ class CaseExecutor:
             changes["sources"] = _unique([*case.sources, *context.sources])
         if case.metadata:
             changes["metadata"] = {**case.metadata, **context.metadata}
+        if lessons:
+            changes["lessons"] = lessons
         return context.replace(**changes) if changes else context
 
     def _sql_checks(self, case: Case) -> Iterable[tuple[str, Any, str]]:
@@ -248,11 +284,19 @@ class CaseExecutor:
         )
 
 
+async def _with_lessons(
+    conversation: Awaitable[list[RoundOutcome]], lessons: Sequence[LessonNote]
+) -> list[RoundOutcome]:
+    """Run a case's conversation with its lessons current, so the agent can read them (``current_lessons``)."""
+    with case_lessons(lessons):
+        return await conversation
+
+
 def _call_counts(base: dict[str, Any], spend: Spend, *, agent_succeeded: bool) -> dict[str, dict[str, int]]:
     """Agent and judge calls of one case, each as attempts, retries and failures (reports add them up)."""
     attempts = int(base["attempts"])
     agent = {"attempts": attempts, "retries": max(0, attempts - 1), "failures": attempts - int(agent_succeeded)}
-    return {"agent": agent, "judge": spend.accounting()}
+    return {"agent": agent, "judge": spend.accounting(), **spend.endpoint_accounting()}
 
 
 def _conversation_context(case: Case, contexts: Sequence[Context]) -> Context:

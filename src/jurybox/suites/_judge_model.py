@@ -6,12 +6,15 @@ The spec grammar and the one shared model per spec live in ``jurybox.models``
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jurybox.models import (
     JudgeModel,
+    ModelConfigError,
     ModelError,
     ModelNotConfigured,
+    ModelSpec,
     env_model_spec,
     resolve_model,
     shared_model,
@@ -27,9 +30,44 @@ class JudgeModelError(ValueError):
     """A judge model was asked for but cannot be built (unknown provider, bad spec, no API key)."""
 
 
+def judge_model_text(value: Any) -> Any:
+    """A suite's ``judge_model:`` as a spec string: a fleet mapping becomes ``openai:M@URL1,URL2``.
+
+    ``{model: my-judge, endpoints: [http://a:8000/v1, http://b:8000/v1]}`` (optional ``provider:
+    openai``) names one model served by several endpoints; any other value is returned as is.
+
+    Raises:
+        ValueError: a mapping that is not a valid fleet (the message names the field).
+    """
+    if not isinstance(value, Mapping):
+        return value
+    try:
+        return str(ModelSpec.from_mapping(value))
+    except ModelConfigError as error:
+        raise ValueError(str(error)) from error
+
+
+def judge_model_with_endpoints(model: str | None, endpoints: Sequence[str] | None) -> str | None:
+    """``--judge-model NAME`` plus repeated ``--judge-endpoint URL``: the fleet's spec string.
+
+    Without endpoints the model is returned unchanged.
+
+    Raises:
+        JudgeModelError: endpoints without a model name, or a model that names its own server.
+    """
+    if not endpoints:
+        return model
+    if model is None or not model.strip():
+        raise JudgeModelError("--judge-endpoint needs --judge-model NAME: the model every endpoint serves")
+    try:
+        return str(ModelSpec.fleet(model, endpoints))
+    except ModelConfigError as error:
+        raise JudgeModelError(str(error)) from error
+
+
 def resolve_judge_model(
     explicit: Any,
-    suite_value: str | None = None,
+    suite_value: str | Mapping[str, Any] | None = None,
     *,
     concurrency: int | None = None,
     timeout: float | None = None,
@@ -44,8 +82,9 @@ def resolve_judge_model(
     Args:
         explicit: A JudgeModel; a model spec (``provider:model``, ``provider:model@BASE_URL``, a
             bare OpenAI-compatible base URL ``http://host:port/v1#model``); or None.
-        suite_value: The suite file's ``judge_model:``; then ``$JURYBOX_JUDGE_MODEL``, then a
-            default set with ``jurybox.models.set_default_model``.
+        suite_value: The suite file's ``judge_model:`` (a spec, or a fleet mapping: see
+            ``judge_model_text``); then ``$JURYBOX_JUDGE_MODEL``, then a default set with
+            ``jurybox.models.set_default_model``.
         concurrency: Cases the run keeps in flight; a model named here gets at least that many
             concurrent calls (and pooled connections), so the judge is never the bottleneck.
         timeout: Seconds per judge-model attempt for a model named here (None: the provider default).
@@ -58,7 +97,11 @@ def resolve_judge_model(
         if not callable(getattr(explicit, "generate", None)):
             raise JudgeModelError(f"judge model {explicit!r} has no generate() method")
         return explicit  # type: ignore[no-any-return]
-    spec = (explicit or suite_value or env_model_spec() or "").strip() or None
+    try:
+        suite_spec = judge_model_text(suite_value)
+    except ValueError as exc:
+        raise JudgeModelError(f"cannot use judge model {suite_value!r}: {exc}") from exc
+    spec = (explicit or suite_spec or env_model_spec() or "").strip() or None
     try:
         if spec is None:
             # A default set in code with jurybox.models.set_default_model(...), if any.

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from jurybox.agents import TargetConfigError, make_target
+from jurybox.agents import McpCall, TargetConfigError, make_target
 from jurybox.core import judge_name
 from jurybox.suites._build import BuildFailedError, Calls, JudgeBuilder, built, entry_label, import_module
 from jurybox.suites._case import BuiltJudge, Case, RoundPlan, Suite, seeded_agent
@@ -17,8 +17,18 @@ from jurybox.suites._errors import Problem, SuiteError
 from jurybox.suites._judge_model import JudgeModelError, model_label, resolve_judge_model
 from jurybox.suites._meter import MeteredModel
 from jurybox.suites._registry import TIER_DETERMINISTIC, TIER_LLM, JudgeRegistry
-from jurybox.suites._seeds import Seed, load_seeds
-from jurybox.suites._spec import CaseModel, Criteria, Defaults, ExpectTools, RoundModel, SqlCheck, SqlExpect, SuiteModel
+from jurybox.suites._seeds import Seed, load_seeds, seed_schema_problems
+from jurybox.suites._spec import (
+    CaseModel,
+    Criteria,
+    Defaults,
+    ExpectTools,
+    RoundModel,
+    SqlCheck,
+    SqlExpect,
+    SuiteModel,
+    written_key,
+)
 from jurybox.suites._yaml import Located, PathKey, format_path, load_yaml
 
 # Which model a key path's parent is, for "unknown key; valid keys: ..." messages.
@@ -42,6 +52,7 @@ def load_suite(
     check_agent: bool = True,
     judge_timeout: float | None = None,
     judge_retries: int | None = None,
+    base_dir: Path | None = None,
 ) -> Suite:
     """Load and check a suite file.
 
@@ -59,12 +70,16 @@ def load_suite(
             line; False for a suite run with a target of your own (``SuiteRunner(target=...)``).
         judge_timeout: Seconds per judge-model attempt, overriding the suite's ``judge_timeout``.
         judge_retries: Retries after a judge-model fault, overriding the suite's ``judge_retries``.
+        base_dir: Where the suite's relative paths (agent module or file, seeds, plugins, ``python:``
+            judges) resolve; default the file's folder. A suite exported from the store to a temporary
+            file resolves them against the current directory.
 
     Raises:
         SuiteError: naming file, line and field of every problem found.
         JudgeModelError: ``judge_model`` (or ``$JURYBOX_JUDGE_MODEL``) names a model that cannot be built.
     """
     file = Path(path)
+    folder = Path(base_dir) if base_dir is not None else file.parent
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -79,7 +94,7 @@ def load_suite(
     except ValidationError as exc:
         # With the judge problems of the cases that are valid on their own: one pass to fix it all.
         problems = _validation_problems(exc, doc)
-        problems.extend(_judge_problems_of_valid_cases(doc, registry, file.parent, judge_model))
+        problems.extend(_judge_problems_of_valid_cases(doc, registry, folder, judge_model))
         raise SuiteError(problems) from None
     try:
         resolved = resolve_judge_model(
@@ -95,20 +110,22 @@ def load_suite(
         raise  # the model came from the caller or the environment, not from this file
     # One metered wrapper per run: every LLM judge shares it, and it counts calls, tokens and cost.
     model = MeteredModel(resolved) if resolved is not None else None
-    problems = _import_plugins(doc, spec.plugins, file.parent)
-    builder = JudgeBuilder(doc, registry or JudgeRegistry.default(), model=model, base_dir=file.parent)
+    problems = _import_plugins(doc, spec.plugins, folder)
+    builder = JudgeBuilder(doc, registry or JudgeRegistry.default(), model=model, base_dir=folder)
     cases = [_build_case(builder, spec, index, raw) for index, raw in enumerate(spec.cases)]
     problems.extend(builder.problems)
     problems.extend(_duplicate_names(doc, spec))
     seeds: list[Seed] = []
-    if spec.seeds is not None:
+    schema_problems = seed_schema_problems(doc, spec.seed_schema)
+    problems.extend(schema_problems)
+    if spec.seeds is not None and not schema_problems:
         entries = [spec.seeds] if isinstance(spec.seeds, str) else spec.seeds
         try:
-            seeds = load_seeds(*(file.parent / entry for entry in entries))
+            seeds = load_seeds(*(folder / entry for entry in entries), schema=spec.seed_schema)
         except SuiteError as exc:
             problems.extend(exc.problems)
     if check_agent:
-        problems.extend(_agent_problems(doc, spec.agent, file.parent, seeds))
+        problems.extend(_agent_problems(doc, spec.agent, folder, seeds))
     if problems:
         raise SuiteError(problems)
     return Suite(
@@ -124,6 +141,7 @@ def load_suite(
         judge_model=model_label(model),
         model=model,
         metadata=spec.metadata,
+        folder=folder,
     )
 
 
@@ -132,8 +150,16 @@ def _build_case(builder: JudgeBuilder, spec: SuiteModel, index: int, case: CaseM
     defaults = spec.defaults
     threshold = case.threshold if case.threshold is not None else defaults.threshold
     judges: list[BuiltJudge] = []
-    if case.rounds is None:
-        assert case.prompt is not None  # the model validator guarantees prompt or rounds
+    mcp_call = case.mcp_call.model_dump(exclude_defaults=True) if case.mcp_call is not None else None
+    if mcp_call is not None and "mcp" not in spec.agent:
+        builder.problem(
+            (*path, "mcp_call"), "mcp_call asks an MCP server: the suite's agent must be one (agent: {mcp: ...})"
+        )
+    if mcp_call is not None:
+        # The call is the case's one round: reports show it where a prompt would be.
+        rounds = [RoundPlan(prompt=McpCall.from_spec(mcp_call).prompt, reference=case.reference)]
+    elif case.rounds is None:
+        assert case.prompt is not None  # the model validator guarantees prompt, rounds or mcp_call
         rounds = [RoundPlan(prompt=case.prompt, reference=case.reference, follow_ups=tuple(case.follow_ups))]
     else:
         rounds = []
@@ -210,6 +236,7 @@ def _build_case(builder: JudgeBuilder, spec: SuiteModel, index: int, case: CaseM
         skip=case.skip,
         line=builder.doc.line_of(path),
         spec=case.model_dump(mode="json", exclude_defaults=True),
+        mcp_call=mcp_call,
     )
 
 
@@ -227,7 +254,7 @@ def _judges_for(
     line_of = builder.doc.line_of
     result: list[BuiltJudge] = []
     if expect_tools is not None:
-        tools_path = (*path, "expect_tools")
+        tools_path = (*path, written_key(builder.doc.sub(path).data, "expect_tools"))
         factory = builder.registry.get("tool_calls")
         if factory is None:
             builder.problem(tools_path, "expect_tools needs the 'tool_calls' judge, which is not registered")
@@ -267,7 +294,7 @@ def _judges_for(
             )
         )
     if criteria is not None:
-        criteria_path = (*path, "criteria")
+        criteria_path = (*path, written_key(builder.doc.sub(path).data, "criteria"))
         factory = builder.registry.get("rubric")
         if factory is None:
             builder.problem(
@@ -382,7 +409,16 @@ def _unknown_key_message(path: PathKey) -> str:
     valid = list(model.model_fields)
     close = difflib.get_close_matches(key, valid, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
+    if not close and parent is None:  # a case's or the defaults' key at the top: say where it goes
+        home = next((name for name in ("defaults", "cases") if _close_in(key, _MODELS_BY_KEY[name])), None)
+        hint = f" (did you mean {_close_in(key, _MODELS_BY_KEY[home])!r} under {home}:?)" if home else ""
     return f"unknown key {key!r}{hint}; valid keys: {', '.join(valid)}"
+
+
+def _close_in(key: str, model: type[BaseModel]) -> str | None:
+    """The field of ``model`` that ``key`` is a typo of (or is), if any."""
+    close = difflib.get_close_matches(key, list(model.model_fields), n=1)
+    return close[0] if close else None
 
 
 def _judge_problems_of_valid_cases(

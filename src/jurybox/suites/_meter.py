@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from jurybox.models import ChatMessage, ModelResponse
+from jurybox.models import ChatMessage, EndpointCalls, ModelResponse, count_endpoint_calls, merge_endpoint_calls
+
+#: How ``metadata["calls"]`` (and the report's ``totals.calls``) names a judge fleet's endpoint.
+ENDPOINT_CALLS_PREFIX = "judge@"
 
 
 @dataclass
@@ -25,6 +28,7 @@ class Spend:
     that ended in an error after their retries. ``tokens`` counts only calls whose provider
     reported usage (``unmetered_calls`` did not) and ``cost`` only calls with a known price
     (``unpriced_calls`` had none): a reply the provider billed is counted once it arrives.
+    ``endpoints`` counts a judge fleet's requests by endpoint (answered and failed).
     """
 
     calls: int = 0
@@ -35,6 +39,7 @@ class Spend:
     attempts: int = 0
     retries: int = 0
     failures: int = 0
+    endpoints: dict[str, EndpointCalls] = field(default_factory=dict)
 
     def add(self, response: ModelResponse) -> None:
         self.calls += 1
@@ -64,6 +69,10 @@ class Spend:
         """The call counts as the case record's ``metadata["calls"]["judge"]`` keeps them."""
         return {"calls": self.calls, "attempts": self.attempts, "retries": self.retries, "failures": self.failures}
 
+    def endpoint_accounting(self) -> dict[str, dict[str, int]]:
+        """A fleet's requests per endpoint, as ``metadata["calls"]`` keeps them: ``{"judge@URL": {calls, errors}}``."""
+        return {ENDPOINT_CALLS_PREFIX + url: counts.to_dict() for url, counts in self.endpoints.items()}
+
     def merge(self, other: Spend) -> None:
         self.calls += other.calls
         self.attempts += other.attempts
@@ -73,6 +82,7 @@ class Spend:
         self.cost += other.cost
         self.unpriced_calls += other.unpriced_calls
         self.unmetered_calls += other.unmetered_calls
+        merge_endpoint_calls(self.endpoints, other.endpoints)
 
     @property
     def known_tokens(self) -> int | None:
@@ -113,15 +123,21 @@ class MeteredModel:
         seed: int | None = None,
     ) -> ModelResponse:
         case = _case_spend.get()
-        try:
-            response: ModelResponse = await self.model.generate(
-                messages, temperature=temperature, max_tokens=max_tokens, json_schema=json_schema, seed=seed
-            )
-        except Exception as error:
-            self.total.fail(error)
-            if case is not None:
-                case.fail(error)
-            raise
+        with count_endpoint_calls() as endpoints:
+            try:
+                response: ModelResponse = await self.model.generate(
+                    messages, temperature=temperature, max_tokens=max_tokens, json_schema=json_schema, seed=seed
+                )
+            except Exception as error:
+                self.total.fail(error)
+                if case is not None:
+                    case.fail(error)
+                raise
+            finally:
+                if endpoints:  # a judge fleet's model said which endpoints it asked
+                    merge_endpoint_calls(self.total.endpoints, endpoints)
+                    if case is not None:
+                        merge_endpoint_calls(case.endpoints, endpoints)
         self.total.add(response)
         if case is not None:
             case.add(response)

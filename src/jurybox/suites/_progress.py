@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Column
 
 from jurybox.core import CaseRecord, Status
 from jurybox.suites._meter import Spend
+
+WIDE = 120
+"""From this many columns the bar also shows the suite name and the judge spend."""
 
 
 class RichProgress:
@@ -25,15 +37,7 @@ class RichProgress:
     def start(self, suite: str, total: int, done: int) -> None:
         self._counts = {status: 0 for status in Status}
         self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(bar_width=16),
-            MofNCompleteColumn(),
-            TextColumn(
-                "[green]{task.fields[passed]} pass[/] [red]{task.fields[failed]} fail[/] "
-                "[magenta]{task.fields[errors]} err[/] [yellow]{task.fields[undecided]} undecided[/]"
-            ),
-            TextColumn("judge {task.fields[calls]} calls {task.fields[tokens]} tok {task.fields[cost]}"),
-            TimeRemainingColumn(compact=True),
+            *self._columns(self.console.width),
             console=self.console,
             transient=False,
             refresh_per_second=4,
@@ -51,6 +55,37 @@ class RichProgress:
             tokens=0,
             cost="$0.0000",
         )
+
+    @staticmethod
+    def _columns(width: int) -> list[ProgressColumn]:
+        """The bar's columns for a terminal ``width`` wide: never squeezed until a count is cut with ``…``.
+
+        From WIDE columns: suite, bar, done/total, verdict counts, judge calls, tokens and cost, ETA.
+        Narrower (a CI log at 80): the suite name is in the line above, the spend in the run's last
+        line, so the bar keeps the counts a person watches, in short words.
+        """
+        counts = (
+            "[green]{task.fields[passed]} pass[/] [red]{task.fields[failed]} fail[/] "
+            "[magenta]{task.fields[errors]} err[/] [yellow]{task.fields[undecided]} undecided[/]"
+        )
+        if width >= WIDE:
+            return [
+                TextColumn("[bold]{task.description}", table_column=Column(no_wrap=True, max_width=30)),
+                BarColumn(bar_width=16),
+                MofNCompleteColumn(),
+                TextColumn(counts, table_column=Column(no_wrap=True)),
+                TextColumn(
+                    "judge {task.fields[calls]} calls {task.fields[tokens]} tok {task.fields[cost]}",
+                    table_column=Column(no_wrap=True),
+                ),
+                TimeRemainingColumn(compact=True),
+            ]
+        return [
+            BarColumn(bar_width=10),
+            MofNCompleteColumn(table_column=Column(no_wrap=True)),
+            TextColumn(counts, table_column=Column(no_wrap=True)),
+            TimeRemainingColumn(compact=True),
+        ]
 
     def case_done(self, record: CaseRecord, spend: Spend) -> None:
         if self._progress is None or self._task is None:

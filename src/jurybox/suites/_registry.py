@@ -12,6 +12,7 @@ from jurybox import llm as _llm  # noqa: F401  (imported for its @judge_factory 
 from jurybox.core import (
     TIER_DETERMINISTIC,
     TIER_LLM,
+    TIER_LLM_OPERATIONS,
     TIER_SIMILARITY,
     TIERS,
     JudgeFactory,
@@ -23,6 +24,7 @@ __all__ = [
     "TIERS",
     "TIER_DETERMINISTIC",
     "TIER_LLM",
+    "TIER_LLM_OPERATIONS",
     "TIER_SIMILARITY",
     "JudgeFactory",
     "JudgeRegistry",

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import signal
-import uuid
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -22,15 +22,23 @@ from multiprocessing.connection import Connection
 from typing import Any, Protocol, cast
 
 from jurybox.agents import Target
-from jurybox.core import CaseRecord, Judgment, RunStatus, Status
+from jurybox.core import CaseRecord, Judgment, LessonNote, RunStatus, Status
 from jurybox.judges import SqlDatabases
 from jurybox.models import use_connection_share
 from jurybox.suites._case import Case, Suite
 from jurybox.suites._execute import CaseExecutor
 from jurybox.suites._executor import CaseDone, Executor
+from jurybox.suites._executor_choice import (
+    ExecutorName,
+    ForkHooks,
+    check_executor,
+    check_executor_name,
+    choose_executor,
+)
+from jurybox.suites._lessons import LESSON_CHARS, LESSON_LIMIT, fetch_lessons
 from jurybox.suites._meter import Spend
 from jurybox.suites._pool import LocalExecutor
-from jurybox.suites._processes import ProcessExecutor, check_workers
+from jurybox.suites._ray_setup import RaySettings
 from jurybox.suites._sql import SqlPort
 from jurybox.suites._verdict import LLM_SKIPPED, llm_was_skipped
 from jurybox.suites._workers import PipeProgress
@@ -69,6 +77,12 @@ class RunStore(Protocol):
 
     def finish_run(self, run_id: str, status: RunStatus = "completed") -> None: ...
 
+    def lessons_for_run(
+        self, suite: str, cases: Mapping[str, Collection[str]], *, limit: int, max_chars: int
+    ) -> Mapping[str, Sequence[LessonNote]]:
+        """Each case's stored lessons, most relevant first (called once per run; may be absent)."""
+        ...
+
 
 class ProgressSink(Protocol):
     """Where the runner reports progress (the CLI's rich progress bar)."""
@@ -95,6 +109,10 @@ class RunOptions:
             run forks that many workers, each running every N-th case with its share of
             ``concurrency`` and writing its records to the store. Needs a store, ``os.fork``
             and the suite's own agent spec.
+        executor: ``local`` (``processes`` when ``workers`` > 1), ``processes`` (``workers`` forks) or ``ray``.
+        ray: For ``ray``: the cluster, the actor count, how actors load the suite and open the store.
+        lessons: Stored lessons each case is handed at most (0: none), most relevant first.
+        lesson_chars: Characters of lesson text each case is handed at most.
     """
 
     concurrency: int = DEFAULT_CONCURRENCY
@@ -104,16 +122,23 @@ class RunOptions:
     git_commit: str | None = None
     agent_version: str | None = None
     workers: int = 1
+    executor: ExecutorName = "local"
+    ray: RaySettings = field(default_factory=RaySettings)
+    lessons: int = LESSON_LIMIT
+    lesson_chars: int = LESSON_CHARS
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
         if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
             raise ValueError(f"workers must be a whole number >= 1, got {self.workers!r}")
+        check_executor_name(self.executor, self.workers)
         if self.timeout is not None and self.timeout <= 0:
             raise ValueError(f"timeout must be positive seconds, got {self.timeout}")
         if self.retries is not None and self.retries < 0:
             raise ValueError(f"retries must be >= 0, got {self.retries}")
+        if self.lessons < 0 or self.lesson_chars < 1:
+            raise ValueError(f"lessons must be >= 0 and lesson_chars >= 1, got {self.lessons}, {self.lesson_chars}")
 
 
 @dataclass
@@ -239,12 +264,7 @@ class SuiteRunner:
         try:
             # The agent first: a bad agent spec must fail before a run is opened in the store.
             self._cases.target()
-            check_workers(
-                self.options.workers,
-                self.options.concurrency,
-                has_store=self.store is not None,
-                own_target=self._own_target,
-            )
+            check_executor(self.options, has_store=self.store is not None, own_target=self._own_target)
             # A store that keeps runs' plans (jurybox.store does; a RunStore need not) says what to finish.
             planned_cases = getattr(self.store, "planned_cases", None)
             if resume is not None and planned_cases is not None:
@@ -252,6 +272,11 @@ class SuiteRunner:
                 cases = resumable_cases(self.suite, planned, resume) if planned else cases
             run_id, done = await self._open_run(cases, resume)
             todo = [case for case in cases if case.name not in done]
+            if self.store is not None:  # once, before any case starts (and before workers fork)
+                self._cases.lessons = await fetch_lessons(
+                    self.store, self._store_call, self.suite.name, todo,
+                    limit=self.options.lessons, max_chars=self.options.lesson_chars,
+                )  # fmt: skip
             # Kept only without a store: with one, each record is written as its case ends and dropped.
             kept: list[CaseRecord] | None = [] if self.store is None else None
             # Workers are forked before the progress bar starts its refresh thread: a thread holding
@@ -302,17 +327,8 @@ class SuiteRunner:
     # -- the run's life ----------------------------------------------------------------------------
 
     def _executor_for(self, todo: Sequence[Case]) -> Executor:
-        executor: Executor
-        if self.options.workers > 1 and len(todo) > 1:
-            executor = ProcessExecutor(
-                self.options.workers,
-                self.options.concurrency,
-                self._share_runner,
-                before_fork=self._before_fork,
-                after_fork=self._after_fork,
-            )
-        else:
-            executor = LocalExecutor(self._cases, self.options.concurrency)
+        fork = ForkHooks(self._share_runner, self._before_fork, self._after_fork)
+        executor = choose_executor(self.options, self.suite, self._cases, len(todo), fork)
         self._executor = executor
         if self._stopping:
             executor.stop()
@@ -322,7 +338,7 @@ class SuiteRunner:
         if self.store is None:
             if resume is not None:
                 raise ValueError("--resume needs a store (results of the earlier run live there)")
-            return uuid.uuid4().hex, set()
+            return f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}", set()  # the store's id form
         if resume is not None:
             return resume, set(await self._store_call(self.store.recorded_cases, resume))
         config = {
@@ -426,12 +442,14 @@ class SuiteRunner:
     def _share_runner(self, index: int, count: int, concurrency: int, connection: Connection) -> SuiteRunner:
         """In worker ``index`` of ``count``: the runner of its share, reporting each case on ``connection``."""
         use_connection_share(index, count)
-        return SuiteRunner(
+        runner = SuiteRunner(
             self.suite,
             replace(self.options, concurrency=concurrency, workers=1),
             store=self.store,
             progress=PipeProgress(connection, llm_was_skipped),
         )
+        runner._cases.lessons = self._cases.lessons  # fetched before the fork; a worker does not ask again
+        return runner
 
 
 def _on_sigint(stop: Callable[[], None]) -> Callable[[], None]:

@@ -14,6 +14,11 @@ A seed file looks like::
 
 ``load_seeds(directory)`` loads every ``*.md`` below it in one call; ids must be
 unique across the directory. Errors name the file, the line and the field.
+
+``schema=`` picks the rules (see ``_seed_schema``): ``"auto"`` (default) reads a file whose
+``type`` is one of seed 000's memory types (EPISODIC, SEMANTIC, PROCEDURAL, PROSPECTIVE) by
+seed 000's rules and every other file by jurybox's; ``"jurybox"`` and ``"spector"`` apply one
+set to every file; a declared schema checks the fields it lists.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from jurybox.suites._errors import Problem, SuiteError
+from jurybox.suites._seed_schema import SeedSchema, SeedSchemaRef, is_spector_record, resolve_schema
 from jurybox.suites._yaml import Located, format_path, load_yaml
 
 FENCE = "---"
@@ -41,13 +47,22 @@ class _FrontMatter(BaseModel):
     tags: list[str] = Field(default_factory=list)
     valence: float | str | None = None
 
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        # "tags: beach-house, cleanliness" is one YAML string; read it as the list it means.
+        return [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
+
     @field_validator("valence")
     @classmethod
     def _valence(cls, value: float | str | None) -> float | str | None:
         if isinstance(value, str) and value not in VALENCE_WORDS:
             raise ValueError(f"valence must be a number in -1..1 or one of {', '.join(VALENCE_WORDS)}")
         if isinstance(value, float | int) and not -1.0 <= value <= 1.0:
-            raise ValueError("valence must be in -1..1")
+            raise ValueError(
+                "valence must be in -1..1 (seed 000's integer -20..20 scale needs 'seed_schema: spector', "
+                "or a seed 000 memory type such as type: SEMANTIC)"
+            )
         return value
 
 
@@ -60,7 +75,8 @@ class Seed:
         type: What it is (``memory``, ``review``, ``listing``...).
         source: Where it came from.
         tags: Labels for filtering.
-        valence: A number in -1..1 or ``positive``/``negative``/``neutral``/``mixed``.
+        valence: A number in -1..1 or ``positive``/``negative``/``neutral``/``mixed``
+            (jurybox's rules), or an integer in -20..20 (seed 000's).
         body: The Markdown text after the front matter.
         extra: Every other front-matter field.
         file: The file it was read from.
@@ -90,8 +106,13 @@ class Seed:
         }
 
 
-def parse_seed(text: str, file: str | Path) -> Seed:
+def parse_seed(text: str, file: str | Path, *, schema: SeedSchemaRef = None) -> Seed:
     """Parse one seed document.
+
+    Args:
+        text: The file's text: front matter between ``---`` lines, then the Markdown body.
+        file: Its name, for errors and ``Seed.file``.
+        schema: ``"auto"`` (None), ``"jurybox"``, ``"spector"``, or a declared schema.
 
     Raises:
         SuiteError: when the front matter is missing, unterminated, not YAML,
@@ -107,6 +128,12 @@ def parse_seed(text: str, file: str | Path) -> Seed:
     located = load_yaml("".join(lines[1:end]), name, line_offset=1)
     if not isinstance(located.data, dict):
         raise SuiteError.at(name, 2, "", "front matter must be a YAML mapping (id: ..., type: ...)")
+    body = "".join(lines[end + 1 :]).strip("\n")
+    rules = _schema(schema, name)
+    if rules == "auto":
+        rules = SPECTOR_RULES if is_spector_record(located.data) else "jurybox"
+    if isinstance(rules, SeedSchema):
+        return _declared_seed(rules, located, body, Path(file))
     try:
         front = _FrontMatter.model_validate(located.data)
     except ValidationError as exc:
@@ -118,25 +145,27 @@ def parse_seed(text: str, file: str | Path) -> Seed:
         source=front.source,
         tags=tuple(front.tags),
         valence=front.valence,
-        body="".join(lines[end + 1 :]).strip("\n"),
+        body=body,
         extra=extra,
         file=Path(file),
         line=1,
     )
 
 
-def load_seed(path: str | Path) -> Seed:
-    """Read and parse one seed file."""
+def load_seed(path: str | Path, *, schema: SeedSchemaRef = None) -> Seed:
+    """Read and parse one seed file (``schema`` as in ``parse_seed``)."""
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError.at(file, None, "", f"cannot read seed file: {exc}") from exc
-    return parse_seed(text, file)
+    return parse_seed(text, file, schema=schema)
 
 
-def load_seeds(*paths: str | Path, pattern: str = "*.md") -> list[Seed]:
+def load_seeds(*paths: str | Path, pattern: str = "*.md", schema: SeedSchemaRef = None) -> list[Seed]:
     """Load seed files and directories (recursively, ``pattern`` files, sorted by path) in one call.
+
+    ``schema`` is as in ``parse_seed``: ``"auto"`` (None), ``"jurybox"``, ``"spector"`` or a declared schema.
 
     Every file is parsed before anything is returned, and every problem is
     reported together; duplicate ids are an error.
@@ -158,7 +187,7 @@ def load_seeds(*paths: str | Path, pattern: str = "*.md") -> list[Seed]:
     first_seen: dict[str, Seed] = {}
     for file in files:
         try:
-            seed = load_seed(file)
+            seed = load_seed(file, schema=schema)
         except SuiteError as exc:
             problems.extend(exc.problems)
             continue
@@ -179,3 +208,57 @@ def _validation_error(exc: ValidationError, located: Located) -> SuiteError:
         path = tuple(error["loc"])
         problems.append(Problem(located.file, located.line_of(path), format_path(path), error["msg"]))
     return SuiteError(problems)
+
+
+SPECTOR_RULES = resolve_schema("spector")
+_KNOWN = ("id", "type", "source", "tags", "valence")
+
+
+def _schema(ref: SeedSchemaRef, file: str) -> SeedSchema | str:
+    try:
+        return resolve_schema(ref)
+    except (ValueError, ValidationError) as exc:
+        raise SuiteError.at(file, None, "seed_schema", str(exc).splitlines()[0]) from None
+
+
+def _declared_seed(schema: SeedSchema, located: Located, body: str, file: Path) -> Seed:
+    """A seed checked by a declared schema; every problem is reported with its line."""
+    values, problems = schema.check(located.data)
+    if problems:
+        raise SuiteError(
+            [
+                Problem(located.file, located.line_of((name,)), name, f"{message} ({schema.name} seed schema)")
+                for name, message in problems
+            ]
+        )
+    source, kind = values.get("source"), values.get("type")
+    return Seed(
+        id=values["id"],
+        type="" if kind is None else str(kind),
+        source=None if source is None else str(source),
+        tags=tuple(values.get("tags") or ()),
+        valence=values.get("valence"),
+        body=body,
+        extra={key: value for key, value in values.items() if key not in _KNOWN},
+        file=file,
+        line=1,
+    )
+
+
+def seed_schema_problems(doc: Located, ref: SeedSchemaRef) -> list[Problem]:
+    """What is wrong with a suite's ``seed_schema:``, each problem on its own line of the suite file."""
+    try:
+        resolve_schema(ref)
+    except ValidationError as exc:
+        return [
+            Problem(
+                doc.file,
+                doc.line_of(("seed_schema", *error["loc"])),
+                format_path(("seed_schema", *error["loc"])),
+                error["msg"],
+            )
+            for error in exc.errors()
+        ]
+    except ValueError as exc:
+        return [Problem(doc.file, doc.line_of(("seed_schema",)), "seed_schema", str(exc))]
+    return []

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
+    AliasChoices,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -20,6 +21,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from jurybox.suites._judge_model import judge_model_text
 
 ToolMode = Literal["strict", "unordered", "subset", "superset"]
 ArgsMode = Literal["exact", "ignore", "subset", "superset"]
@@ -67,6 +70,41 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+#: Seed 001's names for case and round keys (its test-case dicts), accepted as aliases of ours.
+#: An error about a value names the key the file wrote; both spellings in one case is an error.
+CASE_KEY_ALIASES = {
+    "expected_tools": "expect_tools",
+    "judge_prompt": "criteria",
+    "judge_threshold": "threshold",
+    "test_agent_revival": "revive_between_rounds",
+}
+
+
+def _also(canonical: str) -> AliasChoices:
+    """Our key, or seed 001's name for it."""
+    return AliasChoices(canonical, *(alias for alias, name in CASE_KEY_ALIASES.items() if name == canonical))
+
+
+def written_key(raw: Any, canonical: str) -> str:
+    """The spelling of ``canonical`` a case or round mapping used (seed 001's alias, or ours)."""
+    if isinstance(raw, dict):
+        for alias, name in CASE_KEY_ALIASES.items():
+            if name == canonical and alias in raw:
+                return alias
+    return canonical
+
+
+class _SeedAliased(_Strict):
+    @model_validator(mode="before")
+    @classmethod
+    def _one_spelling(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for alias, canonical in CASE_KEY_ALIASES.items():
+                if alias in data and canonical in data and canonical in cls.model_fields:
+                    raise ValueError(f"'{alias}' is seed 001's name for '{canonical}': give one of them, not both")
+        return data
+
+
 class ExpectTools(_Strict):
     """Expected tool calls, checked by the ``tool_calls`` judge."""
 
@@ -104,13 +142,13 @@ class SqlCheck(_Strict):
     database: DatabaseUrl = None
 
 
-class RoundModel(_Strict):
+class RoundModel(_SeedAliased):
     """One round of a multi-round case."""
 
     prompt: str = Field(min_length=1)
-    criteria: Criteria | None = None
-    threshold: Fraction | None = None
-    expect_tools: ExpectTools | None = None
+    criteria: Criteria | None = Field(default=None, validation_alias=_also("criteria"))
+    threshold: Fraction | None = Field(default=None, validation_alias=_also("threshold"))
+    expect_tools: ExpectTools | None = Field(default=None, validation_alias=_also("expect_tools"))
     judges: list[Any] = Field(default_factory=list)
     reference: str | None = None
     follow_ups: list[str] = Field(default_factory=list)
@@ -121,7 +159,24 @@ class RoundModel(_Strict):
         return _calls_only(value)
 
 
-class CaseModel(_Strict):
+class McpCallModel(_Strict):
+    """``mcp_call``: what a case asks the suite's MCP server, with no model in between."""
+
+    tool: str | None = Field(default=None, min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    list_tools: StrictBool = False
+    resource: str | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> McpCallModel:
+        if sum(bool(v) for v in (self.tool, self.list_tools, self.resource)) != 1:
+            raise ValueError("give exactly one of tool (with arguments), list_tools: true or resource")
+        if self.arguments and not self.tool:
+            raise ValueError("arguments go with tool")
+        return self
+
+
+class CaseModel(_SeedAliased):
     """One test case: a prompt (or rounds), what good looks like, and how to judge it."""
 
     name: str = Field(min_length=1)
@@ -129,15 +184,16 @@ class CaseModel(_Strict):
     tags: list[str] = Field(default_factory=list)
     prompt: str | None = None
     rounds: list[RoundModel] | None = None
+    mcp_call: McpCallModel | None = None
     reference: str | None = None
     sources: list[str] = Field(default_factory=list)
-    criteria: Criteria | None = None
+    criteria: Criteria | None = Field(default=None, validation_alias=_also("criteria"))
     judges: list[Any] = Field(default_factory=list)
     voting: Any = None
-    expect_tools: ExpectTools | None = None
+    expect_tools: ExpectTools | None = Field(default=None, validation_alias=_also("expect_tools"))
     sql_checks: list[SqlCheck] = Field(default_factory=list)
-    threshold: Fraction | None = None
-    revive_between_rounds: StrictBool | None = None
+    threshold: Fraction | None = Field(default=None, validation_alias=_also("threshold"))
+    revive_between_rounds: StrictBool | None = Field(default=None, validation_alias=_also("revive_between_rounds"))
     max_follow_ups: Annotated[int, Field(strict=True, ge=0, le=MAX_FOLLOW_UPS)] | None = None
     follow_ups: list[str] = Field(default_factory=list)
     timeout: Seconds | None = None
@@ -160,8 +216,9 @@ class CaseModel(_Strict):
 
     @model_validator(mode="after")
     def _prompt_or_rounds(self) -> CaseModel:
-        if (self.prompt is None) == (self.rounds is None):
-            raise ValueError("a case needs exactly one of 'prompt' or 'rounds'")
+        given = sum(part is not None for part in (self.prompt, self.rounds, self.mcp_call))
+        if given != 1:
+            raise ValueError("a case needs exactly one of 'prompt', 'rounds' or 'mcp_call'")
         if self.rounds is not None and not self.rounds:
             raise ValueError("'rounds' must list at least one round")
         if self.rounds is not None and self.follow_ups:
@@ -190,12 +247,15 @@ class SuiteModel(_Strict):
     description: str = ""
     agent: dict[str, Any]
     database: DatabaseUrl = None
-    judge_model: Annotated[str, Field(strict=True, min_length=1)] | None = None
+    # A spec string, or a judge fleet {model, endpoints: [...]} read as its spec string.
+    judge_model: Annotated[str, BeforeValidator(judge_model_text), Field(strict=True, min_length=1)] | None = None
     concurrency: Annotated[int, Field(strict=True, ge=1, le=MAX_CONCURRENCY)] | None = None
     # The judge model's own limits: seconds per attempt and retries after a fault (5xx, timeout, empty body).
     judge_timeout: Seconds | None = None
     judge_retries: Retries | None = None
     seeds: str | list[str] | None = None
+    # How seed files are checked: auto (default), jurybox, spector (seed 000), or {fields: {...}} of your own.
+    seed_schema: str | dict[str, Any] | None = None
     # Modules imported (from the suite's folder too) before the cases are built, for the judges they register.
     plugins: list[str] = Field(default_factory=list)
     defaults: Defaults = Field(default_factory=Defaults)

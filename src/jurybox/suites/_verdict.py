@@ -1,7 +1,8 @@
 """A case's verdict: its judges, each looking at its own round, run as one cascade of tiers.
 
-The cascade's tiers are named ``deterministic``, ``similarity`` and
-``llm_judge`` (the names the store tracks regressions by): a failure in a
+The cascade's tiers are named ``deterministic``, ``similarity``,
+``llm_operations`` (checks a suite places there with ``tier: llm_operations``)
+and ``llm_judge`` (the names the store tracks regressions by): a failure in a
 cheaper tier ends the case before any judge-model token is spent. With no
 judge model the LLM tier is left out, and the verdict says so in its
 reasoning and in ``metadata["llm_tier"] = "skipped"``; it is never counted

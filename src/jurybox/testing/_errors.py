@@ -13,3 +13,9 @@ class JudgeNotConfiguredError(JuryboxAssertionError):
 
 class JuryboxWarning(UserWarning):
     """A soft (``warn_*``) step did not pass, outside a pytest session (inside one it goes to the summary)."""
+
+
+# pytest prints an error's qualified name before its message; the public path reads shorter
+# (``jurybox.testing.JuryboxAssertionError: ...``) and is where users import it from.
+for _error in (JuryboxAssertionError, JudgeNotConfiguredError, JuryboxWarning):
+    _error.__module__ = "jurybox.testing"

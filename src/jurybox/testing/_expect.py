@@ -25,6 +25,7 @@ from jurybox.testing._scope import (
     current_scope,
     fallback_strict,
 )
+from jurybox.testing._seed_names import SeedStepNames
 from jurybox.testing._verdict import Verdict
 
 if TYPE_CHECKING:
@@ -32,11 +33,28 @@ if TYPE_CHECKING:
 
 #: How much of the judged output a failure message quotes.
 QUOTE_LIMIT = 300
+#: How much of each argument a failure's first line repeats (``is_relevant_to('refund policy')``).
+ARGUMENT_LIMIT = 60
 
 
-def _quote(text: str) -> str:
+def _quote(text: str, limit: int = QUOTE_LIMIT) -> str:
     text = " ".join(text.split())
-    return repr(text if len(text) <= QUOTE_LIMIT else text[: QUOTE_LIMIT - 1] + "…")
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _call_text(step: str, *arguments: Any) -> str:
+    """The step as the test wrote it, arguments shortened: ``covers_topics('refunds', 'shipping')``."""
+    shown = [
+        _quote(value, ARGUMENT_LIMIT) if isinstance(value, str) else _short_repr(value)
+        for value in arguments
+        if value is not None
+    ]
+    return f"{step}({', '.join(shown)})"
+
+
+def _short_repr(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= ARGUMENT_LIMIT else text[: ARGUMENT_LIMIT - 1] + "…"
 
 
 def _as_context(output: Any, fields: Mapping[str, Any]) -> Context:
@@ -58,7 +76,7 @@ def _as_context(output: Any, fields: Mapping[str, Any]) -> Context:
     )
 
 
-class Expectation:
+class Expectation(SeedStepNames):
     """A chain of checks on one output. Build it with ``expect(...)`` or ``expect.results(...)``.
 
     Attributes:
@@ -102,12 +120,18 @@ class Expectation:
         return os.environ.get("JURYBOX_JUDGE_MODEL") or None
 
     # -- the engine ---------------------------------------------------------------
-    def _check(self, step: str, judge: Any, *, soft: bool) -> Expectation:
+    # Every frame of this class carries ``__tracebackhide__``: a failed step's traceback in
+    # pytest ends at the test's own line, and the message says the rest.
+    def _check(self, step: str, judge: Any, *, soft: bool, wanted: str | None = None) -> Expectation:
+        __tracebackhide__ = True
         judgment = evaluate(judge, self.context)
         verdict = Verdict.from_judgment(step, judgment, confidence_threshold=self.confidence_threshold, soft=soft)
-        return self._settle(verdict)
+        return self._settle(verdict, wanted=wanted)
 
-    def _semantic(self, step: str, factory_name: str, *args: Any, soft: bool, **options: Any) -> Expectation:
+    def _semantic(
+        self, step: str, factory_name: str, *args: Any, soft: bool, wanted: str | None = None, **options: Any
+    ) -> Expectation:
+        __tracebackhide__ = True
         model = self._model()
         if model is None:
             verdict = Verdict(
@@ -119,13 +143,20 @@ class Expectation:
                 reasoning=f"no judge model configured: {HOW_TO_CONFIGURE}",
                 soft=soft,
             )
-            return self._settle(verdict, error=JudgeNotConfiguredError)
+            return self._settle(verdict, error=JudgeNotConfiguredError, wanted=wanted)
         from jurybox import llm
 
         judge = getattr(llm, factory_name)(*args, model=model, **options)
-        return self._check(step, judge, soft=soft)
+        return self._check(step, judge, soft=soft, wanted=wanted)
 
-    def _settle(self, verdict: Verdict, error: type[JuryboxAssertionError] = JuryboxAssertionError) -> Expectation:
+    def _settle(
+        self,
+        verdict: Verdict,
+        error: type[JuryboxAssertionError] = JuryboxAssertionError,
+        *,
+        wanted: str | None = None,
+    ) -> Expectation:
+        __tracebackhide__ = True
         self.verdicts.append(verdict)
         scope = self._scope
         if scope is not None:
@@ -136,70 +167,121 @@ class Expectation:
             if scope is None:
                 warnings.warn(f"jurybox soft check: {verdict.describe()}", JuryboxWarning, stacklevel=4)
             return self
-        kind = "soft check (strict mode)" if verdict.soft else "check"
-        raise error(f"jurybox {kind} did not pass: {verdict.describe()}\n  output: {_quote(self.context.output)}")
+        # The first line is the point: what the test asked for and what the judge answered.
+        strict = " (soft check, strict mode)" if verdict.soft else ""
+        raise error(
+            f"{wanted or verdict.step} failed{strict}: {verdict.said()}\n  output: {_quote(self.context.output)}"
+        )
 
     # -- semantic steps (LLM judges) -----------------------------------------------
     def _relevance(self, step: str, criteria: str, soft: bool, options: dict[str, Any]) -> Expectation:
+        __tracebackhide__ = True
+        wanted = _call_text(step, criteria)
         if self.context.input.strip():
-            return self._semantic(step, "relevance", criteria, soft=soft, **options)
+            return self._semantic(step, "relevance", criteria, soft=soft, wanted=wanted, **options)
         # No query on the chain: the output is judged against the criteria as the query.
-        return self._semantic(step, "relevance", soft=soft, query=criteria, **options)
+        return self._semantic(step, "relevance", soft=soft, wanted=wanted, query=criteria, **options)
 
     def is_relevant_to(self, criteria: str, **options: Any) -> Expectation:
         """Hard: the output (or the results) is relevant to ``criteria`` (``jurybox.llm.relevance``)."""
+        __tracebackhide__ = True
         return self._relevance("is_relevant_to", criteria, False, options)
 
     def warn_if_irrelevant(self, criteria: str, **options: Any) -> Expectation:
         """Soft ``is_relevant_to``: warn in the summary instead of failing."""
+        __tracebackhide__ = True
         return self._relevance("warn_if_irrelevant", criteria, True, options)
+
+    def _ranking(self, step: str, criteria: str | None, soft: bool, options: dict[str, Any]) -> Expectation:
+        __tracebackhide__ = True
+        return self._semantic(step, "ranking", criteria, soft=soft, wanted=_call_text(step, criteria), **options)
 
     def has_good_ranking(self, criteria: str | None = None, **options: Any) -> Expectation:
         """Hard: the most relevant results come first (``jurybox.llm.ranking``)."""
-        return self._semantic("has_good_ranking", "ranking", criteria, soft=False, **options)
+        __tracebackhide__ = True
+        return self._ranking("has_good_ranking", criteria, False, options)
 
     def warn_if_poorly_ranked(self, criteria: str | None = None, **options: Any) -> Expectation:
         """Soft ``has_good_ranking``."""
-        return self._semantic("warn_if_poorly_ranked", "ranking", criteria, soft=True, **options)
+        __tracebackhide__ = True
+        return self._ranking("warn_if_poorly_ranked", criteria, True, options)
+
+    def _coverage(self, step: str, topics: tuple[str, ...], soft: bool, options: dict[str, Any]) -> Expectation:
+        __tracebackhide__ = True
+        wanted = _call_text(step, *topics)
+        return self._semantic(step, "coverage", list(topics), soft=soft, wanted=wanted, **options)
 
     def covers_topics(self, *topics: str, **options: Any) -> Expectation:
         """Hard: the output covers every topic (``jurybox.llm.coverage``; ``threshold=`` for a fraction)."""
-        return self._semantic("covers_topics", "coverage", list(topics), soft=False, **options)
+        __tracebackhide__ = True
+        return self._coverage("covers_topics", topics, False, options)
 
     def warn_if_missing_topics(self, *topics: str, **options: Any) -> Expectation:
         """Soft ``covers_topics``."""
-        return self._semantic("warn_if_missing_topics", "coverage", list(topics), soft=True, **options)
+        __tracebackhide__ = True
+        return self._coverage("warn_if_missing_topics", topics, True, options)
+
+    def _correctness(self, step: str, reference: str | None, soft: bool, options: dict[str, Any]) -> Expectation:
+        __tracebackhide__ = True
+        wanted = _call_text(step, reference)
+        return self._semantic(step, "correctness", reference, soft=soft, wanted=wanted, **options)
 
     def is_correct(self, reference: str | None = None, **options: Any) -> Expectation:
         """Hard: the output is correct against ``reference`` (``jurybox.llm.correctness``)."""
-        return self._semantic("is_correct", "correctness", reference, soft=False, **options)
+        __tracebackhide__ = True
+        return self._correctness("is_correct", reference, False, options)
 
     def warn_if_incorrect(self, reference: str | None = None, **options: Any) -> Expectation:
         """Soft ``is_correct``."""
-        return self._semantic("warn_if_incorrect", "correctness", reference, soft=True, **options)
+        __tracebackhide__ = True
+        return self._correctness("warn_if_incorrect", reference, True, options)
+
+    def _rubric(
+        self, step: str, rubric: str | Sequence[str] | Mapping[str, float], soft: bool, options: dict[str, Any]
+    ) -> Expectation:
+        __tracebackhide__ = True
+        criteria = [rubric] if isinstance(rubric, str) else rubric
+        return self._semantic(step, "rubric", criteria, soft=soft, wanted=_call_text(step, rubric), **options)
 
     def meets(self, rubric: str | Sequence[str] | Mapping[str, float], **options: Any) -> Expectation:
         """Hard: the output meets a rubric -- one criterion, a list, or criterion -> weight (``jurybox.llm.rubric``)."""
-        criteria = [rubric] if isinstance(rubric, str) else rubric
-        return self._semantic("meets", "rubric", criteria, soft=False, **options)
+        __tracebackhide__ = True
+        return self._rubric("meets", rubric, False, options)
 
     def warn_if_fails_rubric(self, rubric: str | Sequence[str] | Mapping[str, float], **options: Any) -> Expectation:
         """Soft ``meets``."""
-        criteria = [rubric] if isinstance(rubric, str) else rubric
-        return self._semantic("warn_if_fails_rubric", "rubric", criteria, soft=True, **options)
+        __tracebackhide__ = True
+        return self._rubric("warn_if_fails_rubric", rubric, True, options)
+
+    def _faithfulness(
+        self, step: str, sources: Sequence[str] | None, soft: bool, options: dict[str, Any]
+    ) -> Expectation:
+        __tracebackhide__ = True
+        wanted = _call_text(step, sources)
+        return self._semantic(step, "faithfulness", _texts(sources), soft=soft, wanted=wanted, **options)
 
     def is_faithful_to(self, sources: Sequence[str] | None = None, **options: Any) -> Expectation:
         """Hard: every claim is supported by ``sources`` (default: the context's; ``jurybox.llm.faithfulness``)."""
-        return self._semantic("is_faithful_to", "faithfulness", _texts(sources), soft=False, **options)
+        __tracebackhide__ = True
+        return self._faithfulness("is_faithful_to", sources, False, options)
 
     def warn_if_unfaithful(self, sources: Sequence[str] | None = None, **options: Any) -> Expectation:
         """Soft ``is_faithful_to``."""
-        return self._semantic("warn_if_unfaithful", "faithfulness", _texts(sources), soft=True, **options)
+        __tracebackhide__ = True
+        return self._faithfulness("warn_if_unfaithful", sources, True, options)
 
     # -- structural steps (deterministic judges) ----------------------------------
     def _similarity_default(self) -> float:
         scope = self._scope
         return scope.similarity_threshold if scope is not None else DEFAULT_SIMILARITY
+
+    def _similar(self, step: str, recorded: str, threshold: float | None, soft: bool) -> Expectation:
+        __tracebackhide__ = True
+        from jurybox.judges import similar
+
+        limit = self._similarity_default() if threshold is None else threshold
+        wanted = f"{_call_text(step, recorded)[:-1]}, threshold={limit:g})"
+        return self._check(step, similar(recorded, threshold=limit), soft=soft, wanted=wanted)
 
     def is_similar_to(self, recorded: str, threshold: float | None = None) -> Expectation:
         """Hard: text similarity (difflib ratio) to ``recorded`` is at least ``threshold``.
@@ -207,17 +289,13 @@ class Expectation:
         The default threshold is 0.85, ``[tool.jurybox] similarity_threshold``, or the
         test's ``@pytest.mark.similarity_threshold(x)``.
         """
-        from jurybox.judges import similar
-
-        limit = self._similarity_default() if threshold is None else threshold
-        return self._check("is_similar_to", similar(recorded, threshold=limit), soft=False)
+        __tracebackhide__ = True
+        return self._similar("is_similar_to", recorded, threshold, False)
 
     def warn_if_dissimilar(self, recorded: str, threshold: float | None = None) -> Expectation:
         """Soft ``is_similar_to``."""
-        from jurybox.judges import similar
-
-        limit = self._similarity_default() if threshold is None else threshold
-        return self._check("warn_if_dissimilar", similar(recorded, threshold=limit), soft=True)
+        __tracebackhide__ = True
+        return self._similar("warn_if_dissimilar", recorded, threshold, True)
 
     def called_tools(
         self,
@@ -233,24 +311,28 @@ class Expectation:
         actions, so they are never compared softly. ``mode`` and ``args`` are
         those of ``jurybox.judges.tool_calls``.
         """
+        __tracebackhide__ = True
         from jurybox.judges import tool_calls
 
         judge = tool_calls(list(expected), mode=mode, args=args, per_tool=per_tool)
-        return self._check("called_tools", judge, soft=False)
+        return self._check("called_tools", judge, soft=False, wanted=_call_text("called_tools", list(expected)))
 
     def matches_schema(self, schema: Mapping[str, Any]) -> Expectation:
         """Hard: the output is JSON valid against the JSON Schema ``schema``."""
+        __tracebackhide__ = True
         from jurybox.judges import json_schema
 
-        return self._check("matches_schema", json_schema(schema), soft=False)
+        return self._check("matches_schema", json_schema(schema), soft=False, wanted="matches_schema(...)")
 
     # -- any judge ----------------------------------------------------------------
     def satisfies(self, judge: Any) -> Expectation:
         """Hard: any judge (from ``jurybox.judges``, ``jurybox.llm``, a ``@judge`` function, a Jury...) passes."""
+        __tracebackhide__ = True
         return self._check(f"satisfies({judge_name(judge)})", judge, soft=False)
 
     def warn_unless(self, judge: Any) -> Expectation:
         """Soft ``satisfies``."""
+        __tracebackhide__ = True
         return self._check(f"warn_unless({judge_name(judge)})", judge, soft=True)
 
     def __repr__(self) -> str:

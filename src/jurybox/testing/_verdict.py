@@ -72,7 +72,16 @@ class Verdict:
         )
 
     def describe(self) -> str:
-        """A human line: ``judge relevance: fail (confidence 0.91): the answer is about cats``."""
+        """A human line: ``is_relevant_to [relevance]: fail (confidence 0.91): the answer is about cats``."""
+        degraded = " (degraded)" if self.degraded else ""
+        return f"{self.step} [{self.judge}]{degraded}: {self._outcome_text()}"
+
+    def said(self) -> str:
+        """What the judge concluded, for a failure's first line: ``relevance said fail (confidence 0.91): ...``."""
+        degraded = " (degraded)" if self.degraded else ""
+        return f"{self.judge}{degraded} said {self._outcome_text()}"
+
+    def _outcome_text(self) -> str:
         confidence = "" if self.confidence is None else f" (confidence {self.confidence:.2f})"
         note = ""
         if self.outcome == "uncertain":
@@ -80,8 +89,7 @@ class Verdict:
         elif self.outcome in ("error", "abstain"):
             note = " -- the judge could not decide, so not a pass"
         reasoning = f": {self.reasoning}" if self.reasoning else ""
-        degraded = " (degraded)" if self.degraded else ""
-        return f"{self.step} [{self.judge}]{degraded}: {self.outcome}{confidence}{note}{reasoning}"
+        return f"{self.outcome}{confidence}{note}{reasoning}"
 
     def to_dict(self) -> dict[str, Any]:
         # ``degraded`` is written only when set, so ordinary verdicts keep their shape.

@@ -22,9 +22,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from jurybox import __version__
 from jurybox.web import (
     _auth,
+    _page_authoring,
     _page_calibrations,
     _page_case,
     _page_compare,
+    _page_launch,
     _page_lessons,
     _page_reviews,
     _page_run,
@@ -33,6 +35,7 @@ from jurybox.web import (
 )
 from jurybox.web._access import RETRY_SECONDS, StoreAccess, StoreUnavailableError, explain_database_error
 from jurybox.web._common import HERE, WebSettings, WebState, json_response, make_templates, render, state
+from jurybox.web._page_launch import stop_launched_runs
 from jurybox.web._security import SecurityHeaders
 
 logger = logging.getLogger("jurybox.web")
@@ -46,6 +49,8 @@ ROUTERS = (
     _page_lessons.router,
     _page_calibrations.router,
     _page_reviews.router,
+    _page_authoring.router,
+    _page_launch.router,
     _auth.router,
 )
 
@@ -67,8 +72,9 @@ def create_app(store_url: str | None = None, *, settings: WebSettings | None = N
     access = StoreAccess(settings.store_url, busy_timeout=settings.busy_timeout)
 
     @asynccontextmanager
-    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
+        stop_launched_runs(app)  # runs started from the browser stop as on Ctrl-C: resumable
         access.close()
 
     app = FastAPI(

@@ -109,6 +109,8 @@ def gate_data(run: RunInfo, checks: list[MetricCheck], policy: RegressionPolicy)
         verdict = "not completed"
     elif any(c.state == "regression" for c in checks):
         verdict = "regression"
+    elif any(c.state in ("warmup", "warning") and c.target_met is False for c in checks):
+        verdict = "below target"  # during warm-up the targets gate: jurybox gate exits 1
     elif any(c.state == "warning" for c in checks):
         verdict = "warning"
     elif any(c.state == "warmup" for c in checks):
@@ -118,6 +120,7 @@ def gate_data(run: RunInfo, checks: list[MetricCheck], policy: RegressionPolicy)
     return {
         "verdict": verdict,
         "window": policy.window,
+        "baseline": policy.baseline,
         "metrics": [
             {
                 "metric": c.metric,

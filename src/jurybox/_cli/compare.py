@@ -1,0 +1,144 @@
+"""``jurybox compare A B``: what changed between two runs, readable at any terminal width."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from jurybox._cli.history import StoreOption, _console, _money, _opened, _pct, _seconds
+from jurybox._cli.layout import print_fitted, stacked_row
+from jurybox.report import terminal_safe
+from jurybox.store import compare_runs
+
+FIRST_LINE_CHARS = 1000
+"""A reason's first line is shown whole up to this length (a pathological one-line reply is not)."""
+
+
+def compare(
+    run_a: Annotated[str, typer.Argument(help="The earlier run: id, unique id prefix or 'last'.")],
+    run_b: Annotated[str, typer.Argument(help="The later run: id, unique id prefix or 'last'.")],
+    store_url: StoreOption = None,
+    limit: Annotated[int, typer.Option(help="Rows shown per table.")] = 20,
+) -> None:
+    """Compare two runs: cases that flipped, score deltas, new errors, cost and latency."""
+    console = _console()
+    with _opened(store_url) as store:
+        result = compare_runs(store, run_a, run_b)
+    a, b = result.run_a, result.run_b
+    # The ids on lines of their own: as column headers they would be cut at 80 columns.
+    console.print(Text(f"A = run {a.id} ({a.suite}, {a.status})"))
+    console.print(Text(f"B = run {b.id} ({b.suite}, {b.status})"))
+    summary = Table(title="Runs", title_justify="left")
+    summary.add_column("", no_wrap=True)
+    summary.add_column("A", justify="right", no_wrap=True)
+    summary.add_column("B", justify="right", no_wrap=True)
+    summary.add_column("change", justify="right", no_wrap=True)
+    rate_change = None if a.pass_rate is None or b.pass_rate is None else b.pass_rate - a.pass_rate
+    summary.add_row("suite", a.suite, b.suite, "")
+    summary.add_row("status", a.status, b.status, "")
+    summary.add_row("cases", str(a.recorded), str(b.recorded), f"{b.recorded - a.recorded:+d}")
+    summary.add_row("pass rate", _pct(a.pass_rate), _pct(b.pass_rate), _points(rate_change))
+    summary.add_row("errors", str(a.errored), str(b.errored), f"{b.errored - a.errored:+d}")
+    summary.add_row("cost", _money(a.cost), _money(b.cost), _money_delta(result.cost_delta))
+    summary.add_row("tokens", _int(a.tokens), _int(b.tokens), _int_delta(a.tokens, b.tokens))
+    for label, la, lb in (
+        ("latency mean", result.latency_a.mean, result.latency_b.mean),
+        ("latency p95", result.latency_a.p95, result.latency_b.p95),
+    ):
+        delta = None if la is None or lb is None else lb - la
+        summary.add_row(label, _seconds(la), _seconds(lb), "-" if delta is None else f"{delta:+.2f}s")
+    console.print(summary)
+
+    flipped = result.flipped
+    if flipped:
+        table = _case_table(f"Flipped ({len(flipped)})", ("case", "A", "B", ""), "reason in B")
+        stacked = []
+        for change in flipped[:limit]:
+            assert change.before is not None and change.after is not None
+            arrow = Text("fixed", style="green") if change.fixed else Text("broke", style="bold red")
+            reason = _first_line(change.after.error or change.after.reasoning)
+            before, after = change.before.status.value, change.after.status.value
+            table.add_row(Text(terminal_safe(change.case)), before, after, arrow, reason)
+            head = arrow + Text(" ") + Text(terminal_safe(change.case), style="bold") + Text(f" · {before} → {after}")
+            stacked.append(stacked_row(head, [reason]))
+        print_fitted(console, table, stacked)
+    else:
+        console.print("No case flipped between pass and not-pass.")
+
+    errors = result.new_errors
+    if errors:
+        table = _case_table(f"New errors ({len(errors)})", ("case",), "error")
+        stacked = []
+        for change in errors[:limit]:
+            assert change.after is not None
+            error = _first_line(change.after.error or change.after.reasoning)
+            table.add_row(Text(terminal_safe(change.case)), error)
+            stacked.append(stacked_row(Text(terminal_safe(change.case), style="bold"), [error]))
+        print_fitted(console, table, stacked)
+
+    moved = result.score_changes
+    if moved:
+        table = Table(title=f"Score changes ({len(moved)}, largest first)", title_justify="left")
+        for column in ("case", "A", "B", "delta"):
+            table.add_column(column, justify="left" if column == "case" else "right", no_wrap=True)
+        stacked = []
+        for change in moved[:limit]:
+            assert change.before is not None and change.after is not None
+            delta = change.score_delta or 0.0
+            shift = Text(f"{delta:+.2f}", style="green" if delta > 0 else "red")
+            before, after = f"{change.before.score:.2f}", f"{change.after.score:.2f}"
+            table.add_row(Text(terminal_safe(change.case)), before, after, shift)
+            stacked.append(
+                Text(terminal_safe(change.case), style="bold") + Text(f" · {before} → {after} (") + shift + Text(")")
+            )
+        print_fitted(console, table, stacked)
+    # Text, not markup: a case name is the suite author's, and "[x]" in it must print as typed.
+    if result.only_in_a:
+        names = terminal_safe(", ".join(result.only_in_a[:limit]))
+        console.print(Text(f"Only in A ({len(result.only_in_a)}): {names}"))
+    if result.only_in_b:
+        names = terminal_safe(", ".join(result.only_in_b[:limit]))
+        console.print(Text(f"Only in B ({len(result.only_in_b)}): {names}"))
+
+
+def _points(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:+.1f} pts"
+
+
+def _money_delta(value: float | None) -> str:
+    return "-" if value is None else f"{'+' if value >= 0 else '-'}${abs(value):.4f}"
+
+
+def _int(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def _int_delta(a: int | None, b: int | None) -> str:
+    return "-" if a is None or b is None else f"{b - a:+,}"
+
+
+def _case_table(title: str, columns: Sequence[str], reason: str) -> Table:
+    """Case name and statuses whole; the reason takes the room left and wraps between words."""
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        table.add_column(column, no_wrap=True)
+    table.add_column(reason, ratio=1, overflow="fold", min_width=30)
+    return table
+
+
+def _first_line(text: str | None, limit: int = FIRST_LINE_CHARS) -> Text:
+    """The first line of a reason, whole (up to ``limit``), then how much more the run holds."""
+    lines = (text or "").strip().splitlines() or [""]
+    first = lines[0].strip()
+    rest = len((text or "").strip()) - len(first)
+    if len(first) > limit:
+        rest += len(first) - limit
+        first = first[:limit]
+    line = Text(terminal_safe(first))
+    if rest > 0:
+        line.append(f" … (+{rest} characters: jurybox serve shows the case)", style="dim")
+    return line

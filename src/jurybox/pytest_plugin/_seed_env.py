@@ -1,0 +1,115 @@
+"""Seed 000's (Spector's) environment variables, read as fallbacks for jurybox's own settings.
+
+| seed 000 | jurybox | meaning |
+| --- | --- | --- |
+| ``OLLAMA_LIVE=1`` | ``--jurybox-live`` | run tests marked ``live_llm`` |
+| ``LLM_JUDGE=1`` / ``0`` | a judge model is configured / not | turn the LLM judge on or off |
+| ``LLM_JUDGE_MODEL`` | ``JURYBOX_JUDGE_MODEL`` | the judge model; a bare name is an Ollama model |
+| ``LLM_JUDGE_URL`` | ``ollama:MODEL@URL`` | the Ollama server of ``LLM_JUDGE_MODEL`` |
+| ``LLM_JUDGE_CONFIDENCE`` | ``[tool.jurybox] confidence`` | verdicts under it are uncertain (default 0.6) |
+| ``LLM_JUDGE_FAIL_ON_REJECT=1`` | ``JURYBOX_FAIL_ON_REJECT=1`` | soft checks fail the test |
+
+jurybox's own setting for a knob wins whenever it is given (command line, ``JURYBOX_*``
+variable or ``[tool.jurybox]`` key); the seed's variable fills in only what is left unset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+#: The seed's variables, in the order the docs list them.
+SEED_VARIABLES = (
+    "OLLAMA_LIVE",
+    "LLM_JUDGE",
+    "LLM_JUDGE_MODEL",
+    "LLM_JUDGE_URL",
+    "LLM_JUDGE_CONFIDENCE",
+    "LLM_JUDGE_FAIL_ON_REJECT",
+)
+
+
+@dataclass(frozen=True)
+class SeedKnobs:
+    """What seed 000's variables ask for; None where a variable is unset.
+
+    Attributes:
+        enabled: ``LLM_JUDGE`` (on, off, or unset).
+        model: The judge model spec ``LLM_JUDGE_MODEL``/``LLM_JUDGE_URL`` name, unless ``LLM_JUDGE=0``.
+        confidence: ``LLM_JUDGE_CONFIDENCE``.
+        fail_on_reject: ``LLM_JUDGE_FAIL_ON_REJECT``.
+        live: ``OLLAMA_LIVE``.
+    """
+
+    enabled: bool | None = None
+    model: str | None = None
+    confidence: float | None = None
+    fail_on_reject: bool | None = None
+    live: bool | None = None
+
+
+class SeedEnvError(ValueError):
+    """A seed 000 variable holds a value that cannot be read; the message names it."""
+
+
+ParseBool = Callable[[str, str], bool]
+"""The plugin's on/off reader: ``parse_bool(value, variable_name)``."""
+
+
+def read_seed_knobs(environ: Mapping[str, str], *, parse_bool: ParseBool) -> SeedKnobs:
+    """Read seed 000's variables.
+
+    Args:
+        environ: The environment.
+        parse_bool: The plugin's on/off reader (it names the variable on a bad value).
+
+    Raises:
+        SeedEnvError: a value that is not a number, a model spec, or on/off.
+    """
+
+    def flag(name: str) -> bool | None:
+        return parse_bool(environ[name], name) if environ.get(name, "").strip() else None
+
+    enabled = flag("LLM_JUDGE")
+    model = None
+    if enabled is not False:
+        model = _model_spec(environ.get("LLM_JUDGE_MODEL", "").strip(), environ.get("LLM_JUDGE_URL", "").strip())
+    confidence = None
+    if environ.get("LLM_JUDGE_CONFIDENCE", "").strip():
+        confidence = _fraction(environ["LLM_JUDGE_CONFIDENCE"])
+    return SeedKnobs(
+        enabled=enabled,
+        model=model,
+        confidence=confidence,
+        fail_on_reject=flag("LLM_JUDGE_FAIL_ON_REJECT"),
+        live=flag("OLLAMA_LIVE"),
+    )
+
+
+def _model_spec(name: str, url: str) -> str | None:
+    if not name:
+        return None
+    # Imported here: the plugin loads in every pytest run and keeps the model stack out of it.
+    from jurybox.models import ModelConfigError, ModelSpec
+
+    try:
+        spec = ModelSpec.parse(name)
+    except ModelConfigError:
+        # The seed runs its judge on Ollama: a bare name ("llama3.1", "qwen2.5:7b") is an Ollama model.
+        spec = ModelSpec("ollama", name)
+    if url:
+        try:
+            spec = ModelSpec(spec.provider, spec.model, url)
+        except ModelConfigError as exc:
+            raise SeedEnvError(f"LLM_JUDGE_URL: {exc}") from None
+    return str(spec)
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise SeedEnvError(f"LLM_JUDGE_CONFIDENCE: expected a number in 0..1, got {text!r}")
+    return value

@@ -1,0 +1,117 @@
+"""Connecting the driver to Ray, and reading Ray's errors; the only place that imports Ray before a run asks for it.
+
+A run without ``--executor ray`` never reaches this module (the runner imports
+the Ray executor lazily), so a jurybox without the ``ray`` extra loses nothing
+but this executor.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from types import ModuleType
+from typing import Any
+
+from jurybox.suites._ray_setup import RAY_EXTRA_MISSING, ExecutorError
+
+LOCAL_CPUS = 2
+"""CPUs of the local Ray a run starts: actors need none while they run, so this only sets the default actor count."""
+LOCAL_OBJECT_STORE = 128 * 1024 * 1024
+"""Bytes of shared memory for a local Ray's object store: chunks of results are small and consumed at once."""
+JURYBOX_SETTINGS = ("JURYBOX_JUDGE_MODEL", "JURYBOX_JUDGE_TIMEOUT", "JURYBOX_JUDGE_RETRIES")
+"""Environment settings the actors need to load the suite as the driver did (none of them a secret)."""
+
+
+def import_ray() -> ModuleType:
+    """The ``ray`` module.
+
+    Raises:
+        ExecutorError: ray is not installed (the message says how to install it).
+    """
+    try:
+        import ray
+    except ImportError as exc:
+        raise ExecutorError(RAY_EXTRA_MISSING) from exc
+    return ray
+
+
+def connect(address: str | None, *, cpus: int) -> bool:
+    """Join the Ray at ``address``, or start a small local one; True when this call started the connection.
+
+    A driver already connected (a test's module fixture, a notebook) is used as it is.
+
+    Raises:
+        ExecutorError: ray is not installed, or the cluster at ``address`` cannot be reached.
+    """
+    ray = import_ray()
+    if ray.is_initialized():
+        return False
+    quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR, "configure_logging": True}
+    if address is None:
+        # A local Ray for this run only: nothing reported to Ray's usage statistics server from it.
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        ray.init(
+            num_cpus=max(LOCAL_CPUS, cpus),
+            include_dashboard=False,
+            object_store_memory=LOCAL_OBJECT_STORE,
+            **quiet,
+        )
+    else:
+        try:
+            ray.init(address=address, **quiet)
+        except (ConnectionError, ValueError, RuntimeError, TimeoutError) as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ExecutorError(f"--ray-address {address}: cannot join that Ray cluster: {reason}") from exc
+    return True
+
+
+def cluster_cpus() -> int:
+    """The connected cluster's CPU count (at least 1)."""
+    cpus = import_ray().cluster_resources().get("CPU", 1)
+    return max(1, int(cpus))
+
+
+def actor_runtime_env() -> dict[str, Any]:
+    """The environment the actors get: the driver's jurybox settings, so each loads the suite the same way."""
+    found = {name: os.environ[name] for name in JURYBOX_SETTINGS if name in os.environ}
+    return {"env_vars": found} if found else {}
+
+
+def disconnect() -> None:
+    """Leave Ray (and stop the local one this process started)."""
+    import_ray().shutdown()
+
+
+def kill(actor: Any) -> None:
+    """Kill an actor for good (no restart); one already gone is fine."""
+    ray = import_ray()
+    with contextlib.suppress(Exception):  # its process or the whole cluster is gone already
+        ray.kill(actor, no_restart=True)
+
+
+def is_gone_for_good(error: BaseException) -> bool:
+    """True when an actor error says it will not come back (killed for good, or out of restarts)."""
+    from ray.exceptions import ActorDiedError
+
+    return isinstance(error, ActorDiedError)
+
+
+def is_ray_error(error: BaseException) -> bool:
+    """True for what Ray raises when an actor or its call failed (its death, or an exception inside it)."""
+    from ray.exceptions import RayError
+
+    return isinstance(error, RayError)
+
+
+def describe(error: BaseException) -> str:
+    """One line for a run summary: Ray's messages carry tracebacks and actor ids; keep the cause."""
+    cause = getattr(error, "cause", None)
+    if isinstance(cause, BaseException) and cause is not error:
+        return describe(cause)
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    if not lines:
+        return type(error).__name__
+    # A remote exception ends with its own "Type: message" line; a death says why in its last line.
+    last = lines[-1]
+    return last if ":" in last or len(lines) == 1 else f"{type(error).__name__}: {last}"

@@ -1,0 +1,116 @@
+"""``jurybox run --store URL --suite NAME``: the current version of a stored suite runs, as the web editor left it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from sqlalchemy import text
+from typer.testing import CliRunner
+
+from jurybox.cli import app
+from jurybox.store import import_suite_file, open_store
+from jurybox.web._case_check import check_case
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _stored_suite(folder: Path, agent: dict[str, object]) -> str:
+    """A store holding a one-case suite (as ``jurybox store import`` leaves it); its URL."""
+    suite = {
+        "name": "pm-suite",
+        "agent": agent,
+        "defaults": {"threshold": 0.7, "timeout": 60},
+        "cases": [
+            {
+                "name": "counts-listings",
+                "prompt": "How many listings do I have?",
+                "judges": [{"matches": r"\b3 listings\b"}],
+            }
+        ],
+    }
+    file = folder / "suite.yaml"
+    file.write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
+    url = f"sqlite:///{folder / 'store.db'}"
+    with open_store(url) as store:
+        import_suite_file(store, file)
+    return url
+
+
+def test_a_case_written_in_the_store_runs_from_the_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)  # where the suite was imported from: its agent module resolves from here
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("JURYBOX_JUDGE_MODEL", raising=False)
+    agent = {
+        "python": "examples.property_agent.agent:make_agent",
+        "options": {"db_path": str(tmp_path / "a.db"), "offline": True},
+    }
+    url = _stored_suite(tmp_path, agent)
+    # The case a product manager writes in the browser: checked and saved the way the form saves it.
+    written = {
+        "name": "pm-revenue",
+        "description": "Written in the browser",
+        "prompt": "Revenue for the Beach House in June 2026",
+        "expect_tools": {"calls": ["get_revenue"], "mode": "subset"},
+        "judges": [{"contains": "$6,190"}],
+    }
+    with open_store(url) as store:
+        problems, elsewhere, spec = check_case(store.export_suite("pm-suite"), written, None)
+        assert problems == [] and elsewhere == [] and spec is not None
+        version = store.authoring.save_case(
+            "pm-suite", "pm-revenue", spec, author="pm.alice", base_version=None, action="create"
+        )
+    result = CliRunner().invoke(
+        app, ["run", "--store", url, "--suite", "pm-suite", "--no-progress", "-k", "pm-revenue"]
+    )
+    assert result.exit_code == 0, result.output
+    with open_store(url) as store:
+        run = store.latest_run("pm-suite")
+        assert run is not None and run.status == "completed" and run.recorded == 1
+        records = {record.case: record for record in store.run_records(run.id)}
+        assert records["pm-revenue"].status.value == "pass"
+        # The run ran, and recorded, the very version the editor saved: no new version appeared.
+        current = store.authoring.current_version("pm-suite", "pm-revenue")
+        assert current is not None and current.id == version
+        with store.engine.connect() as connection:
+            ran = connection.execute(
+                text("select case_name, case_id from run_cases where run_id = :run"), {"run": run.id}
+            ).all()
+        assert [tuple(row) for row in ran] == [("pm-revenue", version)]
+
+
+def test_relative_paths_of_a_stored_suite_resolve_against_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "echo.py").write_text(
+        "def respond(message, session_id):\n    return 'You have 3 listings.'\n", encoding="utf-8"
+    )
+    url = _stored_suite(tmp_path, {"python": "agents/echo.py:respond"})
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["run", "--store", url, "--suite", "pm-suite", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    failed = CliRunner().invoke(app, ["run", "--store", url, "--suite", "pm-suite", "--no-progress"])
+    said = failed.output.replace("\n", "")
+    assert failed.exit_code == 2 and "agent.python: no such file" in said and str(elsewhere / "agents") in said
+
+
+def test_stored_suite_usage_problems_are_one_line_errors(tmp_path: Path) -> None:
+    url = _stored_suite(tmp_path, {"python": "agents/echo.py:respond"})
+    cases = {
+        "unknown suite": (["run", "--store", url, "--suite", "nope"], "no suite 'nope'"),
+        "files and --suite": (["run", "x.yaml", "--store", url, "--suite", "pm-suite"], "not both"),
+        "--no-store": (["run", "--suite", "pm-suite", "--no-store"], "--no-store"),
+        "nothing to run": (["run", "--store", url], "--suite NAME"),
+    }
+    for label, (args, words) in cases.items():
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2, (label, result.output)
+        said = result.output.replace("\n", " ")
+        assert words in said and "Traceback" not in said, (label, result.output)
