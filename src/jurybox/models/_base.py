@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from jurybox.core import error_reason, network_cause
-from jurybox.models._cache import CacheBackend, cache_disabled_by_env, cache_key, cache_key_material, shared_cache
+from jurybox.models._cache import CacheBackend, cache_disabled_by_env, cache_key_material, shared_cache
 from jurybox.models._errors import (
     ModelConfigError,
     ModelConnectionError,
@@ -30,6 +30,7 @@ from jurybox.models._prices import cost_of
 from jurybox.models._probe import EndpointCheck
 from jurybox.models._retry import RetryPolicy, parse_retry_after
 from jurybox.models._shares import connection_share, split_evenly
+from jurybox.models._single_flight import cached_single_flight
 from jurybox.models._types import ChatMessage, GenerateRequest, ModelResponse
 from jurybox.models._usage import record_usage
 
@@ -296,42 +297,13 @@ class ProviderModel(EndpointCheck, ABC):
         return state
 
     async def _cached_call(self, state: _LoopState, request: GenerateRequest) -> ModelResponse:
-        material = self.cache_key_material(request)
-        key = cache_key(material)
-        cache = self.cache
-        hit = cache.get(key)
-        if hit is not None:
-            return hit
-        pending = state.inflight.get(key)
-        if pending is not None:
-            # The same request is already on its way: share its reply instead of paying twice.
-            try:
-                response = await asyncio.shield(pending)
-            except asyncio.CancelledError:
-                task = asyncio.current_task()
-                if task is not None and task.cancelling():
-                    raise  # this caller was cancelled
-                # The leader was cancelled, not us: make the call ourselves.
-                return await self._cached_call(state, request)
-            return dataclasses.replace(response, cached=True, cost=0.0, latency=0.0)
-        future: asyncio.Future[ModelResponse] = asyncio.get_running_loop().create_future()
-        state.inflight[key] = future
-        try:
-            response = await self._call_with_retries(state, request)
-        except asyncio.CancelledError:
-            future.cancel()
-            raise
-        except BaseException as error:
-            future.set_exception(error)
-            future.exception()  # mark retrieved: there may be no followers to read it
-            raise
-        else:
-            cache.put(key, material, response)
-            response = dataclasses.replace(response, cache_key=key)
-            future.set_result(response)
-            return response
-        finally:
-            state.inflight.pop(key, None)
+        return await cached_single_flight(
+            self.cache,
+            self.cache_key_material(request),
+            state.inflight,
+            lambda: self._call_with_retries(state, request),
+            lambda: self._cached_call(state, request),
+        )
 
     async def _call_with_retries(self, state: _LoopState, request: GenerateRequest) -> ModelResponse:
         policy = self.retry

@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from jurybox.models._base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, CacheSetting, ProviderModel, resolve_api_key
-from jurybox.models._cache import CacheBackend, cache_disabled_by_env, cache_key, shared_cache
+from jurybox.models._cache import CacheBackend, cache_disabled_by_env, shared_cache
 from jurybox.models._endpoint_calls import EndpointCalls, record_endpoint_call
 from jurybox.models._errors import ModelConfigError, ProviderError
 from jurybox.models._fleet_routes import RoutePolicy, Routes
 from jurybox.models._providers import provider_class
 from jurybox.models._retry import RetryPolicy
+from jurybox.models._single_flight import cached_single_flight
 from jurybox.models._types import ChatMessage, GenerateRequest, ModelResponse
 from jurybox.models._usage import record_usage
 
@@ -217,41 +218,13 @@ class FleetModel:
             state.routes.stop_probes()
 
     async def _cached_call(self, state: _FleetLoop, request: GenerateRequest) -> ModelResponse:
-        material = self.cache_key_material(request)
-        key = cache_key(material)
-        cache = self.cache
-        hit = cache.get(key)
-        if hit is not None:
-            return hit
-        pending = state.inflight.get(key)
-        if pending is not None:
-            # The same request is on its way to some endpoint: share its reply.
-            try:
-                response = await asyncio.shield(pending)
-            except asyncio.CancelledError:
-                task = asyncio.current_task()
-                if task is not None and task.cancelling():
-                    raise
-                return await self._cached_call(state, request)
-            return dataclasses.replace(response, cached=True, cost=0.0, latency=0.0)
-        future: asyncio.Future[ModelResponse] = asyncio.get_running_loop().create_future()
-        state.inflight[key] = future
-        try:
-            response = await self._dispatch(state, request)
-        except asyncio.CancelledError:
-            future.cancel()
-            raise
-        except BaseException as error:
-            future.set_exception(error)
-            future.exception()  # mark retrieved: there may be no followers to read it
-            raise
-        else:
-            cache.put(key, material, response)
-            response = dataclasses.replace(response, cache_key=key)
-            future.set_result(response)
-            return response
-        finally:
-            state.inflight.pop(key, None)
+        return await cached_single_flight(
+            self.cache,
+            self.cache_key_material(request),
+            state.inflight,
+            lambda: self._dispatch(state, request),
+            lambda: self._cached_call(state, request),
+        )
 
     async def _dispatch(self, state: _FleetLoop, request: GenerateRequest) -> ModelResponse:
         policy = self.retry

@@ -1,0 +1,69 @@
+"""One call for every caller asking the same thing at once, its reply cached: what every model's cache path shares.
+
+A cold cache and many cases asking the same judge the same question would otherwise pay
+for every copy. The first caller makes the call; the others wait for its reply and get it
+marked ``cached`` at no cost. A follower whose leader was cancelled makes the call itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from jurybox.models._cache import CacheBackend, cache_key
+from jurybox.models._types import ModelResponse
+
+Inflight = MutableMapping[str, "asyncio.Future[ModelResponse]"]
+
+
+async def cached_single_flight(
+    cache: CacheBackend,
+    material: Any,
+    inflight: Inflight,
+    call: Callable[[], Awaitable[ModelResponse]],
+    again: Callable[[], Awaitable[ModelResponse]],
+) -> ModelResponse:
+    """The cached reply for ``material``, else one ``call()`` shared by every concurrent caller.
+
+    Args:
+        cache: Where replies are kept.
+        material: What identifies the request (``cache_key_material``).
+        inflight: The calls on their way, by key (one per event loop).
+        call: Makes the request (with its retries).
+        again: This whole path again, for a follower whose leader was cancelled.
+    """
+    key = cache_key(material)
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    pending = inflight.get(key)
+    if pending is not None:
+        try:
+            response = await asyncio.shield(pending)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # this caller was cancelled
+            # The leader was cancelled, not us: make the call ourselves.
+            return await again()
+        return dataclasses.replace(response, cached=True, cost=0.0, latency=0.0)
+    future: asyncio.Future[ModelResponse] = asyncio.get_running_loop().create_future()
+    inflight[key] = future
+    try:
+        response = await call()
+    except asyncio.CancelledError:
+        future.cancel()
+        raise
+    except BaseException as error:
+        future.set_exception(error)
+        future.exception()  # mark retrieved: there may be no followers to read it
+        raise
+    else:
+        cache.put(key, material, response)
+        response = dataclasses.replace(response, cache_key=key)
+        future.set_result(response)
+        return response
+    finally:
+        inflight.pop(key, None)
