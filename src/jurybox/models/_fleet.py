@@ -67,6 +67,9 @@ class FleetModel:
         **options: Passed to each endpoint's ``OpenAIModel`` (``params``, ``structured_output``...).
     """
 
+    reports_endpoint_calls = True
+    """It records each request by endpoint (``count_endpoint_calls``), so meters tally them."""
+
     provider = "openai"
 
     def __init__(

@@ -296,7 +296,8 @@ def _call_counts(base: dict[str, Any], spend: Spend, *, agent_succeeded: bool) -
     """Agent and judge calls of one case, each as attempts, retries and failures (reports add them up)."""
     attempts = int(base["attempts"])
     agent = {"attempts": attempts, "retries": max(0, attempts - 1), "failures": attempts - int(agent_succeeded)}
-    return {"agent": agent, "judge": spend.accounting(), **spend.endpoint_accounting()}
+    counts = {"agent": agent, "judge": spend.accounting()}
+    return {**counts, **spend.endpoint_accounting()} if spend.endpoints else counts
 
 
 def _conversation_context(case: Case, contexts: Sequence[Context]) -> Context:

@@ -7,7 +7,7 @@ per-case cost of a run without lessons is one dictionary truthiness check.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from jurybox.core import LessonNote
@@ -27,6 +27,22 @@ def lesson_names(case: Case) -> set[str]:
     return names
 
 
+class _LessonNames(Mapping[str, set[str]]):
+    """Case name -> ``lesson_names``, each worked out when asked: a store with no lesson asks for none."""
+
+    def __init__(self, cases: Sequence[Case]) -> None:
+        self._cases = {case.name: case for case in cases}
+
+    def __getitem__(self, name: str) -> set[str]:
+        return lesson_names(self._cases[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cases)
+
+    def __len__(self) -> int:
+        return len(self._cases)
+
+
 async def fetch_lessons(
     store: Any,
     call: Callable[..., Awaitable[Any]],
@@ -44,7 +60,5 @@ async def fetch_lessons(
     query = getattr(store, "lessons_for_run", None)
     if not callable(query) or limit < 1 or not cases:
         return {}
-    found = await call(
-        query, suite, {case.name: lesson_names(case) for case in cases}, limit=limit, max_chars=max_chars
-    )
+    found = await call(query, suite, _LessonNames(cases), limit=limit, max_chars=max_chars)
     return {name: tuple(LessonNote.coerce(note) for note in notes) for name, notes in found.items() if notes}

@@ -82,7 +82,8 @@ class Spend:
         self.cost += other.cost
         self.unpriced_calls += other.unpriced_calls
         self.unmetered_calls += other.unmetered_calls
-        merge_endpoint_calls(self.endpoints, other.endpoints)
+        if other.endpoints:
+            merge_endpoint_calls(self.endpoints, other.endpoints)
 
     @property
     def known_tokens(self) -> int | None:
@@ -112,6 +113,30 @@ class MeteredModel:
         self.model = model
         self.name: str = str(getattr(model, "name", type(model).__name__))
         self.total = Spend()
+        self._fleet = bool(getattr(model, "reports_endpoint_calls", False))
+
+    async def _generate(
+        self,
+        case: Spend | None,
+        messages: Sequence[ChatMessage | Mapping[str, Any]],
+        temperature: float,
+        max_tokens: int | None,
+        json_schema: Mapping[str, Any] | None,
+        seed: int | None,
+    ) -> ModelResponse:
+        try:
+            response: ModelResponse = await self.model.generate(
+                messages, temperature=temperature, max_tokens=max_tokens, json_schema=json_schema, seed=seed
+            )
+        except Exception as error:
+            self.total.fail(error)
+            if case is not None:
+                case.fail(error)
+            raise
+        self.total.add(response)
+        if case is not None:
+            case.add(response)
+        return response
 
     async def generate(
         self,
@@ -123,6 +148,9 @@ class MeteredModel:
         seed: int | None = None,
     ) -> ModelResponse:
         case = _case_spend.get()
+        if not self._fleet:
+            # One model, one endpoint: nothing to count by endpoint, so no tally on the way.
+            return await self._generate(case, messages, temperature, max_tokens, json_schema, seed)
         with count_endpoint_calls() as endpoints:
             try:
                 response: ModelResponse = await self.model.generate(
