@@ -11,10 +11,10 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from jurybox.core import error_reason, network_cause
-from jurybox.models._cache import CacheBackend, cache_disabled_by_env, cache_key_material, shared_cache
+from jurybox.models._cache import CacheBackend, CacheSetting, cache_key_material
 from jurybox.models._errors import (
     ModelConfigError,
     ModelConnectionError,
@@ -30,11 +30,9 @@ from jurybox.models._prices import cost_of
 from jurybox.models._probe import EndpointCheck
 from jurybox.models._retry import RetryPolicy, parse_retry_after
 from jurybox.models._shares import connection_share, split_evenly
-from jurybox.models._single_flight import cached_single_flight
+from jurybox.models._single_flight import cache_of, cached_single_flight, caches_reply
 from jurybox.models._types import ChatMessage, GenerateRequest, ModelResponse
 from jurybox.models._usage import record_usage
-
-CacheSetting = bool | Literal["auto"] | CacheBackend
 
 DEFAULT_CONCURRENCY = 16
 DEFAULT_TIMEOUT = 60.0
@@ -191,13 +189,7 @@ class ProviderModel(EndpointCheck, ABC):
 
     def cache_enabled_for(self, request: GenerateRequest) -> bool:
         """Whether this request's reply is read from and written to the cache."""
-        if cache_disabled_by_env() or self.cache_setting is False:
-            return False
-        if request.temperature == 0:
-            return True
-        # A sampled reply without a seed is meant to differ each time: caching it would hand every
-        # self-consistency sample the same answer and fake perfect agreement.
-        return self.cache_setting is True and request.seed is not None
+        return caches_reply(self.cache_setting, request)
 
     def cache_key_material(self, request: GenerateRequest) -> dict[str, Any]:
         """What this request's cache key is made of (``jurybox cache explain`` prints it)."""
@@ -211,9 +203,7 @@ class ProviderModel(EndpointCheck, ABC):
 
     @property
     def cache(self) -> CacheBackend:
-        if isinstance(self.cache_setting, CacheBackend):
-            return self.cache_setting
-        return shared_cache(self.cache_path)
+        return cache_of(self.cache_setting, self.cache_path)
 
     async def generate(
         self,

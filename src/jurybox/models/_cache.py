@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from jurybox.models._types import GenerateRequest, ModelResponse, Usage
 
@@ -335,3 +335,7 @@ def shared_cache(location: str | Path | None = None) -> CacheBackend:
         if cache is None:
             cache = _shared[name] = open_cache(name)
         return cache
+
+
+CacheSetting = bool | Literal["auto"] | CacheBackend
+"""A model's ``cache=``: ``"auto"`` (temperature 0 only), True, False, or a backend of its own."""

@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jurybox.models._base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, CacheSetting, ProviderModel, resolve_api_key
-from jurybox.models._cache import CacheBackend, cache_disabled_by_env, shared_cache
+from jurybox.models._base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, ProviderModel, resolve_api_key
+from jurybox.models._cache import CacheBackend, CacheSetting
 from jurybox.models._endpoint_calls import EndpointCalls, record_endpoint_call
 from jurybox.models._errors import ModelConfigError, ProviderError
 from jurybox.models._fleet_routes import RoutePolicy, Routes
 from jurybox.models._providers import provider_class
 from jurybox.models._retry import RetryPolicy
-from jurybox.models._single_flight import cached_single_flight
+from jurybox.models._single_flight import cache_of, cached_single_flight, caches_reply
 from jurybox.models._types import ChatMessage, GenerateRequest, ModelResponse
 from jurybox.models._usage import record_usage
 
@@ -147,11 +147,7 @@ class FleetModel:
 
     def cache_enabled_for(self, request: GenerateRequest) -> bool:
         """Whether this request's reply is read from and written to the cache (as ``ProviderModel``)."""
-        if cache_disabled_by_env() or self.cache_setting is False:
-            return False
-        if request.temperature == 0:
-            return True
-        return self.cache_setting is True and request.seed is not None
+        return caches_reply(self.cache_setting, request)
 
     def cache_key_material(self, request: GenerateRequest) -> dict[str, Any]:
         """What this request's cache key is made of: an endpoint's, with the fleet in place of the server."""
@@ -159,9 +155,7 @@ class FleetModel:
 
     @property
     def cache(self) -> CacheBackend:
-        if isinstance(self.cache_setting, CacheBackend):
-            return self.cache_setting
-        return shared_cache(self.cache_path)
+        return cache_of(self.cache_setting, self.cache_path)
 
     async def generate(
         self,

@@ -12,10 +12,26 @@ import dataclasses
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from jurybox.models._cache import CacheBackend, cache_key
-from jurybox.models._types import ModelResponse
+from jurybox.models._cache import CacheBackend, CacheSetting, cache_disabled_by_env, cache_key, shared_cache
+from jurybox.models._types import GenerateRequest, ModelResponse
 
 Inflight = MutableMapping[str, "asyncio.Future[ModelResponse]"]
+
+
+def caches_reply(setting: CacheSetting, request: GenerateRequest) -> bool:
+    """Whether a model with cache ``setting`` reads and writes ``request``'s reply in the cache."""
+    if cache_disabled_by_env() or setting is False:
+        return False
+    if request.temperature == 0:
+        return True
+    # A sampled reply without a seed is meant to differ each time: caching it would hand every
+    # self-consistency sample the same answer and fake perfect agreement.
+    return setting is True and request.seed is not None
+
+
+def cache_of(setting: CacheSetting, path: Any) -> CacheBackend:
+    """The cache a model with ``setting`` uses: the backend it was given, else the shared one at ``path``."""
+    return setting if isinstance(setting, CacheBackend) else shared_cache(path)
 
 
 async def cached_single_flight(
