@@ -189,10 +189,11 @@ class RunReport:
         if self.status not in RUN_STATUSES:
             raise ValueError(f"RunReport.status must be one of {', '.join(RUN_STATUSES)}; got {self.status!r}")
         records: Sequence[CaseRecord]
+        names: Iterable[str] = ()
         if isinstance(self.records, StoredRecords):
-            # Read from the store on each pass: a report of any size renders in flat memory.
+            # Read from the store on each pass: a report of any size renders in flat memory. The store
+            # holds one record per case of a run (a unique key), so no set of a million names is made.
             records = self.records
-            names: Iterable[str] = records.names()
         else:
             records = tuple(self.records)
             for index, record in enumerate(records):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
+from itertools import islice
 from typing import Any, NamedTuple, TypeVar
 
 from sqlalchemy import Table, bindparam, insert, select, update
@@ -29,6 +30,13 @@ def chunked(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
     """Consecutive slices of at most ``size`` items."""
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Consecutive lists of at most ``size`` items of an iterable read once (a plan streamed from a file)."""
+    iterator = iter(items)
+    while part := list(islice(iterator, size)):
+        yield part
 
 
 def now() -> datetime:
@@ -65,8 +73,23 @@ def suite_id(connection: Connection, name: str, *, create: bool = True) -> int |
     return created
 
 
+def lock_suite(connection: Connection, suite: int) -> None:
+    """Make the suite's other planners wait for this transaction (once per transaction is enough).
+
+    Planners of one suite take turns, so each reads the versions the one before left and
+    exactly one version of each case stays current. PostgreSQL needs the row lock; SQLite
+    (which has no FOR UPDATE) already runs one write transaction at a time.
+    """
+    connection.execute(select(suites_table.c.id).where(suites_table.c.id == suite).with_for_update())
+
+
 def upsert_case_versions(
-    connection: Connection, suite: int, cases: Iterable[tuple[str, Mapping[str, Any]]]
+    connection: Connection,
+    suite: int,
+    cases: Iterable[tuple[str, Mapping[str, Any]]],
+    *,
+    first_position: int = 0,
+    lock: bool = True,
 ) -> dict[str, int]:
     """Store each (name, definition) as a version of its case and mark it current.
 
@@ -76,13 +99,21 @@ def upsert_case_versions(
     The stored versions of these names are read once and only what differs is
     written: a suite run again unchanged writes nothing here, a new one only its
     inserts (at 10,000 cases, planning a run cost 0.5 s while every row was updated).
+
+    Args:
+        connection: The caller's write transaction.
+        suite: The suite's id.
+        cases: (name, definition) pairs; all of them are held at once, so a caller with a
+            huge plan passes it a chunk at a time (``begin_run`` does).
+        first_position: The suite position of the first pair (the pairs before it in an
+            earlier chunk).
+        lock: Take the suite's row lock (:func:`lock_suite`); a caller upserting chunk after
+            chunk in one transaction takes it once, before the first.
     """
-    # Planners of one suite take turns, so each reads the versions the one before left and
-    # exactly one version of each case stays current. PostgreSQL needs the row lock; SQLite
-    # (which has no FOR UPDATE) already runs one write transaction at a time.
-    connection.execute(select(suites_table.c.id).where(suites_table.c.id == suite).with_for_update())
+    if lock:
+        lock_suite(connection, suite)
     wanted: dict[str, tuple[str, Any, int]] = {}
-    for position, (name, definition) in enumerate(cases):
+    for position, (name, definition) in enumerate(cases, start=first_position):
         data, digest = hashed_definition(definition)
         wanted[name] = (digest, data, position)
     names = list(wanted)

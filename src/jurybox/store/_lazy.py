@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from itertools import islice
-from typing import TypeVar, overload
+from typing import Any, TypeVar, cast, overload
 
 from jurybox.core import CaseRecord, Status
 from jurybox.store._models import CaseOutcome
@@ -90,6 +90,52 @@ class StoredRecords(Sequence[CaseRecord]):
 
     def __repr__(self) -> str:
         return f"StoredRecords({len(self)} case(s))"
+
+
+class RunRecords(StoredRecords):
+    """Every record of one stored run, holding nothing per case: not even names (a run may have a million).
+
+    Counts come from the database; which records belong is fixed when the sequence is made
+    (results written later, by a process resuming the run, are left out by their id).
+
+    Args:
+        store: Streams the records (``Store.iter_records``).
+        results: The store's result repository (counts and names).
+        run_id: The run.
+        batch: Results read at a time on each pass.
+    """
+
+    def __init__(self, store: Any, results: Any, run_id: str, *, batch: int) -> None:
+        self._store = store
+        self._results = results
+        self._run_id = run_id
+        self._batch = batch
+        snapshot: tuple[int, Counter[Status], int] = results.run_snapshot(run_id)
+        self._count, self._counts, self._up_to = snapshot
+
+    def names(self) -> tuple[str, ...]:
+        """The case names, in order (read when asked: a ranking of the worst cases needs them)."""
+        return tuple(self._results.iter_names(self._run_id, up_to=self._up_to))
+
+    def status_counts(self) -> Counter[Status]:
+        return Counter(self._counts)
+
+    def only(self, names: Collection[str]) -> Iterator[CaseRecord]:
+        wanted = set(names)
+        if not wanted:
+            return iter(())
+        records = self._store.iter_records(self._run_id, batch=self._batch, cases=wanted, up_to=self._up_to)
+        return cast(Iterator[CaseRecord], records)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[CaseRecord]:
+        records = self._store.iter_records(self._run_id, batch=self._batch, up_to=self._up_to)
+        return cast(Iterator[CaseRecord], records)
+
+    def __repr__(self) -> str:
+        return f"RunRecords({self._run_id}: {len(self)} case(s))"
 
 
 T = TypeVar("T")

@@ -7,6 +7,7 @@ call the row builders of ``_rows`` directly, with no layer in between.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
@@ -127,8 +128,33 @@ class ResultRepository(Repository):
                 ).scalars()
             )
 
+    def run_snapshot(self, run_id: str) -> tuple[int, Counter[Status], int]:
+        """(records, records per status, the newest result's id) of a run, counted by the database."""
+        query = (
+            select(results_table.c.status, func.count(), func.max(results_table.c.id))
+            .where(results_table.c.run_id == run_id)
+            .group_by(results_table.c.status)
+        )
+        with self._read() as connection:
+            rows = connection.execute(query).all()
+        counts = Counter({Status(status): count for status, count, _ in rows})
+        return sum(counts.values()), counts, max((last for _, _, last in rows), default=0)
+
+    def iter_names(self, run_id: str, *, up_to: int | None = None) -> Iterator[str]:
+        """The run's case names in plan order (results with an id above ``up_to`` left out)."""
+        query = _in_plan_order(select(results_table.c.case_name), run_id)
+        if up_to is not None:
+            query = query.where(results_table.c.id <= up_to)
+        with self._read() as connection:
+            yield from connection.execution_options(yield_per=READ_BATCH).execute(query).scalars()
+
     def iter_records(
-        self, run_id: str, *, batch: int = READ_BATCH, cases: Collection[str] | None = None
+        self,
+        run_id: str,
+        *,
+        batch: int = READ_BATCH,
+        cases: Collection[str] | None = None,
+        up_to: int | None = None,
     ) -> Iterator[CaseRecord]:
         """Stream a run's records in plan order, ``batch`` results at a time (flat memory for big runs).
 
@@ -137,8 +163,11 @@ class ResultRepository(Repository):
             batch: Results read at a time.
             cases: Only these cases (None: every recorded case); the rows of other cases are
                 skipped before their judgment trees are decoded or rebuilt.
+            up_to: Leave out results with a higher id (written after a snapshot).
         """
         query = _in_plan_order(select(*RESULT_COLUMNS), run_id)
+        if up_to is not None:
+            query = query.where(results_table.c.id <= up_to)
         with self._read() as connection:
             stream = connection.execution_options(yield_per=batch).execute(query)
             for batch_rows in stream.partitions():

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from sqlalchemy import and_, case, func, insert, or_, select, update
 from sqlalchemy.engine import Connection
 
 from jurybox.core import Status
-from jurybox.store._cases import chunked, now, suite_id, upsert_case_versions
+from jurybox.store._cases import batches, chunked, lock_suite, now, suite_id, upsert_case_versions
 from jurybox.store._engine import StoreError
 from jurybox.store._models import RunInfo, as_utc
 from jurybox.store._repository import Repository
 from jurybox.store._schema import results_table, run_cases_table, runs_table, suites_table
 from jurybox.store._serialize import db_jsonable
+
+PLAN_CHUNK = 2_000
+"""Cases of a run's plan stored per step: a plan of any size holds one chunk in memory."""
 
 RunStatus = Literal["running", "completed", "interrupted", "failed"]
 FINAL_STATUSES: tuple[str, ...] = ("completed", "interrupted", "failed")
@@ -52,25 +56,34 @@ class RunRepository(Repository):
         self,
         suite: str,
         *,
-        cases: Mapping[str, Mapping[str, Any]],
+        cases: Mapping[str, Mapping[str, Any]] | Iterable[tuple[str, Mapping[str, Any]]],
         judge_model: str | None = None,
         agent_version: str | None = None,
         git_commit: str | None = None,
         config: Mapping[str, Any] | None = None,
     ) -> str:
-        """Start a run of ``suite`` over ``cases`` (name -> definition) and return its id.
+        """Start a run of ``suite`` over ``cases`` and return its id.
 
-        Each definition is stored as a version of its case (a new version when
-        its content changed), and the run records which versions it ran.
+        ``cases`` is name -> definition, or (name, definition) pairs read once (a plan streamed
+        from a cases file): it is written ``PLAN_CHUNK`` cases at a time, so planning a million
+        cases holds one chunk. Each definition is stored as a version of its case (a new version
+        when its content changed), and the run records which versions it ran. All or nothing:
+        one transaction, so an error raised by the pairs themselves (a bad line of a cases
+        file) leaves no run either.
+
+        Raises:
+            ValueError: no suite name, or a case name given twice (nothing is written).
         """
         if not suite:
             raise ValueError("begin_run needs a suite name")
+        pairs = cases.items() if isinstance(cases, Mapping) else cases
         started = now()
         run_id = f"{started:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
         with self._write() as connection:
             suite_key = suite_id(connection, suite)
             assert suite_key is not None
-            versions = upsert_case_versions(connection, suite_key, cases.items())
+            lock_suite(connection, suite_key)  # once: the chunks below are one planner's turn
+            # The run's row first, as its plan rows reference it; how many it planned is known last.
             connection.execute(
                 insert(runs_table).values(
                     id=run_id,
@@ -80,7 +93,7 @@ class RunRepository(Repository):
                     judge_model=judge_model,
                     agent_version=agent_version,
                     config=db_jsonable(dict(config or {})),
-                    planned=len(cases),
+                    planned=0,
                     started_at=started,
                     finished_at=None,
                     total=0,
@@ -90,12 +103,11 @@ class RunRepository(Repository):
                     abstained=0,
                 )
             )
-            plan = [
-                {"run_id": run_id, "case_name": name, "case_id": versions[name], "position": position}
-                for position, name in enumerate(cases)
-            ]
-            for part in chunked(plan):
-                connection.execute(insert(run_cases_table), list(part))
+            planned = 0
+            for part in batches(pairs, PLAN_CHUNK):
+                _plan_chunk(connection, run_id, suite_key, part, planned)
+                planned += len(part)
+            connection.execute(update(runs_table).where(runs_table.c.id == run_id).values(planned=planned))
         return run_id
 
     def finish_run(self, run_id: str, status: RunStatus = "completed") -> None:
@@ -296,3 +308,38 @@ def run_totals(connection: Connection, run_ids: Sequence[str]) -> dict[str, dict
             "duration": float(duration or 0.0),
         }
     return totals
+
+
+def _plan_chunk(
+    connection: Connection, run_id: str, suite: int, part: list[tuple[str, Mapping[str, Any]]], first: int
+) -> None:
+    """Store one chunk of a run's plan: its case versions, then its rows at their places in the whole plan.
+
+    A name given twice is refused before anything of the chunk is written: twice within the
+    chunk by counting its names, or again after an earlier chunk by the plan rows already
+    stored (the database holds the names seen so far, not this process).
+    """
+    names = [name for name, _ in part]
+    twice = next((name for name, count in Counter(names).items() if count > 1), None)
+    if twice is None and first:  # the first chunk has nothing before it to repeat
+        twice = next(iter(_planned_among(connection, run_id, names)), None)
+    if twice is not None:
+        raise ValueError(f"case {twice!r} is in the run's plan twice: case names must be unique")
+    versions = upsert_case_versions(connection, suite, part, first_position=first, lock=False)
+    rows = [
+        {"run_id": run_id, "case_name": name, "case_id": versions[name], "position": first + offset}
+        for offset, name in enumerate(names)
+    ]
+    for rows_part in chunked(rows):
+        connection.execute(insert(run_cases_table), list(rows_part))
+
+
+def _planned_among(connection: Connection, run_id: str, names: Sequence[str]) -> list[str]:
+    """Which of ``names`` the run's plan already holds (found by the plan's key, run and case name)."""
+    found: set[str] = set()
+    for part in chunked(names):
+        query = select(run_cases_table.c.case_name).where(
+            run_cases_table.c.run_id == run_id, run_cases_table.c.case_name.in_(part)
+        )
+        found.update(connection.execute(query).scalars())
+    return [name for name in names if name in found]  # in the chunk's order: the first one is named

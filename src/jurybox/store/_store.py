@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy.engine import Engine
@@ -13,7 +13,7 @@ from jurybox.store._baselines import RegressionPolicy, RunCheck, check_run
 from jurybox.store._calibrations import CalibrationRepository, JsonMap, StoredCalibration
 from jurybox.store._cases import SuiteRepository
 from jurybox.store._engine import create_store_engine, describe, migrate, resolve_url
-from jurybox.store._lazy import StoredRecords
+from jurybox.store._lazy import RunRecords, StoredRecords
 from jurybox.store._lessons import LESSON_POOL, LessonRepository, lessons_for_cases
 from jurybox.store._metrics import FAILING_LIMIT, MetricRepository
 from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
@@ -99,16 +99,15 @@ class Store:
         self,
         suite: str,
         *,
-        cases: Mapping[str, Mapping[str, Any]],
+        cases: Mapping[str, Mapping[str, Any]] | Iterable[tuple[str, Mapping[str, Any]]],
         judge_model: str | None = None,
         agent_version: str | None = None,
         git_commit: str | None = None,
         config: Mapping[str, Any] | None = None,
     ) -> str:
-        """Start a run of ``suite`` over ``cases`` (name -> definition) and return its id.
+        """Start a run of ``suite`` over ``cases`` (name -> definition, or pairs read once) and return its id.
 
-        Each definition is stored as a version of its case (a new version when
-        its content changed), and the run records which versions it ran.
+        Each definition is stored as a version of its case, and the run records which versions it ran.
         """
         return self._runs.begin_run(
             suite,
@@ -218,13 +217,10 @@ class Store:
         return list(self.iter_records(run_id))
 
     def records(self, run_id: str, *, cases: Collection[str] | None = None) -> StoredRecords:
-        """The run's records as a sequence read from the store on each pass (flat memory for any size).
-
-        Args:
-            run_id: The run.
-            cases: Only these cases (None: every recorded case).
-        """
+        """The run's records (only ``cases``, or all) read from the store on each pass: flat memory for any size."""
         # Smaller batches than a bulk read: a report pass holds one batch of rebuilt trees at a time.
+        if cases is None:  # the whole run: nothing held per case, so a run of a million reads back flat
+            return RunRecords(self, self._results, run_id, batch=STREAM_BATCH)
         return StoredRecords(
             self.case_outcomes(run_id),
             lambda wanted: self.iter_records(run_id, batch=STREAM_BATCH, cases=wanted),
@@ -232,7 +228,7 @@ class Store:
         )
 
     def iter_records(
-        self, run_id: str, *, batch: int = READ_BATCH, cases: Collection[str] | None = None
+        self, run_id: str, *, batch: int = READ_BATCH, cases: Collection[str] | None = None, up_to: int | None = None
     ) -> Iterator[CaseRecord]:
         """Stream a run's records in plan order, ``batch`` results at a time (flat memory for big runs).
 
@@ -241,9 +237,10 @@ class Store:
             batch: Results read at a time.
             cases: Only these cases (None: every recorded case); the rows of other cases are
                 skipped before their judgment trees are decoded or rebuilt.
+            up_to: Leave out results with a higher id (those written after a snapshot).
         """
         # The repository's generator itself, not a ``yield from`` over it: no extra step per record.
-        return self._results.iter_records(run_id, batch=batch, cases=cases)
+        return self._results.iter_records(run_id, batch=batch, cases=cases, up_to=up_to)
 
     def case_outcomes(self, run_id: str) -> list[CaseOutcome]:
         """Every case's summary in a run (no trees), in plan order."""

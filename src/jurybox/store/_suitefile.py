@@ -87,6 +87,11 @@ def read_suite_file(
         if value is not None and not isinstance(value, dict):
             raise SuiteFileError(f"{path}:{top}: {key}: must be a mapping, got {type(value).__name__}")
         sections[key] = _strip_lines(value) if value is not None else None
+    if "cases_file" in raw:
+        raise SuiteFileError(
+            f"{path}:{top}: cases_file: a suite whose cases are in a JSON Lines file runs from its files "
+            "(jurybox run FILE); the store takes cases written in the suite file"
+        )
     cases_raw = raw.get("cases")
     if not isinstance(cases_raw, list):
         raise SuiteFileError(f"{path}:{top}: cases: must be a list of case mappings")

@@ -1,0 +1,178 @@
+"""A run's plan given as (name, definition) pairs read once: written chunk by chunk, all or nothing, in flat memory."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import event, func, select
+
+from jurybox.core import CaseRecord, Judgment, Status
+from jurybox.store import Store, open_store
+from jurybox.store._runs import PLAN_CHUNK
+from jurybox.store._schema import cases_table, run_cases_table, runs_table
+
+
+def definitions(count: int, *, start: int = 0, tag: str = "a") -> Iterator[tuple[str, dict[str, Any]]]:
+    for index in range(start, start + count):
+        yield f"case-{index:07d}", {"name": f"case-{index:07d}", "prompt": f"question {index} {tag}"}
+
+
+def plan_rows(store: Store, run_id: str) -> list[tuple[str, int, str]]:
+    """(case, position, the definition's prompt) of every planned case, in plan order."""
+    query = (
+        select(run_cases_table.c.case_name, run_cases_table.c.position, cases_table.c.definition)
+        .join(cases_table, cases_table.c.id == run_cases_table.c.case_id)
+        .where(run_cases_table.c.run_id == run_id)
+        .order_by(run_cases_table.c.position)
+    )
+    with store.engine.connect() as connection:
+        return [(name, position, definition["prompt"]) for name, position, definition in connection.execute(query)]
+
+
+def stored_versions(store: Store) -> list[tuple[str, str, int, bool]]:
+    """(name, content hash, position, current) of every stored case version."""
+    query = select(cases_table.c.name, cases_table.c.content_hash, cases_table.c.position, cases_table.c.current)
+    with store.engine.connect() as connection:
+        return sorted(
+            (name, digest, position, bool(current)) for name, digest, position, current in connection.execute(query)
+        )
+
+
+def count_rows(store: Store, table: Any) -> int:
+    with store.engine.connect() as connection:
+        return int(connection.execute(select(func.count()).select_from(table)).scalar_one())
+
+
+def test_pairs_plan_the_run_a_mapping_would(store: Store, tmp_path: Path) -> None:
+    count = 20_000  # ten chunks
+    from_pairs = store.begin_run("big", cases=definitions(count))
+    versions = stored_versions(store)
+    # The same plan as a mapping, into a store of its own: the same versions, the same plan.
+    other = open_store(f"sqlite:///{tmp_path / 'mapping.db'}")
+    try:
+        from_mapping = other.begin_run("big", cases=dict(definitions(count)))
+        assert stored_versions(other) == versions
+        assert plan_rows(other, from_mapping) == plan_rows(store, from_pairs)
+    finally:
+        other.close()
+    assert [(name, position) for name, position, _ in plan_rows(store, from_pairs)] == [
+        (f"case-{i:07d}", i) for i in range(count)
+    ]
+    assert [position for _, _, position, _ in versions] == list(range(count))  # suite order, across chunks
+    assert store.get_run(from_pairs).planned == count
+    assert store.planned_cases(from_pairs) == [f"case-{i:07d}" for i in range(count)]
+
+    # Planned again unchanged (as a mapping this time): every version reused, one per case, each current.
+    again = store.begin_run("big", cases=dict(definitions(count)))
+    assert stored_versions(store) == versions
+    assert plan_rows(store, again) == plan_rows(store, from_pairs)
+
+
+def test_an_edit_past_the_first_chunk_gets_a_version_current_in_its_place(store: Store) -> None:
+    store.begin_run("edited", cases=definitions(PLAN_CHUNK + 5))
+    changed = list(definitions(PLAN_CHUNK + 5))
+    last = changed[-1][0]
+    changed[-1] = (last, {"name": last, "prompt": "edited"})
+    edited = store.begin_run("edited", cases=iter(changed))
+    assert plan_rows(store, edited)[-1] == (last, PLAN_CHUNK + 4, "edited")
+    current = [(n, p) for n, _, p, is_current in stored_versions(store) if is_current]
+    assert len(current) == PLAN_CHUNK + 5 and (last, PLAN_CHUNK + 4) in current  # exactly one current per name
+    assert count_rows(store, cases_table) == PLAN_CHUNK + 6  # only the edited case got a second version
+
+
+def test_the_suite_is_locked_once_for_the_whole_plan(store: Store) -> None:
+    locks: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if "FROM suites" in statement and "WHERE suites.id =" in statement:  # lock_suite's select
+            locks.append(statement)
+
+    event.listen(store.engine, "before_cursor_execute", seen)
+    try:
+        store.begin_run("locked", cases=definitions(PLAN_CHUNK * 3))
+    finally:
+        event.remove(store.engine, "before_cursor_execute", seen)
+    assert len(locks) == 1, locks
+    if store.engine.dialect.name == "postgresql":
+        assert "FOR UPDATE" in locks[0]
+
+
+@pytest.mark.parametrize("where", ["same chunk", "later chunk"])
+def test_a_name_twice_is_refused_and_leaves_no_run(store: Store, where: str) -> None:
+    pairs = list(definitions(PLAN_CHUNK * 2))
+    twin = pairs[3]
+    # In a later chunk the name comes back with another definition (which must not replace the first's version).
+    copy = twin if where == "same chunk" else (twin[0], {"name": twin[0], "prompt": "other"})
+    at = 7 if where == "same chunk" else PLAN_CHUNK + 8
+    pairs.insert(at, copy)
+    assert (at // PLAN_CHUNK == 0) == (where == "same chunk")
+    pairs.extend(definitions(PLAN_CHUNK, start=PLAN_CHUNK * 2))  # a chunk after it: never read
+    read = 0
+
+    def stream() -> Iterator[tuple[str, dict[str, Any]]]:
+        nonlocal read
+        for pair in pairs:
+            read += 1
+            yield pair
+
+    with pytest.raises(ValueError, match=f"case '{twin[0]}' is in the run's plan twice"):
+        store.begin_run("twice", cases=stream())
+    assert read <= PLAN_CHUNK * 2
+    assert count_rows(store, runs_table) == 0
+    assert count_rows(store, run_cases_table) == 0
+    assert count_rows(store, cases_table) == 0
+
+
+def test_a_failing_stream_leaves_nothing(store: Store) -> None:
+    def broken() -> Iterator[tuple[str, dict[str, Any]]]:
+        yield from definitions(PLAN_CHUNK + 1)
+        raise ValueError("cases.jsonl:2002: not JSON")  # what a cases file read line by line may do
+
+    with pytest.raises(ValueError, match="not JSON"):
+        store.begin_run("broken", cases=broken())
+    assert count_rows(store, runs_table) == 0
+    assert count_rows(store, cases_table) == 0
+    assert store.get_run(store.begin_run("broken", cases=[])).planned == 0  # an empty plan is still a run
+
+
+def test_a_whole_run_reads_back_without_holding_its_case_names(store: Store) -> None:
+    run_id = store.begin_run("readback", cases=definitions(30))
+    statuses = [Status.PASS, Status.FAIL, Status.ERROR]
+    store.record_cases(
+        run_id, [CaseRecord(f"case-{i:07d}", Judgment(statuses[i % 3], reasoning="r")) for i in range(30)]
+    )
+    records = store.records(run_id)
+    assert not hasattr(records, "_names")  # counts come from the database, names only when asked
+    assert len(records) == 30 and records.status_counts()[Status.FAIL] == 10
+    # A record written after the snapshot (a resume in another process) does not appear halfway through.
+    late = store.begin_run("readback", cases=definitions(1, start=99))
+    store.record_cases(late, [CaseRecord("case-0000099", Judgment(Status.PASS, reasoning="r"))])
+    assert [r.case for r in records] == [f"case-{i:07d}" for i in range(30)] == list(records.names())
+    assert [r.case for r in records.only(["case-0000004", "case-0000002", "nope"])] == ["case-0000002", "case-0000004"]
+
+
+@pytest.mark.slow
+def test_planning_ten_times_the_cases_takes_no_more_memory(tmp_path: Path) -> None:
+    """SQLite only: the chunking is the same code on PostgreSQL, where tracemalloc makes 200,000 rows take minutes."""
+    store = open_store(f"sqlite:///{tmp_path / 'plan.db'}")
+
+    def peak(count: int) -> int:
+        gc.collect()
+        tracemalloc.start()
+        try:
+            store.begin_run(f"memory-{count}", cases=definitions(count))
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    try:
+        small, big = peak(20_000), peak(200_000)
+    finally:
+        store.close()
+    # Held all at once, 200,000 cases took ~10x the peak of 20,000 (over 150 MB); one chunk at a time, about the same.
+    assert big < 2 * small + 4_000_000, (small, big)
