@@ -38,6 +38,16 @@ from jurybox.models._limiter import AdaptiveLimiter
 from jurybox.models._prices import DEFAULT_PRICES, Price, cost_of, get_price, load_prices, set_price
 from jurybox.models._probe import PROBE_TIMEOUT, ProbeTarget, openai_compatible_target, probe, probe_all
 from jurybox.models._providers import provider_class
+from jurybox.models._rate_signal import (
+    RATE_URL_ENV,
+    MemoryRateSignal,
+    RateLedger,
+    RateSignal,
+    RateState,
+    rate_key,
+    use_rate_signal,
+)
+from jurybox.models._rate_signal_redis import RedisRateSignal
 from jurybox.models._registry import (
     JUDGE_MODEL_ENV,
     env_model_spec,
@@ -75,6 +85,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "JUDGE_MODEL_ENV",
     "PROBE_TIMEOUT",
+    "RATE_URL_ENV",
     "AdaptiveLimiter",
     "AnthropicModel",
     "CacheBackend",
@@ -87,6 +98,7 @@ __all__ = [
     "FleetUnavailableError",
     "GenerateRequest",
     "JudgeModel",
+    "MemoryRateSignal",
     "ModelConfigError",
     "ModelConnectionError",
     "ModelError",
@@ -102,7 +114,11 @@ __all__ = [
     "ProviderError",
     "ProviderModel",
     "QuotaExceededError",
+    "RateLedger",
     "RateLimitError",
+    "RateSignal",
+    "RateState",
+    "RedisRateSignal",
     "RequestRejectedError",
     "ResponseCache",
     "RetryPolicy",
@@ -129,6 +145,7 @@ __all__ = [
     "probe",
     "probe_all",
     "provider_class",
+    "rate_key",
     "record_usage",
     "resolve_model",
     "set_default_model",
@@ -136,4 +153,5 @@ __all__ = [
     "shared_model",
     "split_evenly",
     "use_connection_share",
+    "use_rate_signal",
 ]

@@ -28,6 +28,7 @@ from jurybox.models._errors import (
 from jurybox.models._limiter import AdaptiveLimiter
 from jurybox.models._prices import cost_of
 from jurybox.models._probe import EndpointCheck
+from jurybox.models._rate_signal import rate_key
 from jurybox.models._retry import RetryPolicy, parse_retry_after
 from jurybox.models._shares import connection_share, split_evenly
 from jurybox.models._single_flight import cache_of, cached_single_flight, caches_reply
@@ -280,7 +281,8 @@ class ProviderModel(EndpointCheck, ABC):
         state = self._states.get(loop)
         if state is None:
             limit = self.process_concurrency
-            limiter = AdaptiveLimiter(limit, adaptive=self.adaptive_concurrency)
+            key = rate_key(self.provider, self.effective_base_url, self.model)
+            limiter = AdaptiveLimiter(limit, adaptive=self.adaptive_concurrency, key=key)
             # Sizes add up to exactly the limit, so the TCP connections opened never exceed it.
             lanes = [_Lane(self._make_client(size), size) for size in split_evenly(limit, -(-limit // LANE_SIZE))]
             state = self._states[loop] = _LoopState(lanes, limiter)
@@ -325,11 +327,14 @@ class ProviderModel(EndpointCheck, ABC):
             error.attempts = attempt
             error.url = error.url or self.printable_url
             too_long = error.retry_after is not None and error.retry_after > policy.max_retry_after
+            wait = policy.backoff(attempt, error.retry_after)
+            if isinstance(error, RateLimitError):  # with a rate signal, every process pauses (not for too long)
+                state.limiter.rate_limited(generation, 0.0 if too_long else wait)
             if not error.retryable or attempt > policy.max_retries or too_long:
                 if error is raw_error:
                     raise error
                 raise error from raw_error
-            await policy.sleep(policy.backoff(attempt, error.retry_after))
+            await policy.sleep(wait)
 
 
 def resolve_api_key(provider: str, api_key: str | None, env: str, *, base_url: str | None, keyless: str) -> str:

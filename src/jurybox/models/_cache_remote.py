@@ -29,6 +29,19 @@ PG_TABLE = "jurybox_response_cache"
 _SCAN_BATCH = 500
 
 
+def redis_module(purpose: str) -> Any:
+    """The ``redis`` client module.
+
+    Raises:
+        ModelConfigError: it is not installed (the message names ``purpose`` and the extra to install).
+    """
+    try:
+        import redis
+    except ImportError as error:
+        raise ModelConfigError(f'{purpose} needs the redis client: pip install "jurybox[distributed]"') from error
+    return redis
+
+
 def redact(url: str) -> str:
     """``url`` with its password replaced by ``***``, fit for messages and ``jurybox cache stats``."""
     parts = urlsplit(url)
@@ -69,12 +82,7 @@ class RedisResponseCache(CacheBackend):
     """
 
     def __init__(self, url: str) -> None:
-        try:
-            import redis
-        except ImportError as error:
-            raise ModelConfigError(
-                f'a Redis response cache ({redact(url)}) needs the redis client: pip install "jurybox[distributed]"'
-            ) from error
+        redis = redis_module(f"a Redis response cache ({redact(url)})")
         self.url = url
         parts = urlsplit(url)
         query = parse_qs(parts.query, keep_blank_values=True)

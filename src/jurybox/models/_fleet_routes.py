@@ -20,6 +20,7 @@ from jurybox.models._errors import (
     RateLimitError,
     ServerError,
 )
+from jurybox.models._limiter import AdaptiveLimiter
 from jurybox.models._retry import RetryPolicy
 
 _OUT_OF_SERVICE = (ModelConnectionError, ModelTimeoutError, EmptyResponseError)
@@ -54,6 +55,7 @@ class Route:
     resting_until: float = 0.0  # monotonic time a 429's Retry-After ends
     server_errors: int = 0  # 5xx in a row
     probe: asyncio.Task[None] | None = None
+    limiter: AdaptiveLimiter | None = None  # the endpoint's limiter on this loop, once looked up
 
 
 class Routes:
@@ -94,11 +96,11 @@ class Routes:
                     provider=self.name.partition(":")[0],
                 )
             now = time.monotonic()
-            ready = [route for route in serving if route.resting_until <= now]
+            ready = [route for route in serving if _rests_until(route) <= now]
             if ready:
                 break
             # Every serving endpoint asked us to wait (429 + Retry-After): wait for the first.
-            await asyncio.sleep(min(route.resting_until for route in serving) - now)
+            await asyncio.sleep(min(_rests_until(route) for route in serving) - now)
         count, start = len(self.routes), self._next_turn
         best = min(ready, key=lambda route: (route.in_flight, (route.index - start) % count))
         self._next_turn = best.index + 1
@@ -153,6 +155,18 @@ class Routes:
                     route.out, route.resting_until, route.probe = None, 0.0, None
                     return
                 delay = min(delay * 2, policy.probe_max_interval)
+
+
+def _rests_until(route: Route) -> float:
+    """When ``route`` may take calls again: its own 429's Retry-After, or one another process reported (rate signal)."""
+    limiter = route.limiter
+    if limiter is None:
+        # Not made here: an endpoint that never took a call on this loop has no limiter (nor clients) yet.
+        state = route.member._states.get(asyncio.get_running_loop())
+        if state is None:
+            return route.resting_until
+        limiter = route.limiter = state.limiter
+    return max(route.resting_until, limiter.paused_until)
 
 
 def _why(error: ProviderError) -> str:
