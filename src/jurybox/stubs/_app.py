@@ -41,6 +41,9 @@ class StubState:
         self.latency = latency
         self.replay = list(replay) if replay is not None else None
         self.requests: list[StubRequest] = []
+        self.keep_requests = True
+        """False for a stub serving a load run on its own: it counts requests instead of keeping each one."""
+        self.received = 0
         self.connections = 0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -101,12 +104,14 @@ class StubState:
     def stats(self) -> dict[str, int]:
         """Counters: requests received, TCP connections accepted, most requests in flight at once."""
         with self._lock:
-            requests = len(self.requests)
+            requests = self.received
         return {"requests": requests, "connections": self.connections, "max_in_flight": self.max_in_flight}
 
     def log(self, request: StubRequest) -> None:
         with self._lock:
-            self.requests.append(request)
+            self.received += 1
+            if self.keep_requests:
+                self.requests.append(request)
 
 
 class StubApp:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -48,6 +49,8 @@ class StubRequest:
     headers: Mapping[str, str]
     body: Any
     raw: bytes
+    received: float = field(default_factory=time.monotonic)
+    """When it arrived (``time.monotonic`` of the stub's process), for tests of pacing."""
 
     @property
     def json(self) -> Any:
