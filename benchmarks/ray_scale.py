@@ -47,6 +47,11 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=256)
     parser.add_argument("--store", default="sqlite", help="sqlite (a file the driver writes) or a postgresql:// URL")
     parser.add_argument("--no-floor", action="store_true", help="skip the bare-HTTP floor measurement")
+    parser.add_argument(
+        "--cases-file",
+        action="store_true",
+        help="keep the cases in a JSON Lines cases_file (built as the run reaches them) instead of the suite file",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args()
     os.environ["JURYBOX_CACHE"] = "off"  # every case makes its judge call: the stub is the judge fleet
@@ -82,13 +87,20 @@ def run_on_ray(args: argparse.Namespace, folder: Path, base_url: str, latency: f
     from jurybox.store import open_store
     from jurybox.suites import RaySettings, RunOptions, SuiteRunner, load_suite
 
-    path = write_suite(folder, args.cases, base_url)
+    path = (
+        write_streamed_suite(folder, args.cases, base_url)
+        if args.cases_file
+        else write_suite(folder, args.cases, base_url)
+    )
+    started = time.perf_counter()
     suite = load_suite(path, concurrency=args.concurrency)
+    load_s = time.perf_counter() - started
     url = f"sqlite:///{folder / 'store.db'}" if args.store == "sqlite" else args.store
     store = open_store(url)
     actors_write = not url.startswith("sqlite")
     opener = functools.partial(open_store, url) if actors_write else None
-    load = functools.partial(load_suite, path, concurrency=args.concurrency)
+    # As `jurybox run` does: the driver checked the cases file, so an actor builds only the lines it is sent.
+    load = functools.partial(load_suite, path, concurrency=args.concurrency, check_cases_file=not args.cases_file)
 
     started = time.perf_counter()
     ray.init(num_cpus=max(2, args.actors), include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
@@ -120,6 +132,8 @@ def run_on_ray(args: argparse.Namespace, folder: Path, base_url: str, latency: f
         "passed": result.count(Status.PASS),
         "judge_calls": result.spend.calls,
         "store": "postgresql (actors write)" if actors_write else "sqlite (driver writes)",
+        "cases_in": "a cases_file (streamed)" if args.cases_file else "the suite file (loaded whole)",
+        "suite_load_s": round(load_s, 2),
         "ray_start_s": round(ray_start, 2),
         "wall_s": round(wall, 2),
         "ideal_s": round(ideal, 2),
@@ -137,6 +151,27 @@ def run_on_ray(args: argparse.Namespace, folder: Path, base_url: str, latency: f
         "store_rows_per_s": round(sum(rows.values()) / wall, 1),
         "store_rows": rows,
     }
+
+
+def write_streamed_suite(folder: Path, cases: int, base_url: str) -> Path:
+    """``write_suite``'s cases, one JSON line each in ``cases.jsonl`` (written in blocks: a million fit in no list)."""
+    write_suite(folder, 1, base_url)  # the agent and the header
+    header = (folder / "suite.yaml").read_text(encoding="utf-8").split("cases:\n")[0]
+    (folder / "suite.yaml").write_text(header + "cases_file: cases.jsonl\n", encoding="utf-8")
+    with (folder / "cases.jsonl").open("w", encoding="utf-8") as out:
+        for start in range(0, cases, 10_000):
+            out.writelines(
+                json.dumps(
+                    {
+                        "name": f"case-{index:07d}",
+                        "prompt": f"question {index}",
+                        "judges": [{"correctness": {"reference": f"The answer to question {index} is 42."}}],
+                    }
+                )
+                + "\n"
+                for index in range(start, min(cases, start + 10_000))
+            )
+    return folder / "suite.yaml"
 
 
 class CaseClock:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 import os
 import signal
@@ -306,3 +307,36 @@ def test_the_processes_executor_forks_workers_without_being_told_how_many(
     assert "worker" not in capsys.readouterr().out  # no worker died: the report has no note of one
     with pytest.raises(ValueError, match="the ray executor takes actors"):
         RunOptions(executor="ray", workers=2)
+
+
+async def test_a_cases_file_runs_on_actors_that_build_only_the_lines_they_are_sent(
+    ray_cluster: Any, toy_suite: Callable[..., Path], store_url: str
+) -> None:
+    """The driver sends lines, not names: each actor loads the suite unchecked and builds what it is sent."""
+    inline = toy_suite(suite_text(30, slow=True))
+    spec = load_suite(inline)
+    header = inline.read_text(encoding="utf-8").split("cases:\n")[0]
+    path = toy_suite(header + "cases_file: cases.jsonl\n", "streamed.yaml")
+    (path.parent / "cases.jsonl").write_text(
+        "".join(json.dumps(dict(case.spec)) + "\n" for case in spec.cases), encoding="utf-8"
+    )
+    suite = load_suite(path)
+    killed: list[int] = []
+
+    def kill_process() -> None:
+        pid = ray_cluster.get(run_actors(ray_cluster)[0].stats.remote()).pid
+        os.kill(pid, signal.SIGKILL)
+        killed.append(pid)
+
+    with open_store(store_url) as store:
+        opener = None if store_url.startswith("sqlite") else (lambda: open_store(store_url))
+        progress = Recorder(at={5: kill_process})
+        options = RunOptions(concurrency=4, executor="ray", ray=RaySettings(actors=2, open_store=opener))
+        result = await SuiteRunner(suite, options, store=store, progress=progress).run()
+        local = await SuiteRunner(load_suite(inline), RunOptions(concurrency=4), store=store).run()
+
+        assert killed and result.status == "completed" and not result.store_errors
+        assert store.get_run(result.run_id).recorded == 30 == len(result.records)
+        assert store.planned_cases(result.run_id) == [c.name for c in spec.cases]
+        assert outcomes(store, result.run_id) == outcomes(store, local.run_id)
+        assert sorted(progress.statuses) == sorted(c.name for c in spec.cases)

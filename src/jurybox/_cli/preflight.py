@@ -70,7 +70,7 @@ def suite_targets(suite: Suite) -> list[ProbeTarget]:
 def _models(suite: Suite) -> Iterator[Any]:
     if suite.model is not None:
         yield _unwrapped(suite.model)
-    for case in suite.cases:
+    for case in suite.sample_cases:
         for built in case.llm_judges():
             for judge in _walk(built.judge):
                 model = getattr(judge, "model", None)

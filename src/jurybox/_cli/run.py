@@ -407,7 +407,7 @@ async def _run_all(
 
 def _resume_id(
     suite: Suite, request: RunRequest, store: Store | None, status: Console
-) -> tuple[str | None, tuple[Case, ...] | None]:
+) -> tuple[str | None, Sequence[Case] | None]:
     """The run of ``suite`` to resume and the cases it planned (None, None: a new run)."""
     run_id = _run_to_resume(suite, request, store, status)
     if run_id is None or store is None:

@@ -51,13 +51,13 @@ def run_calibrations(store: Store, suite: Suite, run_id: str, records: Iterable[
 
 def judge_identities(suite: Suite) -> dict[str, dict[str, Any]]:
     """Each LLM judge that ran, by its place in the verdict tree (``llm_judge/correctness``): its identity."""
-    if not suite.llm_enabled or not any(built.tier == TIER_LLM for case in suite.cases for built in case.judges):
+    if not suite.llm_enabled or not any(built.tier == TIER_LLM for case in suite.sample_cases for built in case.judges):
         return {}
     from jurybox.calibrate import identify
 
     made: dict[int, dict[str, Any]] = {}
     found: dict[str, dict[str, Any]] = {}
-    for case in suite.cases:
+    for case in suite.sample_cases:
         for built in case.judges:
             if built.tier != TIER_LLM:
                 continue

@@ -7,6 +7,7 @@ then LLM judges) and streams records to the store.
 """
 
 from jurybox.suites._case import BuiltJudge, Case, RoundPlan, Suite
+from jurybox.suites._case_file import CaseLine, StreamedCases
 from jurybox.suites._errors import Problem, SuiteError
 from jurybox.suites._executor_choice import EXECUTORS
 from jurybox.suites._gc import frozen_heap, paused_collector
@@ -31,6 +32,7 @@ from jurybox.suites._registry import (
     JudgeRegistry,
     tier_of,
 )
+from jurybox.suites._resume import resumable_cases
 from jurybox.suites._runner import (
     DEFAULT_CONCURRENCY,
     ProgressSink,
@@ -38,7 +40,6 @@ from jurybox.suites._runner import (
     RunResult,
     RunStore,
     SuiteRunner,
-    resumable_cases,
 )
 from jurybox.suites._seed_schema import SPECTOR as SPECTOR_SEED_SCHEMA
 from jurybox.suites._seed_schema import FieldRule, SeedSchema
@@ -64,6 +65,7 @@ __all__ = [
     "TIER_SIMILARITY",
     "BuiltJudge",
     "Case",
+    "CaseLine",
     "CasePlan",
     "ExecutorError",
     "FieldRule",
@@ -83,6 +85,7 @@ __all__ = [
     "Seed",
     "SeedSchema",
     "Spend",
+    "StreamedCases",
     "Suite",
     "SuiteError",
     "SuiteRunner",

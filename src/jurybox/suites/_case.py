@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from jurybox.agents import TargetConfigError
 from jurybox.core import Voting
@@ -120,9 +121,12 @@ class Case:
 
     def matches(self, selector: str) -> bool:
         """True when ``selector`` is the case name, one of its tags, or a glob on the name."""
-        from fnmatch import fnmatchcase
+        return name_matches(self.name, self.tags, selector)
 
-        return selector == self.name or selector in self.tags or fnmatchcase(self.name, selector)
+
+def name_matches(name: str, tags: Sequence[str], selector: str) -> bool:
+    """True when ``selector`` is ``name``, one of ``tags``, or a glob on the name (``-k`` / ``--filter``)."""
+    return selector == name or selector in tags or fnmatchcase(name, selector)
 
 
 @dataclass(frozen=True)
@@ -142,7 +146,8 @@ class Suite:
     name: str
     path: Path
     agent: Mapping[str, Any]
-    cases: tuple[Case, ...]
+    cases: Sequence[Case]
+    """A tuple; for a suite with a ``cases_file``, a ``StreamedCases`` that builds each case as it is reached."""
     defaults: Defaults = field(default_factory=Defaults)
     description: str = ""
     database: str | None = None
@@ -162,8 +167,26 @@ class Suite:
     def llm_enabled(self) -> bool:
         return self.model is not None
 
-    def select(self, selectors: Iterable[str] = ()) -> tuple[Case, ...]:
-        """Cases not marked ``skip`` that match any selector (all of them when there is none)."""
+    @property
+    def sample_cases(self) -> Sequence[Case]:
+        """Cases that show every judge the suite has, for passes over its judges (identities, preflight).
+
+        Every case; for a suite with a ``cases_file``, its inline cases and one built case of the file
+        per distinct set of judges (building a million cases again would take minutes).
+        """
+        file = getattr(self.cases, "file", None)
+        if file is None:
+            return self.cases
+        return (*getattr(self.cases, "inline", ()), *file.samples)
+
+    def select(self, selectors: Iterable[str] = ()) -> Sequence[Case]:
+        """Cases not marked ``skip`` that match any selector (all of them when there is none).
+
+        A tuple, or for a suite with a ``cases_file`` a lazy view that builds each case as it is reached.
+        """
+        streamed = getattr(self.cases, "select", None)
+        if streamed is not None:
+            return cast(Sequence[Case], streamed(selectors))
         chosen = [c for c in self.cases if not c.skip]
         wanted: Sequence[str] = list(selectors)
         if wanted:

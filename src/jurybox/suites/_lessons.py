@@ -7,7 +7,7 @@ per-case cost of a run without lessons is one dictionary truthiness check.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, ItemsView, Iterator, Mapping, Sequence
 from typing import Any
 
 from jurybox.core import LessonNote
@@ -31,16 +31,34 @@ class _LessonNames(Mapping[str, set[str]]):
     """Case name -> ``lesson_names``, each worked out when asked: a store with no lesson asks for none."""
 
     def __init__(self, cases: Sequence[Case]) -> None:
-        self._cases = {case.name: case for case in cases}
+        # Not a dict of the cases: a suite with a cases_file builds each case as it is reached, and keeps none.
+        self._cases = cases
+        self._by_name: dict[str, Case] | None = None
 
     def __getitem__(self, name: str) -> set[str]:
-        return lesson_names(self._cases[name])
+        if self._by_name is None:
+            self._by_name = {case.name: case for case in self._cases}
+        return lesson_names(self._by_name[name])
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._cases)
+        return (case.name for case in self._cases)
 
     def __len__(self) -> int:
         return len(self._cases)
+
+    def items(self) -> ItemsView[str, set[str]]:
+        """(case, its names) in one pass over the cases, each built once (``lessons_for_cases`` reads only this)."""
+        return _NamesOfCases(self)
+
+
+class _NamesOfCases(ItemsView[str, set[str]]):
+    def __init__(self, names: _LessonNames) -> None:
+        super().__init__(names)
+        self._cases = names._cases
+
+    def __iter__(self) -> Iterator[tuple[str, set[str]]]:
+        for case in self._cases:
+            yield case.name, lesson_names(case)
 
 
 async def fetch_lessons(

@@ -9,12 +9,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from jurybox.agents import McpCall, TargetConfigError, make_target
+from jurybox.agents import McpCall
 from jurybox.core import judge_name
 from jurybox.suites._build import BuildFailedError, Calls, JudgeBuilder, built, entry_label, import_module
-from jurybox.suites._case import BuiltJudge, Case, RoundPlan, Suite, seeded_agent
+from jurybox.suites._case import BuiltJudge, Case, RoundPlan, Suite
 from jurybox.suites._errors import Problem, SuiteError
 from jurybox.suites._judge_model import JudgeModelError, model_label, resolve_judge_model
+from jurybox.suites._loader_agent import agent_problems
+from jurybox.suites._loader_stream import streamed_cases
 from jurybox.suites._meter import MeteredModel
 from jurybox.suites._registry import TIER_DETERMINISTIC, TIER_LLM, JudgeRegistry
 from jurybox.suites._seeds import Seed, load_seeds, seed_schema_problems
@@ -53,6 +55,7 @@ def load_suite(
     judge_timeout: float | None = None,
     judge_retries: int | None = None,
     base_dir: Path | None = None,
+    check_cases_file: bool = True,
 ) -> Suite:
     """Load and check a suite file.
 
@@ -73,6 +76,8 @@ def load_suite(
         base_dir: Where the suite's relative paths (agent module or file, seeds, plugins, ``python:``
             judges) resolve; default the file's folder. A suite exported from the store to a temporary
             file resolves them against the current directory.
+        check_cases_file: Build every line of the suite's ``cases_file`` once to check it (False: trust it,
+            as a Ray actor does for the driver that checked it; a bad line then fails when it is reached).
 
     Raises:
         SuiteError: naming file, line and field of every problem found.
@@ -115,6 +120,14 @@ def load_suite(
     cases = [_build_case(builder, spec, index, raw) for index, raw in enumerate(spec.cases)]
     problems.extend(builder.problems)
     problems.extend(_duplicate_names(doc, spec))
+    inline = tuple(c for c in cases if c is not None)
+    all_cases: Sequence[Case] = inline
+    if spec.cases_file is not None and not problems:
+        streamed, file_problems = streamed_cases(
+            doc, spec, builder, folder, inline, _build_case, check=check_cases_file, llm_enabled=model is not None
+        )
+        problems.extend(file_problems)
+        all_cases = streamed if streamed is not None else inline
     seeds: list[Seed] = []
     schema_problems = seed_schema_problems(doc, spec.seed_schema)
     problems.extend(schema_problems)
@@ -125,14 +138,14 @@ def load_suite(
         except SuiteError as exc:
             problems.extend(exc.problems)
     if check_agent:
-        problems.extend(_agent_problems(doc, spec.agent, folder, seeds))
+        problems.extend(agent_problems(doc, spec.agent, folder, seeds))
     if problems:
         raise SuiteError(problems)
     return Suite(
         name=spec.name,
         path=file,
         agent=spec.agent,
-        cases=tuple(c for c in cases if c is not None),
+        cases=all_cases,
         defaults=spec.defaults,
         description=spec.description,
         database=spec.database,
@@ -145,8 +158,15 @@ def load_suite(
     )
 
 
-def _build_case(builder: JudgeBuilder, spec: SuiteModel, index: int, case: CaseModel) -> Case | None:
-    path: PathKey = ("cases", index)
+def _build_case(
+    builder: JudgeBuilder, spec: SuiteModel, index: int, case: CaseModel, *, path: PathKey | None = None
+) -> Case | None:
+    """One case, built; None when it cannot be (its problems are on ``builder``).
+
+    ``path`` is where the case is in ``builder.doc``: ``cases[index]`` in the suite file, ``()`` for a
+    line of a cases file (whose own line is the case).
+    """
+    path = ("cases", index) if path is None else path
     defaults = spec.defaults
     threshold = case.threshold if case.threshold is not None else defaults.threshold
     judges: list[BuiltJudge] = []
@@ -456,38 +476,3 @@ def _judge_problems_of_valid_cases(
             continue  # its own problems are in the suite's validation problems already
         _build_case(builder, partial, index, case)
     return [*problems, *builder.problems]
-
-
-def _agent_problems(doc: Located, agent: Mapping[str, Any], base_dir: Path, seeds: Sequence[Seed]) -> list[Problem]:
-    """What is wrong with the suite's ``agent:``, found while loading (and so by ``--dry-run``), not mid-run.
-
-    The adapter is built as the runner will build it, seed records included (a Python
-    agent's module is imported, its factory or function found; nothing is called or
-    connected), and then dropped.
-    """
-    try:
-        make_target(seeded_agent(agent, seeds), base_dir=base_dir)
-    except TargetConfigError as exc:
-        message = str(exc)
-        field, _, text = message.partition(": ")
-        if not field.startswith(("agent", "seeds")) or not text:
-            field, text = "agent", message
-        # line_of falls back to the closest parent the file has (agent.http.url may not be written).
-        path = tuple(part for part in field.split(".") if part)
-        return [Problem(doc.file, doc.line_of(path), field, text)]
-    if seeds and "options" not in agent and "kind" not in agent and _is_respond_function(agent, base_dir):
-        # Seeds make the runner call it as a factory, respond(seeds=...): every case would fail.
-        message = (
-            "seed records are handed to a Python agent factory as its 'seeds' keyword argument, and "
-            f"{agent['python']!r} is a respond function: point agent.python at a factory (module:make_agent) "
-            "taking seeds=..., or load the seeds into the agent yourself (jurybox.suites.load_seeds)"
-        )
-        return [Problem(doc.file, doc.line_of(("seeds",)), "seeds", message)]
-    return []
-
-
-def _is_respond_function(agent: Mapping[str, Any], base_dir: Path) -> bool:
-    try:
-        return getattr(make_target(agent, base_dir=base_dir), "kind", None) == "function"
-    except TargetConfigError:  # a factory that needs its seeds= argument, say
-        return False

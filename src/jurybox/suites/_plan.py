@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 from jurybox.models import Usage, get_price, parse_spec
 from jurybox.suites._case import Case, Suite
+from jurybox.suites._case_file import StreamedCases
 from jurybox.suites._registry import TIER_DETERMINISTIC
 
 # A typical judge prompt (instructions, the case and the answer) and verdict; used only for estimates.
@@ -37,22 +39,28 @@ class CasePlan:
 
 @dataclass(frozen=True)
 class RunPlan:
-    """Every selected case's plan and the run's totals."""
+    """Every selected case's plan and the run's totals.
+
+    For a suite with a ``cases_file``, ``cases`` is lazy (each case is built as the listing reaches
+    it) and the totals are the load's check pass's, when the run takes the whole suite.
+    """
 
     suite: Suite
-    cases: tuple[CasePlan, ...]
+    cases: Sequence[CasePlan]
+    totals: tuple[int, int, int] | None = None
+    """(fewest calls, most calls, skipped judges) counted before; None: summed over ``cases``."""
 
     @property
     def min_calls(self) -> int:
-        return sum(c.min_calls for c in self.cases)
+        return self.totals[0] if self.totals is not None else sum(c.min_calls for c in self.cases)
 
     @property
     def max_calls(self) -> int:
-        return sum(c.max_calls for c in self.cases)
+        return self.totals[1] if self.totals is not None else sum(c.max_calls for c in self.cases)
 
     @property
     def skipped_judges(self) -> int:
-        return sum(len(c.skipped) for c in self.cases)
+        return self.totals[2] if self.totals is not None else sum(len(c.skipped) for c in self.cases)
 
     def estimated_cost(self) -> float | None:
         """USD for ``max_calls`` typical judge calls at the suite model's price, or None when unknown.
@@ -77,10 +85,55 @@ class RunPlan:
 
 def plan_run(suite: Suite, cases: Sequence[Case]) -> RunPlan:
     """The plan of running ``cases`` of ``suite`` with its judge model (or without one)."""
-    return RunPlan(suite, tuple(_plan_case(case, llm_enabled=suite.llm_enabled) for case in cases))
+    llm_enabled = suite.llm_enabled
+    if not isinstance(cases, StreamedCases):
+        return RunPlan(suite, tuple(case_plan(case, llm_enabled=llm_enabled) for case in cases))
+    plans = _LazyPlans(cases, llm_enabled)
+    counted = cases.file.totals
+    if counted is not None and cases.whole_selection:  # the whole suite: its check pass counted it
+        inline = [case_plan(case, llm_enabled=llm_enabled) for case in cases.inline if not case.skip]
+        totals = (
+            sum(c.min_calls for c in inline) + counted.min_calls,
+            sum(c.max_calls for c in inline) + counted.max_calls,
+            sum(len(c.skipped) for c in inline) + counted.skipped_judges,
+        )
+    else:  # a selection: one pass that builds each case, not one per total
+        totals = (0, 0, 0)
+        for plan in plans:
+            totals = (totals[0] + plan.min_calls, totals[1] + plan.max_calls, totals[2] + len(plan.skipped))
+    return RunPlan(suite, plans, totals)
 
 
-def _plan_case(case: Case, *, llm_enabled: bool) -> CasePlan:
+class _LazyPlans(Sequence[CasePlan]):
+    """Each streamed case's plan, made as the listing reaches it."""
+
+    def __init__(self, cases: StreamedCases, llm_enabled: bool) -> None:
+        self._cases = cases
+        self._llm_enabled = llm_enabled
+
+    def __len__(self) -> int:
+        return len(self._cases)
+
+    def __bool__(self) -> bool:
+        return bool(self._cases)
+
+    def __iter__(self) -> Iterator[CasePlan]:
+        for case in self._cases:
+            yield case_plan(case, llm_enabled=self._llm_enabled)
+
+    @overload
+    def __getitem__(self, index: int) -> CasePlan: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[CasePlan]: ...
+
+    def __getitem__(self, index: int | slice) -> CasePlan | Sequence[CasePlan]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        return case_plan(self._cases[index], llm_enabled=self._llm_enabled)
+
+
+def case_plan(case: Case, *, llm_enabled: bool) -> CasePlan:
     tiers = {tier: [j.key for j in members] for tier, members in case.tiers(llm_enabled=llm_enabled).items()}
     if case.sql_checks:
         keys = [check.name or f"sql_checks[{i}]" for i, check in enumerate(case.sql_checks)]

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import uuid
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -32,10 +33,12 @@ from jurybox.core import LessonNote, RunStatus
 from jurybox.models import split_evenly
 from jurybox.suites import _ray_cluster as cluster
 from jurybox.suites._case import Case, Suite
+from jurybox.suites._case_file import CaseLine, StreamedCases
 from jurybox.suites._executor import CaseDone, ExecutorSummary, TakeResult
 from jurybox.suites._meter import Spend
 from jurybox.suites._ray_actor import CaseActor
-from jurybox.suites._ray_setup import ActorSetup, ActorStats, Chunk, RaySettings, default_suite_loader
+from jurybox.suites._ray_rates import start_rate_signal, stop_rate_signal
+from jurybox.suites._ray_setup import ActorSetup, ActorStats, Chunk, RaySettings, Work, default_suite_loader, work_name
 
 MAX_ACTOR_FAILURES = 3
 """Deaths (or failed batches) after which an actor is retired and the run goes on without it."""
@@ -92,11 +95,12 @@ class RayExecutor:
         self._timeout = timeout
         self._retries = retries
         self._owns_ray = False
+        self._rates: Any = None  # the run's RateSignalActor: a 429 on one actor pauses all of them
         self._slots: list[_Slot] = []
-        self._todo: Sequence[Case] = ()
-        self._next = 0
-        """Position in ``_todo`` of the next case never sent."""
-        self._again: deque[str] = deque()
+        self._todo: Iterator[Case | CaseLine] = iter(())
+        self._unsent = 0
+        """Cases in ``_todo`` not sent yet (a cases file's are read from it as they are sent)."""
+        self._again: deque[Work] = deque()
         """Cases lost with an actor, sent again before any new one."""
         self._losses: dict[str, int] = {}
         self._given_up: list[str] = []
@@ -119,12 +123,14 @@ class RayExecutor:
         """
         settings = self._settings
         self._owns_ray = cluster.connect(settings.address, cpus=settings.actors or cluster.LOCAL_CPUS)
-        self._todo = cases
+        self._todo = cases.items() if isinstance(cases, StreamedCases) else iter(cases)
+        self._unsent = len(cases)
         wanted = settings.actors or cluster.cluster_cpus()
         count = max(1, min(wanted, self._concurrency, len(cases)))
         load = settings.load_suite or default_suite_loader(self._suite, self._concurrency)
         remote = cluster.import_ray().remote(CaseActor)
         tag = f"jurybox-{run_id[:12]}-{uuid.uuid4().hex[:6]}"
+        rates, self._rates = start_rate_signal(tag)
         for index, share in enumerate(split_evenly(self._concurrency, count)):
             setup = ActorSetup(
                 run_id=run_id,
@@ -137,6 +143,7 @@ class RayExecutor:
                 retries=self._retries,
                 open_store=settings.open_store,
                 lessons=self._lessons,
+                rate_signal=rates,
             )
             actor = remote.options(
                 name=f"{tag}-{index}",
@@ -204,6 +211,7 @@ class RayExecutor:
                     await asyncio.gather(*(_get(slot.actor.close.remote()) for slot in live))
         for slot in self._slots:
             cluster.kill(slot.actor)
+        stop_rate_signal(self._rates)
         if self._owns_ray:
             self._owns_ray = False
             cluster.disconnect()
@@ -211,16 +219,20 @@ class RayExecutor:
     # -- feeding the actors ------------------------------------------------------------------------
 
     def _pending(self) -> int:
-        return len(self._again) + len(self._todo) - self._next
+        return len(self._again) + self._unsent
 
-    def _next_batch(self, size: int) -> list[str]:
-        names: list[str] = []
-        while self._again and len(names) < size:
-            names.append(self._again.popleft())
-        end = min(len(self._todo), self._next + size - len(names))
-        names.extend(case.name for case in self._todo[self._next : end])
-        self._next = end
-        return names
+    def _next_batch(self, size: int) -> list[Work]:
+        """Up to ``size`` cases: lost ones first, then the next never sent (a name, or a cases file's line)."""
+        batch: list[Work] = []
+        while self._again and len(batch) < size:
+            batch.append(self._again.popleft())
+        wanted = min(size - len(batch), self._unsent)
+        before = len(batch)
+        for item in itertools.islice(self._todo, wanted):
+            batch.append(item if isinstance(item, CaseLine) else item.name)
+        taken = len(batch) - before
+        self._unsent = self._unsent - taken if taken == wanted else 0  # ran dry: nothing more will come
+        return batch
 
     def _feed(self) -> None:
         """Give every ready actor with no more than its share left a batch of one share (the least busy first)."""
@@ -229,9 +241,11 @@ class RayExecutor:
         ready = sorted((s for s in self._slots if s.state == "ready"), key=lambda s: s.unfinished / s.share)
         for slot in ready:
             while slot.unfinished <= slot.share and self._pending():
-                names = self._next_batch(slot.share)
-                slot.unfinished += len(names)
-                task = asyncio.create_task(self._stream(slot, names), name=f"jurybox-ray-batch-{slot.index}")
+                batch = self._next_batch(slot.share)
+                if not batch:
+                    break
+                slot.unfinished += len(batch)
+                task = asyncio.create_task(self._stream(slot, batch), name=f"jurybox-ray-batch-{slot.index}")
                 self._streams.add(task)
                 task.add_done_callback(self._stream_ended)
 
@@ -250,13 +264,13 @@ class RayExecutor:
         if self._stopping or not self._pending() or all(s.state == "retired" for s in self._slots):
             self._idle.set_result(None)
 
-    async def _stream(self, slot: _Slot, names: list[str]) -> None:
+    async def _stream(self, slot: _Slot, batch: list[Work]) -> None:
         """One batch on one actor: each case it finishes to the runner; on failure, the rest back in line."""
-        left = dict.fromkeys(names)
+        left = {work_name(item): item for item in batch}
         take = self._take
         assert take is not None
         try:
-            generator = slot.actor.run_batch.options(num_returns="streaming").remote(names)
+            generator = slot.actor.run_batch.options(num_returns="streaming").remote(batch)
             async for ref in generator:
                 chunk: Chunk = await ref
                 self._latest[chunk.actor] = chunk.spend
@@ -285,17 +299,17 @@ class RayExecutor:
                 self._send_again(left)
                 self._feed()
 
-    def _send_again(self, lost: dict[str, None]) -> None:
+    def _send_again(self, lost: dict[str, Work]) -> None:
         """Put cases lost with an actor first in line (in their order), or give up on one lost too often."""
         again = []
-        for name in lost:
+        for name, item in lost.items():
             losses = self._losses.get(name, 0) + 1
             if losses >= MAX_CASE_LOSSES:
                 self._losses.pop(name, None)
                 self._given_up.append(name)
             else:
                 self._losses[name] = losses
-                again.append(name)
+                again.append(item)
         self._again.extendleft(reversed(again))
 
     def _failed(self, slot: _Slot, error: BaseException) -> None:

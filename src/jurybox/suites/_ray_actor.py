@@ -22,13 +22,18 @@ import sys
 import uuid
 from collections.abc import AsyncGenerator
 from dataclasses import replace
+from typing import cast
 
+from jurybox.core import CaseRecord, Judgment, Status
 from jurybox.judges import SqlDatabases
-from jurybox.models import use_connection_share
+from jurybox.models import use_connection_share, use_rate_signal
 from jurybox.suites._case import Case
+from jurybox.suites._case_file import CaseLine
+from jurybox.suites._errors import SuiteError
 from jurybox.suites._execute import CaseExecutor
 from jurybox.suites._gc import RUN_GEN0_THRESHOLD, paused_collector
-from jurybox.suites._ray_setup import ActorSetup, ActorStats, Chunk, Finished
+from jurybox.suites._ray_rates import RaySignal
+from jurybox.suites._ray_setup import ActorSetup, ActorStats, Chunk, Finished, Work
 from jurybox.suites._verdict import llm_was_skipped
 from jurybox.suites._writer import BatchedWriter, StoreThread
 
@@ -58,6 +63,8 @@ class CaseActor:
 
     def __init__(self, setup: ActorSetup) -> None:
         use_connection_share(setup.index, setup.count)
+        # Before any model call: a 429 here pauses this endpoint on every actor, and theirs pause this one.
+        use_rate_signal(RaySignal(setup.rate_signal) if setup.rate_signal is not None else None)
         with paused_collector():
             suite = setup.load_suite()
         if suite.judge_model != setup.judge_model:
@@ -69,7 +76,8 @@ class CaseActor:
             )
         self._setup = setup
         self._suite = suite
-        self._by_name = {case.name: case for case in suite.cases}
+        # The suite file's own cases; a cases file's come as lines, built when they arrive and then dropped.
+        self._by_name = {case.name: case for case in getattr(suite.cases, "inline", suite.cases)}
         self._databases = SqlDatabases()
         self._cases = CaseExecutor(suite, self._databases, timeout=setup.timeout, retries=setup.retries)
         self._cases.lessons = setup.lessons
@@ -88,22 +96,26 @@ class CaseActor:
         self._stopping = False
         self._finished = 0
 
-    async def run_batch(self, names: list[str]) -> AsyncGenerator[Chunk, None]:
-        """Run the named cases; yield them in chunks as they finish (ends early, with what finished, on ``stop``).
+    async def run_batch(self, batch: list[Work]) -> AsyncGenerator[Chunk, None]:
+        """Run the cases (names, or lines of the cases file); yield them in chunks as they finish.
+
+        Ends early, with what finished, on ``stop``. A line that cannot be built here (the file
+        differs on this node) finishes at once as an ERROR case saying why.
 
         Raises:
             KeyError: a name that is not a case of this actor's copy of the suite.
         """
         if self._stopping:
             return
-        cases = [self._case(name) for name in names]
-        work = self._start_pool()
         outbox: Outbox = asyncio.Queue()
+        cases = [self._case(item, outbox) for item in batch]
+        work = self._start_pool()
         self._outboxes.add(outbox)
         try:
             for case in cases:
-                work.put_nowait((case, outbox))
-            left = len(names)
+                if case is not None:
+                    work.put_nowait((case, outbox))
+            left = len(batch)
             while left:
                 finished, ended = await self._gather(outbox, left)
                 if finished:
@@ -129,6 +141,7 @@ class CaseActor:
         """Release the agent, the connections and the store (the driver kills the actor next)."""
         await self.stop()
         await asyncio.gather(*self._pool, return_exceptions=True)
+        use_rate_signal(None)  # the run's signal actor goes next
         if self._writer is not None:
             await self._writer.close()
         await self._cases.aclose()
@@ -145,7 +158,10 @@ class CaseActor:
 
     # -- inside the actor -------------------------------------------------------------------------
 
-    def _case(self, name: str) -> Case:
+    def _case(self, item: Work, outbox: Outbox) -> Case | None:
+        if isinstance(item, CaseLine):
+            return self._built(item, outbox)
+        name = item
         try:
             return self._by_name[name]
         except KeyError:
@@ -153,6 +169,18 @@ class CaseActor:
                 f"case {name!r} is not in this actor's copy of suite file {self._suite.path}: "
                 "every node must have the suite the driver loaded"
             ) from None
+
+    def _built(self, line: CaseLine, outbox: Outbox) -> Case | None:
+        file = getattr(self._suite.cases, "file", None)
+        try:
+            if file is None:
+                raise SuiteError.at(line.file, line.line, "", "this actor's copy of the suite has no cases_file")
+            return cast(Case, file.build_line(line))
+        except SuiteError as exc:
+            reason = f"this case could not be built on the actor: {exc}"
+            record = CaseRecord(line.name, Judgment(Status.ERROR, reasoning=reason))
+            outbox.put_nowait(Finished(line.name, Status.ERROR, False, record))
+            return None
 
     def _start_pool(self) -> asyncio.Queue[tuple[Case, Outbox]]:
         """The task pool, started with the first batch (the actor's event loop runs only inside its calls)."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import socket
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -19,6 +21,10 @@ LOCAL_CPUS = 2
 """CPUs of the local Ray a run starts: actors need none while they run, so this only sets the default actor count."""
 LOCAL_OBJECT_STORE = 128 * 1024 * 1024
 """Bytes of shared memory for a local Ray's object store: chunks of results are small and consumed at once."""
+PROBE_TIMEOUT = 5.0
+"""Seconds a cluster's address gets to accept a connection before the run says nothing answers there."""
+CURRENT_CLUSTER_FILE = "/tmp/ray/ray_current_cluster"
+"""Where ``ray start`` notes the address of the cluster this machine runs (what ``auto`` means)."""
 JURYBOX_SETTINGS = ("JURYBOX_JUDGE_MODEL", "JURYBOX_JUDGE_TIMEOUT", "JURYBOX_JUDGE_RETRIES")
 """Environment settings the actors need to load the suite as the driver did (none of them a secret)."""
 
@@ -58,12 +64,45 @@ def connect(address: str | None, *, cpus: int) -> bool:
             **quiet,
         )
     else:
+        problem = unreachable(address)
+        if problem is not None:
+            raise ExecutorError(f"--ray-address {address}: {problem}")
         try:
             ray.init(address=address, **quiet)
         except (ConnectionError, ValueError, RuntimeError, TimeoutError) as exc:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ExecutorError(f"--ray-address {address}: cannot join that Ray cluster: {reason}") from exc
     return True
+
+
+def unreachable(address: str, *, timeout: float = PROBE_TIMEOUT) -> str | None:
+    """Why nothing answers at ``address``, found in seconds (``ray.init`` waits a minute or more); None when it may.
+
+    ``auto`` is the cluster this machine last started (``$RAY_ADDRESS``, else the file ``ray start``
+    writes); with neither, ``ray.init`` itself says so at once.
+    """
+    where = address
+    if address == "auto":
+        where = os.environ.get("RAY_ADDRESS", "") or _current_cluster()
+        if not where or where == "auto":
+            return None
+    host, _, port = where.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return None  # a form Ray reads its own way: let it say what is wrong
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            return None
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        hint = "start one (ray start --head) or leave out --ray-address for a local Ray"
+        return f"no Ray cluster answers at {host}:{port} ({reason}); {hint}"
+
+
+def _current_cluster() -> str:
+    try:
+        return Path(CURRENT_CLUSTER_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
 
 
 def cluster_cpus() -> int:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from jurybox.core import CaseRecord, LessonNote, Status
+from jurybox.suites._case_file import CaseLine
 from jurybox.suites._meter import Spend
 from jurybox.suites._writer import RecordSink
 
@@ -68,6 +69,7 @@ class ActorSetup:
         retries: Extra attempts after an agent crash or timeout, overriding the suite's.
         open_store: Opens the store the actor writes to; None: the driver writes.
         lessons: Each case's stored lessons, as the driver fetched them before the run.
+        rate_signal: The name of the run's ``RateSignalActor``: 429s shared with the other actors (None: not shared).
     """
 
     run_id: str
@@ -80,6 +82,7 @@ class ActorSetup:
     retries: int | None = None
     open_store: Callable[[], RecordSink] | None = None
     lessons: Mapping[str, Sequence[LessonNote]] = field(default_factory=dict)
+    rate_signal: str | None = None
 
 
 @dataclass(frozen=True)
@@ -126,4 +129,13 @@ def default_suite_loader(suite: Suite, concurrency: int) -> Callable[[], Suite]:
     """Load ``suite`` again from its file (absolute, so an actor's working directory does not matter)."""
     from jurybox.suites._loader import load_suite
 
-    return functools.partial(load_suite, suite.path.resolve(), concurrency=concurrency)
+    # The driver checked the cases file; an actor builds only the lines it is sent.
+    return functools.partial(load_suite, suite.path.resolve(), concurrency=concurrency, check_cases_file=False)
+
+
+Work = str | CaseLine
+"""What a batch sends an actor per case: the name of a case in the suite file, or a line of its cases file."""
+
+
+def work_name(item: str | CaseLine) -> str:
+    return item if isinstance(item, str) else item.name

@@ -15,7 +15,7 @@ import contextlib
 import secrets
 import signal
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from multiprocessing.connection import Connection
@@ -26,6 +26,7 @@ from jurybox.core import CaseRecord, Judgment, LessonNote, RunStatus, Status
 from jurybox.judges import SqlDatabases
 from jurybox.models import use_connection_share
 from jurybox.suites._case import Case, Suite
+from jurybox.suites._case_file import StreamedCases, case_specs, remaining_cases
 from jurybox.suites._execute import CaseExecutor
 from jurybox.suites._executor import CaseDone, Executor
 from jurybox.suites._executor_choice import (
@@ -39,6 +40,7 @@ from jurybox.suites._lessons import LESSON_CHARS, LESSON_LIMIT, fetch_lessons
 from jurybox.suites._meter import Spend
 from jurybox.suites._pool import LocalExecutor
 from jurybox.suites._ray_setup import RaySettings
+from jurybox.suites._resume import resumable_cases
 from jurybox.suites._sql import SqlPort
 from jurybox.suites._verdict import LLM_SKIPPED, llm_was_skipped
 from jurybox.suites._workers import PipeProgress
@@ -54,7 +56,7 @@ class RunStore(Protocol):
         self,
         suite: str,
         *,
-        cases: Mapping[str, Mapping[str, Any]],
+        cases: Mapping[str, Mapping[str, Any]] | Iterable[tuple[str, Mapping[str, Any]]],
         judge_model: str | None = None,
         agent_version: str | None = None,
         git_commit: str | None = None,
@@ -271,7 +273,7 @@ class SuiteRunner:
                 planned: list[str] = await self._store_call(planned_cases, resume)
                 cases = resumable_cases(self.suite, planned, resume) if planned else cases
             run_id, done = await self._open_run(cases, resume)
-            todo = [case for case in cases if case.name not in done]
+            todo = remaining_cases(cases, done)
             if self.store is not None:  # once, before any case starts (and before workers fork)
                 self._cases.lessons = await fetch_lessons(
                     self.store, self._store_call, self.suite.name, todo,
@@ -301,7 +303,8 @@ class SuiteRunner:
             started_at=started_at,
             finished_at=datetime.now(UTC),
             judge_model=self.suite.judge_model,
-            llm_skipped=any(c.skipped_without_model(llm_enabled=self.suite.llm_enabled) for c in cases),
+            # With a judge model no LLM judge is left out: no pass over (a million, lazily built) cases.
+            llm_skipped=not self.suite.llm_enabled and any(c.skipped_without_model() for c in cases),
             spend=self.spend,
             resumed=len(cases) - len(todo),
             total_cases=len(cases),
@@ -351,7 +354,7 @@ class SuiteRunner:
         run_id = await self._store_call(
             self.store.begin_run,
             self.suite.name,
-            cases={case.name: case.spec for case in cases},
+            cases=case_specs(cases),
             judge_model=self.suite.judge_model,
             agent_version=self.options.agent_version,
             git_commit=self.options.git_commit,
@@ -396,7 +399,9 @@ class SuiteRunner:
         self, run_id: str, status: RunStatus, cases: Sequence[Case], kept: list[CaseRecord] | None
     ) -> Sequence[CaseRecord]:
         """Close the run in the store and read its records back (or sort the kept ones)."""
-        wanted = {case.name for case in cases}
+        # A run's records are its plan's cases: a store that keeps plans needs no set of a million names.
+        keeps_plans = isinstance(cases, StreamedCases) and hasattr(self.store, "planned_cases")
+        wanted = None if keeps_plans else {case.name for case in cases}
         records: Sequence[CaseRecord]
         if self.store is not None:
             await self._store_call(self.store.finish_run, run_id, status)
@@ -404,6 +409,7 @@ class SuiteRunner:
         else:
             records = kept or []
         if isinstance(records, list | tuple):  # a lazy sequence is in plan order already
+            assert wanted is not None
             positions = {case.name: index for index, case in enumerate(cases)}
             records = sorted(
                 (r for r in records if r.case in wanted), key=lambda r: positions.get(r.case, len(positions))
@@ -476,22 +482,3 @@ def _on_sigint(stop: Callable[[], None]) -> Callable[[], None]:
             loop.remove_signal_handler(signal.SIGINT)
 
     return restore
-
-
-def resumable_cases(suite: Suite, planned: Sequence[str], run_id: str) -> tuple[Case, ...]:
-    """The cases a resumed run judges: the ones it planned, in plan order, as the suite defines them now.
-
-    Not the suite's whole selection: a run planned with ``--filter`` stays that run.
-
-    Raises:
-        ValueError: the suite no longer has some planned case (the run could never be completed).
-    """
-    by_name = {case.name: case for case in suite.cases}
-    gone = [name for name in planned if name not in by_name]
-    if gone:
-        shown = ", ".join(gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
-        raise ValueError(
-            f"run {run_id} planned case(s) suite {suite.name!r} no longer has: {shown}; "
-            "it cannot be finished (start a new run)"
-        )
-    return tuple(by_name[name] for name in planned)

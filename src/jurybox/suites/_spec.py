@@ -259,5 +259,13 @@ class SuiteModel(_Strict):
     # Modules imported (from the suite's folder too) before the cases are built, for the judges they register.
     plugins: list[str] = Field(default_factory=list)
     defaults: Defaults = Field(default_factory=Defaults)
-    cases: list[CaseModel] = Field(min_length=1)
+    cases: list[CaseModel] = Field(default_factory=list)
+    # A JSON Lines file of more cases (one case mapping per line), read as the run reaches them.
+    cases_file: Annotated[str, Field(strict=True, min_length=1)] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _some_cases(self) -> SuiteModel:
+        if not self.cases and self.cases_file is None:
+            raise ValueError("a suite needs cases: a non-empty 'cases' list, or a 'cases_file' of JSON Lines")
+        return self
