@@ -110,7 +110,7 @@ class CaseFile:
             raise SuiteError.at(name, number, "", f"invalid JSON: {exc}") from exc
         if not isinstance(data, dict):
             raise SuiteError.at(name, number, "", "each line of a cases file is one case: a JSON object with 'name'")
-        if _too_deep(data):
+        if text.count("{") + text.count("[") > MAX_INPUT_DEPTH and _too_deep(data):
             raise SuiteError.at(name, number, "", f"refused: nested deeper than {MAX_INPUT_DEPTH} levels")
         return data
 
@@ -134,7 +134,7 @@ def _stamp(path: Path) -> tuple[int, int]:
 
 
 def _too_deep(data: Any) -> bool:
-    # Only a line with many brackets can be deep: the walk is skipped for the usual flat case.
+    # Called only for a line with more brackets than the depth limit: the usual flat case is never walked.
     stack: list[tuple[Any, int]] = [(data, 1)]
     while stack:
         value, depth = stack.pop()
