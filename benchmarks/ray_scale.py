@@ -84,8 +84,10 @@ def run_on_ray(args: argparse.Namespace, folder: Path, base_url: str, latency: f
     from sqlalchemy import func, select
 
     from jurybox.core import Status
+    from jurybox.engine import RunOptions, SuiteRunner
+    from jurybox.executors import RaySettings
     from jurybox.store import open_store
-    from jurybox.suites import RaySettings, RunOptions, SuiteRunner, load_suite
+    from jurybox.suites import load_suite
 
     path = (
         write_streamed_suite(folder, args.cases, base_url)
@@ -110,7 +112,7 @@ def run_on_ray(args: argparse.Namespace, folder: Path, base_url: str, latency: f
         options = RunOptions(
             concurrency=args.concurrency,
             executor="ray",
-            ray=RaySettings(actors=args.actors, load_suite=load, open_store=opener),
+            executor_settings=RaySettings(actors=args.actors, load_suite=load, open_store=opener),
         )
         clock = CaseClock()
         runner = SuiteRunner(suite, options, store=store, progress=clock)

@@ -38,8 +38,9 @@ _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 def run_cases(cases: int, base_url: str, store: str) -> None:
     """The measured child: load the suite and run it, as ``jurybox run`` does."""
+    from jurybox.engine import RunOptions, SuiteRunner
     from jurybox.store import open_store
-    from jurybox.suites import RunOptions, SuiteRunner, load_suite
+    from jurybox.suites import load_suite
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

@@ -258,9 +258,11 @@ def main() -> None:
     from rich.console import Console
 
     from jurybox._cli.run import build_report
+    from jurybox.core import frozen_heap, paused_collector
+    from jurybox.engine import RunOptions, SuiteRunner
     from jurybox.report import write_reports
     from jurybox.store import open_store
-    from jurybox.suites import RunOptions, SuiteRunner, frozen_heap, load_suite, paused_collector
+    from jurybox.suites import load_suite
 
     if not args.cache:
         os.environ["JURYBOX_CACHE"] = "off"

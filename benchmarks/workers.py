@@ -53,8 +53,9 @@ def write_suite(folder: Path, cases: int, agent_ms: float) -> Path:
 
 
 def timed_run(path: Path, store_url: str, concurrency: int, workers: int) -> tuple[float, bool]:
+    from jurybox.engine import RunOptions, SuiteRunner
     from jurybox.store import open_store
-    from jurybox.suites import RunOptions, SuiteRunner, load_suite
+    from jurybox.suites import load_suite
 
     suite = load_suite(path, concurrency=concurrency)
     with open_store(store_url) as store:

@@ -15,9 +15,10 @@ from fastapi import FastAPI, Request
 
 from jurybox.agents import AgentError, RoundSpec, TargetConfigError, make_target, run_conversation
 from jurybox.core import Status
+from jurybox.engine import SuiteRunner
 from jurybox.judges import tool_calls
 from jurybox.stubs import StubServer
-from jurybox.suites import SuiteRunner, load_suite
+from jurybox.suites import load_suite
 
 HEADERS_SEEN: list[dict[str, str]] = []
 

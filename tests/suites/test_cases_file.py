@@ -14,19 +14,12 @@ import pytest
 from suite_helpers import TOY_HEADER
 
 from jurybox.core import Status
+from jurybox.engine import RunOptions, SuiteRunner
+from jurybox.executors._ray_actor import CaseActor
+from jurybox.executors._ray_setup import ActorSetup
+from jurybox.models import Spend
 from jurybox.store import CaseRecord, open_store
-from jurybox.suites import (
-    CaseLine,
-    RunOptions,
-    Spend,
-    StreamedCases,
-    SuiteError,
-    SuiteRunner,
-    load_suite,
-    plan_run,
-)
-from jurybox.suites._ray_actor import CaseActor
-from jurybox.suites._ray_setup import ActorSetup
+from jurybox.suites import CaseLine, StreamedCases, SuiteError, load_suite, plan_run
 
 PROMPTS = ["What are my listings?", "What are my listings?", "hello", "please crash"]
 

@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from jurybox.models import RetryPolicy, ServerError, get_model
+from jurybox.models import MeteredModel, RetryPolicy, ServerError, get_model, start_case_spend
 from jurybox.report import RunReport, render_console
 from jurybox.stubs import StubServer
-from jurybox.suites import MeteredModel, load_suite, resolve_judge_model
-from jurybox.suites._meter import start_case_spend
+from jurybox.suites import load_suite, resolve_judge_model
 
 VERDICT = json.dumps({"score": 0.9, "reasoning": "fine"})
 

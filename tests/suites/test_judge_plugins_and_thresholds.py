@@ -12,7 +12,8 @@ from suite_helpers import TOY_HEADER
 
 from jurybox._cli.run_messages import print_plan
 from jurybox.core import Status
-from jurybox.suites import TIER_DETERMINISTIC, TIER_LLM, SuiteError, SuiteRunner, load_suite, plan_run
+from jurybox.engine import SuiteRunner
+from jurybox.suites import TIER_DETERMINISTIC, TIER_LLM, SuiteError, load_suite, plan_run
 
 PLUGIN = '''
 from jurybox import Context, judge, judge_factory

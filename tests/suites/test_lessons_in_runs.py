@@ -17,10 +17,12 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from jurybox.engine import RunOptions, SuiteRunner
+from jurybox.executors import fork_available
 from jurybox.models import FakeModel, GenerateRequest
 from jurybox.report import RunReport, render_console, to_html, to_json
 from jurybox.store import Store, open_store
-from jurybox.suites import RunOptions, SuiteRunner, fork_available, load_suite
+from jurybox.suites import load_suite
 
 AGENT = """
 def make_agent(lessons=None):

@@ -15,11 +15,10 @@ from typing import Any, cast
 import pytest
 
 from jurybox.core import CaseRecord, Judgment
+from jurybox.engine import CaseDone, CaseExecutor
+from jurybox.executors import LocalExecutor
+from jurybox.models import Spend
 from jurybox.suites import Case
-from jurybox.suites._execute import CaseExecutor
-from jurybox.suites._executor import CaseDone
-from jurybox.suites._meter import Spend
-from jurybox.suites._pool import LocalExecutor
 
 
 @dataclass

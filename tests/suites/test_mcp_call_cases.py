@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from jurybox.core import Status
-from jurybox.suites import RunOptions, SuiteError, SuiteRunner, load_suite
+from jurybox.engine import RunOptions, SuiteRunner
+from jurybox.suites import SuiteError, load_suite
 
 pytest.importorskip("mcp")
 

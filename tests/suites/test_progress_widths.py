@@ -7,8 +7,9 @@ import io
 import pytest
 from rich.console import Console
 
+from jurybox._cli.progress import RichProgress
 from jurybox.core import CaseRecord, Judgment
-from jurybox.suites import RichProgress, Spend
+from jurybox.models import Spend
 
 
 def last_frame(width: int) -> str:

@@ -11,7 +11,7 @@ import pytest
 from suite_helpers import TOY_HEADER
 
 from jurybox._cli.run import RunRequest, execute
-from jurybox.suites import _ray_cluster as cluster
+from jurybox.executors import _ray_cluster as cluster
 
 
 def free_port() -> int:

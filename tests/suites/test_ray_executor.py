@@ -28,9 +28,12 @@ from suite_helpers import TOY_HEADER, stub_reply
 
 from jurybox._cli.run import RunRequest, execute
 from jurybox.core import Status
+from jurybox.engine import RunOptions, SuiteRunner
+from jurybox.executors import RaySettings, fork_available
+from jurybox.models import Spend
 from jurybox.store import CaseRecord, Store, open_store
 from jurybox.stubs import StubServer
-from jurybox.suites import RaySettings, RunOptions, Spend, SuiteRunner, fork_available, load_suite
+from jurybox.suites import load_suite
 
 PG_ADMIN_URL = os.environ.get("JURYBOX_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
@@ -110,7 +113,9 @@ async def test_two_actors_give_the_results_and_spend_of_a_local_run(
             open_store(f"sqlite:///{tmp_path / 'ray.db'}") as two,
         ):
             progress = Recorder()
-            options = RunOptions(concurrency=4, executor="ray", ray=RaySettings(actors=2, load_suite=load))
+            options = RunOptions(
+                concurrency=4, executor="ray", executor_settings=RaySettings(actors=2, load_suite=load)
+            )
             remote = await SuiteRunner(suite, options, store=two, progress=progress).run()
             local = await SuiteRunner(suite, RunOptions(concurrency=4), store=one).run()
 
@@ -179,7 +184,8 @@ async def test_an_actor_killed_mid_run_loses_and_duplicates_nothing(
     with open_store(store_url) as store:
         opener = None if store_url.startswith("sqlite") else (lambda: open_store(store_url))
         progress = Recorder(at={6: kill_process, 18: kill_for_good})
-        options = RunOptions(concurrency=4, executor="ray", ray=RaySettings(actors=2, open_store=opener))
+        settings = RaySettings(actors=2, open_store=opener)
+        options = RunOptions(concurrency=4, executor="ray", executor_settings=settings)
         result = await SuiteRunner(suite, options, store=store, progress=progress).run()
 
         assert killed, result.worker_errors
@@ -331,7 +337,8 @@ async def test_a_cases_file_runs_on_actors_that_build_only_the_lines_they_are_se
     with open_store(store_url) as store:
         opener = None if store_url.startswith("sqlite") else (lambda: open_store(store_url))
         progress = Recorder(at={5: kill_process})
-        options = RunOptions(concurrency=4, executor="ray", ray=RaySettings(actors=2, open_store=opener))
+        settings = RaySettings(actors=2, open_store=opener)
+        options = RunOptions(concurrency=4, executor="ray", executor_settings=settings)
         result = await SuiteRunner(suite, options, store=store, progress=progress).run()
         local = await SuiteRunner(load_suite(inline), RunOptions(concurrency=4), store=store).run()
 

@@ -15,11 +15,13 @@ from suite_helpers import stub_reply
 from test_ray_executor import Recorder, ray_cluster, suite_text
 
 from jurybox.core import Status
+from jurybox.engine import RunOptions, SuiteRunner
+from jurybox.executors import RaySettings
+from jurybox.executors._ray_rates import RateSignalActor
 from jurybox.models import RateState
 from jurybox.store import open_store
 from jurybox.stubs import StubServer
-from jurybox.suites import RaySettings, RunOptions, SuiteRunner, load_suite
-from jurybox.suites._ray_rates import RateSignalActor
+from jurybox.suites import load_suite
 
 __all__ = ["ray_cluster"]  # the module fixture of test_ray_executor: one local Ray for this module too
 
@@ -80,7 +82,9 @@ async def test_a_429_on_one_actor_pauses_that_endpoint_on_both_for_its_retry_aft
         load = functools.partial(load_suite, path, judge_model=model, concurrency=CONCURRENCY)
         with open_store(f"sqlite:///{tmp_path / 'ray.db'}") as store:
             progress = Recorder()
-            options = RunOptions(concurrency=CONCURRENCY, executor="ray", ray=RaySettings(actors=2, load_suite=load))
+            options = RunOptions(
+                concurrency=CONCURRENCY, executor="ray", executor_settings=RaySettings(actors=2, load_suite=load)
+            )
             result = await SuiteRunner(suite, options, store=store, progress=progress).run()
             assert store.get_run(result.run_id).recorded == CASES
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from jurybox.engine import SuiteRunner
 from jurybox.models import FakeModel, GenerateRequest
 from jurybox.report import RunReport, to_json, to_markdown
-from jurybox.suites import SuiteError, SuiteRunner, load_suite
+from jurybox.suites import SuiteError, load_suite
 
 AGENT = """
 HISTORY = {}

@@ -28,9 +28,10 @@ from jurybox._cli.run import (
     execute,
 )
 from jurybox.cli import app
+from jurybox.executors import fork_available
 from jurybox.store import open_store
 from jurybox.stubs import StubServer
-from jurybox.suites import fork_available, load_suite
+from jurybox.suites import load_suite
 
 EXAMPLE = REPO / "examples" / "property_agent" / "suite.yaml"
 

@@ -13,10 +13,13 @@ import pytest
 from suite_helpers import TOY_HEADER, stub_reply
 
 from jurybox.core import Status
+from jurybox.engine import RunOptions, SuiteRunner
+from jurybox.executors import fork_available
+from jurybox.executors._workers import start_worker, stopped_early
+from jurybox.models import Spend
 from jurybox.store import CaseRecord, Store, open_store
 from jurybox.stubs import StubServer
-from jurybox.suites import RunOptions, Spend, SuiteRunner, fork_available, load_suite
-from jurybox.suites._workers import start_worker, stopped_early
+from jurybox.suites import load_suite
 
 pytestmark = pytest.mark.skipif(not fork_available(), reason="--workers forks its worker processes")
 

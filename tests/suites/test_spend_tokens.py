@@ -11,10 +11,9 @@ from rich.console import Console
 from suite_helpers import TOY_HEADER, grade
 
 from jurybox._cli.run_messages import print_outro
-from jurybox.models import FakeModel, GenerateRequest, ModelResponse, Usage
-from jurybox.suites import RunOptions, SuiteRunner, load_suite
-from jurybox.suites._meter import Spend
-from jurybox.suites._runner import RunResult
+from jurybox.engine import RunOptions, RunResult, SuiteRunner
+from jurybox.models import FakeModel, GenerateRequest, ModelResponse, Spend, Usage
+from jurybox.suites import load_suite
 
 JUDGED = (
     TOY_HEADER

@@ -13,22 +13,14 @@ import pytest
 from rich.console import Console
 from suite_helpers import TOY_HEADER, grading_model, stub_reply
 
+from jurybox._cli.progress import RichProgress
 from jurybox.core import Status
+from jurybox.engine import LLM_SKIPPED, RunOptions, SuiteRunner
 from jurybox.models import FakeModel
 from jurybox.report import summarize_case
 from jurybox.store import CaseRecord, StoredRecords, open_store
 from jurybox.stubs import StubServer
-from jurybox.suites import (
-    LLM_SKIPPED,
-    TIER_DETERMINISTIC,
-    TIER_LLM,
-    RichProgress,
-    RunOptions,
-    SuiteError,
-    SuiteRunner,
-    load_suite,
-    plan_run,
-)
+from jurybox.suites import TIER_DETERMINISTIC, TIER_LLM, SuiteError, load_suite, plan_run
 
 FAILURES = (
     TOY_HEADER
@@ -445,7 +437,7 @@ async def test_with_a_store_the_runner_holds_no_finished_record(
 async def test_a_slow_store_holds_back_the_workers_instead_of_queueing_the_run(
     toy_suite: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("jurybox.suites._writer.MAX_PENDING_WRITES", 3)
+    monkeypatch.setattr("jurybox.engine._writer.MAX_PENDING_WRITES", 3)
     text = (
         TOY_HEADER
         + "cases:\n"
@@ -685,7 +677,7 @@ async def test_cases_that_finish_close_together_are_committed_together(toy_suite
 async def test_the_end_of_a_run_writes_what_is_lingering_without_waiting_for_the_timer(
     toy_suite: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("jurybox.suites._writer.WRITE_LINGER", 3600.0)
+    monkeypatch.setattr("jurybox.engine._writer.WRITE_LINGER", 3600.0)
     store = BatchStore()
     runner = SuiteRunner(load_suite(toy_suite(MANY)), RunOptions(concurrency=3), store=store)  # type: ignore[arg-type]
 
@@ -699,8 +691,8 @@ async def test_the_end_of_a_run_writes_what_is_lingering_without_waiting_for_the
 async def test_a_full_batch_is_written_without_lingering(
     toy_suite: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("jurybox.suites._writer.WRITE_LINGER", 3600.0)
-    monkeypatch.setattr("jurybox.suites._writer.WRITE_BATCH", 4)
+    monkeypatch.setattr("jurybox.engine._writer.WRITE_LINGER", 3600.0)
+    monkeypatch.setattr("jurybox.engine._writer.WRITE_BATCH", 4)
     store = BatchStore()
     result = await SuiteRunner(load_suite(toy_suite(MANY)), RunOptions(concurrency=1), store=store).run()  # type: ignore[arg-type]
 

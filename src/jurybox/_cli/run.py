@@ -17,6 +17,7 @@ from rich.markup import escape
 
 from jurybox._cli import run_executor as executors
 from jurybox._cli.preflight import servers_answer
+from jurybox._cli.progress import RichProgress
 from jurybox._cli.reports import print_written
 from jurybox._cli.run_calibrations import run_calibrations
 from jurybox._cli.run_fleet import CacheOption, JudgeEndpointOption, fleet_and_cache
@@ -25,6 +26,9 @@ from jurybox._cli.run_stored import StoredSuiteOption, run_request
 from jurybox._cli.run_views import build_report
 from jurybox._cli.serve import dashboard_hint
 from jurybox.agents import TargetConfigError
+from jurybox.core import frozen_heap, paused_collector
+from jurybox.engine import RunOptions, RunResult, SuiteRunner, resumable_cases
+from jurybox.executors import ExecutorError, fork_available
 from jurybox.report import FORMATS, CalibratedJudge, check_report_output, write_reports
 from jurybox.store import Store, StoreError, lock_notice, open_store
 from jurybox.suites import (
@@ -32,21 +36,12 @@ from jurybox.suites import (
     MAX_RETRIES,
     MAX_TIMEOUT,
     Case,
-    ExecutorError,
     JudgeModelError,
-    RichProgress,
-    RunOptions,
     RunPlan,
-    RunResult,
     Suite,
     SuiteError,
-    SuiteRunner,
-    fork_available,
-    frozen_heap,
     load_suite,
-    paused_collector,
     plan_run,
-    resumable_cases,
 )
 
 EXIT_OK = 0

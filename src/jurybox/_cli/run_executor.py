@@ -11,8 +11,9 @@ from typing import Annotated, Any, Protocol
 
 import typer
 
+from jurybox.executors import RAY_EXTRA_MISSING, RaySettings, fork_available
 from jurybox.store import Store, open_store
-from jurybox.suites import RAY_EXTRA_MISSING, RaySettings, fork_available, load_suite
+from jurybox.suites import load_suite
 
 STORE_BUSY_TIMEOUT = 30.0
 """Seconds an actor's write waits for a lock on the store before it fails (as the driver's do)."""
@@ -111,7 +112,7 @@ def executor_options(
         load_suite=functools.partial(load_suite, suite_path.resolve(), **load),
         open_store=_actor_store(store),
     )
-    return {"executor": "ray", "ray": settings}
+    return {"executor": "ray", "executor_settings": settings}
 
 
 def executor_resume_args(request: ExecutorRequest) -> list[tuple[str, Any]]:

@@ -6,7 +6,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from jurybox._cli.run_views import llm_skip_plan, plan_view
-from jurybox.suites import HOW_TO_ENABLE, RunPlan, RunResult
+from jurybox.engine import RunResult
+from jurybox.suites import HOW_TO_ENABLE, RunPlan
 
 
 def print_plan(plan: RunPlan, console: Console) -> None:

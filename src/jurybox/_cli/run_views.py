@@ -12,8 +12,9 @@ from rich.text import Text
 
 from jurybox._cli.layout import fits
 from jurybox.core import CaseRecord, Status
+from jurybox.engine import LLM_SKIP_REASON, LLM_SKIPPED, RunResult
 from jurybox.report import CalibratedJudge, RunReport
-from jurybox.suites import LLM_SKIP_REASON, LLM_SKIPPED, TIER_LLM, TIERS, CasePlan, RunPlan, RunResult, Suite
+from jurybox.suites import TIER_LLM, TIERS, CasePlan, RunPlan, Suite
 
 CAPTION = (
     "≥ n: the judge's pass mark (its entry's threshold, else the round's, case's or suite's "

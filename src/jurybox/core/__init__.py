@@ -6,12 +6,29 @@ or a test can build a Context and call a judge without installing anything.
 
 from jurybox.core._cascade import Cascade, Tier, TierPolicy
 from jurybox.core._context import Context, LessonNote, Message, ToolCall, contexts_from_jsonl, freeze_mapping
+from jurybox.core._gc import freeze_for_life, frozen_heap, paused_collector
 from jurybox.core._jsonable import to_jsonable
 from jurybox.core._judge import Judge, aevaluate, evaluate, judge, judge_name
 from jurybox.core._judgment import Check, ErrorInfo, Judgment, Status
 from jurybox.core._jury import Jury
 from jurybox.core._limits import MAX_INPUT_BYTES, MAX_INPUT_DEPTH, Breach, tree_limit_breach, yaml_children
 from jurybox.core._named import NamedJudge, named
+from jurybox.core._plugins import (
+    ENTRY_POINT_GROUP,
+    KIND_AGENT,
+    KIND_EXECUTOR,
+    KIND_EXPORTER,
+    KIND_JUDGE,
+    KIND_PROVIDER,
+    KIND_REPORT,
+    PLUGIN_KINDS,
+    Plugin,
+    PluginError,
+    PluginRegistry,
+    PluginUnavailableError,
+    UnknownPluginError,
+    plugin_registrar,
+)
 from jurybox.core._reasons import MAX_REASON_CHARS, error_reason, network_cause, network_hint, printable_url
 from jurybox.core._records import LESSONS_KEY, RUN_STATUSES, SKIPPED_TIERS_KEY, CaseRecord, RoundRecord, RunStatus
 from jurybox.core._registry import (
@@ -32,10 +49,18 @@ from jurybox.core._threads import DaemonThreadPool
 from jurybox.core._voting import AtLeast, Average, Consensus, Majority, Median, Vote, Voting, Weighted, vote_value
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
+    "KIND_AGENT",
+    "KIND_EXECUTOR",
+    "KIND_EXPORTER",
+    "KIND_JUDGE",
+    "KIND_PROVIDER",
+    "KIND_REPORT",
     "LESSONS_KEY",
     "MAX_INPUT_BYTES",
     "MAX_INPUT_DEPTH",
     "MAX_REASON_CHARS",
+    "PLUGIN_KINDS",
     "RUN_STATUSES",
     "SKIPPED_TIERS_KEY",
     "TIERS",
@@ -67,6 +92,10 @@ __all__ = [
     "Message",
     "NamedJudge",
     "NumericScore",
+    "Plugin",
+    "PluginError",
+    "PluginRegistry",
+    "PluginUnavailableError",
     "RoundRecord",
     "RunStatus",
     "Score",
@@ -74,6 +103,7 @@ __all__ = [
     "Tier",
     "TierPolicy",
     "ToolCall",
+    "UnknownPluginError",
     "Vote",
     "Voting",
     "Weighted",
@@ -81,7 +111,9 @@ __all__ = [
     "contexts_from_jsonl",
     "error_reason",
     "evaluate",
+    "freeze_for_life",
     "freeze_mapping",
+    "frozen_heap",
     "judge",
     "judge_factory",
     "judge_name",
@@ -89,6 +121,8 @@ __all__ = [
     "network_cause",
     "network_hint",
     "normalize",
+    "paused_collector",
+    "plugin_registrar",
     "printable_url",
     "run_sync",
     "tier_of",

@@ -35,6 +35,7 @@ from jurybox.models._fake import FakeModel
 from jurybox.models._fleet import FleetModel
 from jurybox.models._fleet_routes import FleetUnavailableError
 from jurybox.models._limiter import AdaptiveLimiter
+from jurybox.models._meter import MeteredModel, Spend, start_case_spend
 from jurybox.models._prices import DEFAULT_PRICES, Price, cost_of, get_price, load_prices, set_price
 from jurybox.models._probe import PROBE_TIMEOUT, ProbeTarget, openai_compatible_target, probe, probe_all
 from jurybox.models._providers import provider_class
@@ -99,6 +100,7 @@ __all__ = [
     "GenerateRequest",
     "JudgeModel",
     "MemoryRateSignal",
+    "MeteredModel",
     "ModelConfigError",
     "ModelConnectionError",
     "ModelError",
@@ -123,6 +125,7 @@ __all__ = [
     "ResponseCache",
     "RetryPolicy",
     "ServerError",
+    "Spend",
     "Usage",
     "UsageTracker",
     "cache_key",
@@ -152,6 +155,7 @@ __all__ = [
     "set_price",
     "shared_model",
     "split_evenly",
+    "start_case_spend",
     "use_connection_share",
     "use_rate_signal",
 ]

@@ -43,10 +43,10 @@ from jurybox.core import (
     Weighted,
     judge_name,
 )
+from jurybox.models import MeteredModel
 from jurybox.suites._case import BuiltJudge
 from jurybox.suites._errors import Problem
 from jurybox.suites._judge_model import JudgeModelError, resolve_judge_model
-from jurybox.suites._meter import MeteredModel
 from jurybox.suites._registry import (
     TIER_DETERMINISTIC,
     TIER_LLM,

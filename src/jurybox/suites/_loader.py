@@ -11,13 +11,13 @@ from pydantic import BaseModel, ValidationError
 
 from jurybox.agents import McpCall
 from jurybox.core import judge_name
+from jurybox.models import MeteredModel
 from jurybox.suites._build import BuildFailedError, Calls, JudgeBuilder, built, entry_label, import_module
 from jurybox.suites._case import BuiltJudge, Case, RoundPlan, Suite
 from jurybox.suites._errors import Problem, SuiteError
 from jurybox.suites._judge_model import JudgeModelError, model_label, resolve_judge_model
 from jurybox.suites._loader_agent import agent_problems
 from jurybox.suites._loader_stream import streamed_cases
-from jurybox.suites._meter import MeteredModel
 from jurybox.suites._registry import TIER_DETERMINISTIC, TIER_LLM, JudgeRegistry
 from jurybox.suites._seeds import Seed, load_seeds, seed_schema_problems
 from jurybox.suites._spec import (

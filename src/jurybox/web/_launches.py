@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from jurybox.engine import RunOptions, RunStore, SuiteRunner
 from jurybox.store import Store, StoreError, export_suite_file, open_store
-from jurybox.suites import JudgeModelError, RunOptions, RunStore, SuiteError, SuiteRunner, load_suite
+from jurybox.suites import JudgeModelError, SuiteError, load_suite
 
 logger = logging.getLogger("jurybox.web")
 

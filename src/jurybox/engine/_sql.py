@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 from jurybox.core import Check, Context, Judgment
 from jurybox.judges import SqlQueryError
-from jurybox.suites._spec import SqlCheck, SqlExpect
+from jurybox.suites import SqlCheck, SqlExpect
 
 
 class SqlPort(Protocol):

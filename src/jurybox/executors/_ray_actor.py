@@ -15,7 +15,6 @@ This class does not import Ray: the driver wraps it with ``ray.remote``.
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import resource
 import sys
@@ -24,18 +23,13 @@ from collections.abc import AsyncGenerator
 from dataclasses import replace
 from typing import cast
 
-from jurybox.core import CaseRecord, Judgment, Status
+from jurybox.core import CaseRecord, Judgment, Status, freeze_for_life, paused_collector
+from jurybox.engine import BatchedWriter, CaseExecutor, StoreThread, llm_was_skipped
+from jurybox.executors._ray_rates import RaySignal
+from jurybox.executors._ray_setup import ActorSetup, ActorStats, Chunk, Finished, Work
 from jurybox.judges import SqlDatabases
 from jurybox.models import use_connection_share, use_rate_signal
-from jurybox.suites._case import Case
-from jurybox.suites._case_file import CaseLine
-from jurybox.suites._errors import SuiteError
-from jurybox.suites._execute import CaseExecutor
-from jurybox.suites._gc import RUN_GEN0_THRESHOLD, paused_collector
-from jurybox.suites._ray_rates import RaySignal
-from jurybox.suites._ray_setup import ActorSetup, ActorStats, Chunk, Finished, Work
-from jurybox.suites._verdict import llm_was_skipped
-from jurybox.suites._writer import BatchedWriter, StoreThread
+from jurybox.suites import Case, CaseLine, SuiteError
 
 CHUNK_SIZE = 256
 """Finished cases sent back in one streamed item at most."""
@@ -83,8 +77,7 @@ class CaseActor:
         self._cases.lessons = setup.lessons
         self._cases.target()  # a bad agent spec fails here, once, not on every case
         # The process lives for this run only, as `jurybox run` does: the loaded suite stays out of collections.
-        gc.freeze()
-        gc.set_threshold(RUN_GEN0_THRESHOLD, *gc.get_threshold()[1:])
+        freeze_for_life()
         self._loaded_rss = _peak_rss()
         self._store = setup.open_store() if setup.open_store is not None else None
         self._incarnation = uuid.uuid4().hex

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, ItemsView, Iterator, Mapping, S
 from typing import Any
 
 from jurybox.core import LessonNote
-from jurybox.suites._case import Case
+from jurybox.suites import Case
 
 LESSON_LIMIT = 5
 """Lessons a case is handed at most, by default (``RunOptions.lessons``)."""

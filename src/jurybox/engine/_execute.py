@@ -37,12 +37,9 @@ from jurybox.core import (
     Status,
     error_reason,
 )
-from jurybox.suites._case import Case, Suite, seeded_agent
-from jurybox.suites._conversation_helpers import clarification_detector, follow_up_writer
-from jurybox.suites._meter import Spend, start_case_spend
-from jurybox.suites._registry import TIER_DETERMINISTIC, TIER_LLM
-from jurybox.suites._sql import SqlCheckJudge, SqlPort
-from jurybox.suites._verdict import (
+from jurybox.engine._conversation_helpers import clarification_detector, follow_up_writer
+from jurybox.engine._sql import SqlCheckJudge, SqlPort
+from jurybox.engine._verdict import (
     LLM_SKIP_REASON,
     LLM_SKIPPED,
     case_verdict_judge,
@@ -50,6 +47,8 @@ from jurybox.suites._verdict import (
     not_judged,
     round_judgment,
 )
+from jurybox.models import Spend, start_case_spend
+from jurybox.suites import TIER_DETERMINISTIC, TIER_LLM, Case, Suite, seeded_agent
 
 SESSION_CLOSE_TIMEOUT = 5.0
 """Seconds a finished case waits for the agent to release its session before moving on."""

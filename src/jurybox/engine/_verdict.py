@@ -15,9 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from jurybox.core import Cascade, CaseRecord, Context, Judgment, NumericScore, Status, Tier, aevaluate, vote_value
-from jurybox.suites._case import Case
-from jurybox.suites._judge_model import HOW_TO_ENABLE
-from jurybox.suites._registry import TIER_LLM, TIERS
+from jurybox.suites import HOW_TO_ENABLE, TIER_LLM, TIERS, Case
 
 LLM_SKIPPED = "skipped"
 LLM_SKIP_REASON = "no judge model configured; " + HOW_TO_ENABLE

@@ -57,3 +57,9 @@ def _young_threshold(threshold: int) -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*previous)
+
+
+def freeze_for_life(threshold: int = RUN_GEN0_THRESHOLD) -> None:
+    """``frozen_heap`` never undone: for a process that lives for one run only (a Ray actor, say)."""
+    gc.freeze()
+    gc.set_threshold(threshold, *gc.get_threshold()[1:])

@@ -15,7 +15,7 @@ from rich.progress import (
 from rich.table import Column
 
 from jurybox.core import CaseRecord, Status
-from jurybox.suites._meter import Spend
+from jurybox.models import Spend
 
 WIDE = 120
 """From this many columns the bar also shows the suite name and the judge spend."""

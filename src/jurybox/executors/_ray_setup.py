@@ -9,17 +9,19 @@ not pickle); each actor loads the suite itself and looks the case up.
 from __future__ import annotations
 
 import functools
+import importlib.util
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from jurybox.core import CaseRecord, LessonNote, Status
-from jurybox.suites._case_file import CaseLine
-from jurybox.suites._meter import Spend
-from jurybox.suites._writer import RecordSink
+from jurybox.core import KIND_EXECUTOR, CaseRecord, LessonNote, PluginRegistry, Status
+from jurybox.engine import Executor, RecordSink
+from jurybox.models import Spend
+from jurybox.suites import CaseLine
 
 if TYPE_CHECKING:
-    from jurybox.suites._case import Suite
+    from jurybox.engine import RunOptions, SuiteRunner
+    from jurybox.suites import Suite
 
 RAY_EXTRA_MISSING = "the ray executor needs the ray extra: pip install 'jurybox[ray]'"
 
@@ -127,7 +129,7 @@ class ActorStats:
 
 def default_suite_loader(suite: Suite, concurrency: int) -> Callable[[], Suite]:
     """Load ``suite`` again from its file (absolute, so an actor's working directory does not matter)."""
-    from jurybox.suites._loader import load_suite
+    from jurybox.suites import load_suite
 
     # The driver checked the cases file; an actor builds only the lines it is sent.
     return functools.partial(load_suite, suite.path.resolve(), concurrency=concurrency, check_cases_file=False)
@@ -139,3 +141,43 @@ Work = str | CaseLine
 
 def work_name(item: str | CaseLine) -> str:
     return item if isinstance(item, str) else item.name
+
+
+class RayPlugin:
+    """``ray``: long-lived actors on a Ray cluster (this machine's, or one named by ``RaySettings.address``)."""
+
+    def check_options(self, options: RunOptions) -> None:
+        if options.workers > 1:
+            raise ValueError("workers are the processes executor's; the ray executor takes actors (--actors)")
+        if options.executor_settings is not None and not isinstance(options.executor_settings, RaySettings):
+            raise ValueError(f"the ray executor's settings are RaySettings, got {options.executor_settings!r}")
+
+    def check(self, options: RunOptions, *, has_store: bool, own_target: bool) -> None:
+        if not own_target:
+            raise ValueError(
+                "--executor ray: each actor builds its agent from the suite's agent spec; "
+                "a target given to the runner cannot be sent to another process"
+            )
+        if importlib.util.find_spec("ray") is None:
+            raise ValueError(RAY_EXTRA_MISSING)
+
+    def create(self, runner: SuiteRunner, todo: int) -> Executor:
+        options = runner.options
+        cases = runner.case_executor
+        if not todo:  # nothing left to run: no cluster to start
+            from jurybox.executors._local import LocalExecutor
+
+            return LocalExecutor(cases, options.concurrency)
+        from jurybox.executors._ray import RayExecutor  # imports ray: only a run that asks for it pays for it
+
+        return RayExecutor(
+            runner.suite,
+            options.concurrency,
+            options.executor_settings or RaySettings(),
+            timeout=options.timeout,
+            retries=options.retries,
+            lessons=cases.lessons,  # fetched by the driver before the run: the actors do not ask the store again
+        )
+
+
+PluginRegistry.default().register(KIND_EXECUTOR, "ray", RayPlugin(), extra="ray")

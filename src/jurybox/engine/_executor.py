@@ -16,11 +16,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from jurybox.core import CaseRecord, RunStatus, Status
-from jurybox.suites._case import Case
-from jurybox.suites._meter import Spend
+from jurybox.models import Spend
+from jurybox.suites import Case
+
+if TYPE_CHECKING:
+    from jurybox.engine._runner import RunOptions, SuiteRunner
 
 
 @dataclass(frozen=True)
@@ -64,8 +67,8 @@ TakeResult = Callable[[CaseDone], Awaitable[None]]
 class Executor(Protocol):
     """Runs planned cases and hands each result to the runner as it finishes (no list of all results is kept).
 
-    Implementations: ``LocalExecutor`` (a task pool in this process) and
-    ``ProcessExecutor`` (``--workers N`` forked processes).
+    jurybox's own are in ``jurybox.executors``: ``local`` (a task pool in this process),
+    ``processes`` (``--workers N`` forked processes) and ``ray`` (actors on a Ray cluster).
     """
 
     def start(self, run_id: str, cases: Sequence[Case]) -> None:
@@ -111,3 +114,32 @@ class StreamedResults:
                 await take(done)
         finally:
             await results.aclose()
+
+
+class ExecutorPlugin(Protocol):
+    """An executor kind as the plug-in registry holds it (kind ``executor``): checks a run's options, builds executors.
+
+    Register one with ``jurybox.core.PluginRegistry.default().register("executor", NAME, plugin)``
+    (or lazily by ``"package.module:attribute"``); ``RunOptions(executor=NAME)`` and
+    ``jurybox run --executor NAME`` then use it.
+    """
+
+    def check_options(self, options: RunOptions) -> None:
+        """Refuse options that cannot work together (called when ``RunOptions`` is made).
+
+        Raises:
+            ValueError: the reason.
+        """
+        ...
+
+    def check(self, options: RunOptions, *, has_store: bool, own_target: bool) -> None:
+        """Refuse, before a run is opened, options this executor cannot run here.
+
+        Raises:
+            ValueError: the reason, worded for the command line.
+        """
+        ...
+
+    def create(self, runner: SuiteRunner, todo: int) -> Executor:
+        """An executor for ``todo`` cases of ``runner``'s run (its options, suite, case executor and store)."""
+        ...

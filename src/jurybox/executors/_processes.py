@@ -5,7 +5,7 @@ every N-th case with its share of the concurrency, exactly as a one-process run
 does (``ShareRunner``), writes its records to the store itself and sends the
 parent one small message per finished case. The parent's results are those
 messages: summaries of records already stored. The process plumbing (fork,
-pipes, signals) is in ``jurybox.suites._workers``.
+pipes, signals) is in ``jurybox.executors._workers``.
 """
 
 from __future__ import annotations
@@ -16,16 +16,20 @@ import signal
 import time
 from collections.abc import AsyncGenerator, Callable, Sequence
 from multiprocessing.connection import Connection
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from jurybox.core import RunStatus
-from jurybox.models import split_evenly
-from jurybox.suites._case import Case
-from jurybox.suites._executor import CaseDone, ExecutorSummary, StreamedResults
-from jurybox.suites._meter import Spend
-from jurybox.suites._workers import (
+from jurybox.core import KIND_EXECUTOR, PluginRegistry, RunStatus
+from jurybox.engine import CaseDone, Executor, ExecutorSummary, StreamedResults, llm_was_skipped
+from jurybox.executors._local import LocalExecutor
+from jurybox.models import Spend, split_evenly
+from jurybox.suites import Case
+
+if TYPE_CHECKING:
+    from jurybox.engine import RunOptions, SuiteRunner
+from jurybox.executors._workers import (
     CaseFinished,
     Message,
+    PipeProgress,
     Worker,
     WorkerEnded,
     fork_available,
@@ -242,3 +246,32 @@ def _reap(workers: list[Worker], deadline: float) -> None:
 def _describe(exc: BaseException) -> str:
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class ProcessesPlugin:
+    """``processes``: ``workers`` forked processes, each running every N-th case and writing its own records."""
+
+    def check_options(self, options: RunOptions) -> None:
+        """Any number of workers is checked against the machine when the run starts (``check``)."""
+
+    def check(self, options: RunOptions, *, has_store: bool, own_target: bool) -> None:
+        check_workers(options.workers, options.concurrency, has_store=has_store, own_target=own_target)
+
+    def create(self, runner: SuiteRunner, todo: int) -> Executor:
+        options = runner.options
+        if options.workers < 2 or todo < 2:  # one worker's share of a run is a run in this process
+            return LocalExecutor(runner.case_executor, options.concurrency)
+
+        def make_runner(index: int, count: int, concurrency: int, connection: Connection) -> ShareRunner:
+            return runner.share_runner(index, count, concurrency, PipeProgress(connection, llm_was_skipped))
+
+        return ProcessExecutor(
+            options.workers,
+            options.concurrency,
+            make_runner,
+            before_fork=runner.before_fork,
+            after_fork=runner.after_fork,
+        )
+
+
+PluginRegistry.default().register(KIND_EXECUTOR, "processes", ProcessesPlugin())

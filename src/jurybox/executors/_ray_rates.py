@@ -18,8 +18,8 @@ import contextlib
 import time
 from typing import Any
 
+from jurybox.executors._ray_cluster import import_ray, kill
 from jurybox.models import RateLedger, RateState
-from jurybox.suites._ray_cluster import import_ray, kill
 
 WAIT_GRACE = 5.0
 """Seconds past a long poll's own timeout before its caller gives up on the answer (the actor is gone)."""

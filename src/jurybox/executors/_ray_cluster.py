@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from jurybox.suites._ray_setup import RAY_EXTRA_MISSING, ExecutorError
+from jurybox.executors._ray_setup import RAY_EXTRA_MISSING, ExecutorError
 
 LOCAL_CPUS = 2
 """CPUs of the local Ray a run starts: actors need none while they run, so this only sets the default actor count."""

@@ -27,7 +27,7 @@ from multiprocessing.process import BaseProcess
 from types import FrameType
 
 from jurybox.core import CaseRecord, Status
-from jurybox.suites._meter import Spend
+from jurybox.models import Spend
 
 
 def fork_available() -> bool:

@@ -12,7 +12,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from jurybox.models import ChatMessage, EndpointCalls, ModelResponse, count_endpoint_calls, merge_endpoint_calls
+from jurybox.models._endpoint_calls import EndpointCalls, count_endpoint_calls, merge_endpoint_calls
+from jurybox.models._types import ChatMessage, ModelResponse
 
 #: How ``metadata["calls"]`` (and the report's ``totals.calls``) names a judge fleet's endpoint.
 ENDPOINT_CALLS_PREFIX = "judge@"

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jurybox.suites._case import Case, Suite
-from jurybox.suites._case_file import StreamedCases
+from jurybox.suites import Case, StreamedCases, Suite
 
 
 def resumable_cases(suite: Suite, planned: Sequence[str], run_id: str) -> Sequence[Case]:

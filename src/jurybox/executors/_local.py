@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
-from jurybox.suites._case import Case
-from jurybox.suites._execute import CaseExecutor
-from jurybox.suites._executor import CaseDone, ExecutorSummary, TakeResult
-from jurybox.suites._meter import Spend
-from jurybox.suites._verdict import llm_was_skipped
+from jurybox.core import KIND_EXECUTOR, PluginRegistry
+from jurybox.engine import CaseDone, CaseExecutor, ExecutorSummary, TakeResult, llm_was_skipped
+from jurybox.models import Spend
+from jurybox.suites import Case
+
+if TYPE_CHECKING:
+    from jurybox.engine import RunOptions, SuiteRunner
 
 
 class LocalExecutor:
@@ -103,3 +106,19 @@ class LocalExecutor:
             if task in self._judging or not self._stopping:
                 task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+class LocalPlugin:
+    """``local``: the cases as tasks of this process's event loop (every run's default)."""
+
+    def check_options(self, options: RunOptions) -> None:
+        """Any options will do."""
+
+    def check(self, options: RunOptions, *, has_store: bool, own_target: bool) -> None:
+        """Any suite runs here."""
+
+    def create(self, runner: SuiteRunner, todo: int) -> LocalExecutor:
+        return LocalExecutor(runner.case_executor, runner.options.concurrency)
+
+
+PluginRegistry.default().register(KIND_EXECUTOR, "local", LocalPlugin())

@@ -1,8 +1,8 @@
 """The suite runner: opens a run, hands its cases to an executor, streams results to the store.
 
 Where the work happens is split by job: ``_execute`` runs and judges one case,
-``_pool`` (in-process tasks) and ``_processes`` (``--workers N``) are the two
-executors, and ``_writer`` commits finished records in batches on one thread.
+the executors (``jurybox.executors``, found through the plug-in registry) run
+many, and ``_writer`` commits finished records in batches on one thread.
 This module holds what a run is: its options, resume, progress, Ctrl-C and the
 result. An agent that crashes, hangs or returns garbage makes its case ERROR
 with the reason; the run goes on.
@@ -18,33 +18,27 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from multiprocessing.connection import Connection
 from typing import Any, Protocol, cast
 
 from jurybox.agents import Target
 from jurybox.core import CaseRecord, Judgment, LessonNote, RunStatus, Status
-from jurybox.judges import SqlDatabases
-from jurybox.models import use_connection_share
-from jurybox.suites._case import Case, Suite
-from jurybox.suites._case_file import StreamedCases, case_specs, remaining_cases
-from jurybox.suites._execute import CaseExecutor
-from jurybox.suites._executor import CaseDone, Executor
-from jurybox.suites._executor_choice import (
-    ExecutorName,
-    ForkHooks,
+from jurybox.engine._execute import CaseExecutor
+from jurybox.engine._executor import CaseDone, Executor
+from jurybox.engine._executor_choice import (
+    LOCAL,
     check_executor,
-    check_executor_name,
+    check_executor_options,
     choose_executor,
+    executor_plugin,
 )
-from jurybox.suites._lessons import LESSON_CHARS, LESSON_LIMIT, fetch_lessons
-from jurybox.suites._meter import Spend
-from jurybox.suites._pool import LocalExecutor
-from jurybox.suites._ray_setup import RaySettings
-from jurybox.suites._resume import resumable_cases
-from jurybox.suites._sql import SqlPort
-from jurybox.suites._verdict import LLM_SKIPPED, llm_was_skipped
-from jurybox.suites._workers import PipeProgress
-from jurybox.suites._writer import BatchedWriter, StoreThread
+from jurybox.engine._lessons import LESSON_CHARS, LESSON_LIMIT, fetch_lessons
+from jurybox.engine._resume import resumable_cases
+from jurybox.engine._sql import SqlPort
+from jurybox.engine._verdict import LLM_SKIPPED, llm_was_skipped
+from jurybox.engine._writer import BatchedWriter, StoreThread
+from jurybox.judges import SqlDatabases
+from jurybox.models import Spend, use_connection_share
+from jurybox.suites import Case, StreamedCases, Suite, case_specs, remaining_cases
 
 DEFAULT_CONCURRENCY = 8
 
@@ -107,12 +101,13 @@ class RunOptions:
         retries: Extra attempts after an agent crash or timeout, overriding the suite's.
         git_commit: Recorded with the run.
         agent_version: Recorded with the run.
-        workers: Processes that run the cases (see ``jurybox.suites._workers``): above 1, the
-            run forks that many workers, each running every N-th case with its share of
-            ``concurrency`` and writing its records to the store. Needs a store, ``os.fork``
-            and the suite's own agent spec.
-        executor: ``local`` (``processes`` when ``workers`` > 1), ``processes`` (``workers`` forks) or ``ray``.
-        ray: For ``ray``: the cluster, the actor count, how actors load the suite and open the store.
+        workers: Processes that run the cases: above 1, the run forks that many workers, each
+            running every N-th case with its share of ``concurrency`` and writing its records
+            to the store. Needs a store, ``os.fork`` and the suite's own agent spec.
+        executor: The registered executor that runs the cases: ``local`` (``processes`` when
+            ``workers`` > 1), ``processes``, ``ray``, or one an installed plug-in adds.
+        executor_settings: The executor's own settings (``jurybox.executors.RaySettings`` for
+            ``ray``); None: its defaults.
         lessons: Stored lessons each case is handed at most (0: none), most relevant first.
         lesson_chars: Characters of lesson text each case is handed at most.
     """
@@ -124,8 +119,8 @@ class RunOptions:
     git_commit: str | None = None
     agent_version: str | None = None
     workers: int = 1
-    executor: ExecutorName = "local"
-    ray: RaySettings = field(default_factory=RaySettings)
+    executor: str = LOCAL
+    executor_settings: Any = field(default=None, compare=False)
     lessons: int = LESSON_LIMIT
     lesson_chars: int = LESSON_CHARS
 
@@ -134,13 +129,13 @@ class RunOptions:
             raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
         if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
             raise ValueError(f"workers must be a whole number >= 1, got {self.workers!r}")
-        check_executor_name(self.executor, self.workers)
         if self.timeout is not None and self.timeout <= 0:
             raise ValueError(f"timeout must be positive seconds, got {self.timeout}")
         if self.retries is not None and self.retries < 0:
             raise ValueError(f"retries must be >= 0, got {self.retries}")
         if self.lessons < 0 or self.lesson_chars < 1:
             raise ValueError(f"lessons must be >= 0 and lesson_chars >= 1, got {self.lessons}, {self.lesson_chars}")
+        check_executor_options(self)
 
 
 @dataclass
@@ -245,6 +240,11 @@ class SuiteRunner:
         """Judge-model calls, tokens and cost of this session so far."""
         return self._executor.spend if self._executor is not None else self._cases.spend
 
+    @property
+    def case_executor(self) -> CaseExecutor:
+        """Runs and judges one case of this runner's suite (what an in-process executor drives)."""
+        return self._cases
+
     def stop(self) -> None:
         """Stop taking new cases and abandon those in flight (they are re-run on resume)."""
         self._stopping = True
@@ -318,7 +318,7 @@ class SuiteRunner:
         self._thread = StoreThread()
         try:
             self._cases.target()
-            executor = LocalExecutor(self._cases, self.options.concurrency)
+            executor = executor_plugin(LOCAL).create(self, len(cases))
             self._executor = executor
             executor.start(run_id, cases)
             if self._stopping:
@@ -330,8 +330,7 @@ class SuiteRunner:
     # -- the run's life ----------------------------------------------------------------------------
 
     def _executor_for(self, todo: Sequence[Case]) -> Executor:
-        fork = ForkHooks(self._share_runner, self._before_fork, self._after_fork)
-        executor = choose_executor(self.options, self.suite, self._cases, len(todo), fork)
+        executor = choose_executor(self, len(todo))
         self._executor = executor
         if self._stopping:
             executor.stop()
@@ -432,26 +431,27 @@ class SuiteRunner:
 
     # -- worker processes (--workers) ----------------------------------------------------------------
 
-    def _before_fork(self) -> None:
-        """No open database connection and no thread crosses the fork."""
+    def before_fork(self) -> None:
+        """No open database connection and no thread crosses the fork (an executor that forks calls this)."""
         before_fork = getattr(self.store, "before_fork", None)
         if callable(before_fork):
             before_fork()
         if self._thread is not None:
             self._thread.pause()
 
-    def _after_fork(self) -> None:
+    def after_fork(self) -> None:
+        """In the parent, after a fork: start again what ``before_fork`` stopped."""
         if self._thread is not None:
             self._thread.resume()
 
-    def _share_runner(self, index: int, count: int, concurrency: int, connection: Connection) -> SuiteRunner:
-        """In worker ``index`` of ``count``: the runner of its share, reporting each case on ``connection``."""
+    def share_runner(self, index: int, count: int, concurrency: int, progress: ProgressSink) -> SuiteRunner:
+        """In worker ``index`` of ``count`` (after a fork): the runner of its share, reporting to ``progress``."""
         use_connection_share(index, count)
         runner = SuiteRunner(
             self.suite,
-            replace(self.options, concurrency=concurrency, workers=1),
+            replace(self.options, concurrency=concurrency, workers=1, executor=LOCAL),
             store=self.store,
-            progress=PipeProgress(connection, llm_was_skipped),
+            progress=progress,
         )
         runner._cases.lessons = self._cases.lessons  # fetched before the fork; a worker does not ask again
         return runner

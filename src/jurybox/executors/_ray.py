@@ -30,15 +30,21 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from jurybox.core import LessonNote, RunStatus
-from jurybox.models import split_evenly
-from jurybox.suites import _ray_cluster as cluster
-from jurybox.suites._case import Case, Suite
-from jurybox.suites._case_file import CaseLine, StreamedCases
-from jurybox.suites._executor import CaseDone, ExecutorSummary, TakeResult
-from jurybox.suites._meter import Spend
-from jurybox.suites._ray_actor import CaseActor
-from jurybox.suites._ray_rates import start_rate_signal, stop_rate_signal
-from jurybox.suites._ray_setup import ActorSetup, ActorStats, Chunk, RaySettings, Work, default_suite_loader, work_name
+from jurybox.engine import CaseDone, ExecutorSummary, TakeResult
+from jurybox.executors import _ray_cluster as cluster
+from jurybox.executors._ray_actor import CaseActor
+from jurybox.executors._ray_rates import start_rate_signal, stop_rate_signal
+from jurybox.executors._ray_setup import (
+    ActorSetup,
+    ActorStats,
+    Chunk,
+    RaySettings,
+    Work,
+    default_suite_loader,
+    work_name,
+)
+from jurybox.models import Spend, split_evenly
+from jurybox.suites import Case, CaseLine, StreamedCases, Suite
 
 MAX_ACTOR_FAILURES = 3
 """Deaths (or failed batches) after which an actor is retired and the run goes on without it."""
