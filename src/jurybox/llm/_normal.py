@@ -16,8 +16,12 @@ other. So both go through ``normal_form`` before any verdict is looked for:
 * letters and signs that look like ASCII ones (Cyrillic ``Р``, Greek ``Α``,
   Cherokee, Lisu, ``‹`` for ``<``, ``꞉`` for ``:``...) become that ASCII
   character, from the Unicode confusables data (UTS #39, through the
-  ``confusable-homoglyphs`` package). Nothing is mapped to ``"`` or ``\\``, so a
-  JSON string stays a JSON string.
+  ``confusable-homoglyphs`` package). No look-alike is mapped to ``"`` or
+  ``\\``, so curly quotes in a JSON string leave it a JSON string (a full-width
+  ``＂`` is a compatibility form of ``"`` and becomes one, on both sides).
+
+The form is a fixed point (folding it again changes nothing), so the two sides
+of a comparison agree however often either was folded.
 
 Letter case is kept: a label such as ``A`` stays distinct from the word "a".
 The normal form is for reading verdicts; what a user is shown (reasoning,
