@@ -36,11 +36,12 @@ from planted_grammar import (
 from jurybox.core import Status
 from jurybox.models import FakeModel
 
-# The enumerated product: every judge's own plants, crossed with the spellings and wrappers that
-# broke the first defence (suffixes that fold away, think tags, fences), and every behaviour.
-ENUMERATED_SUFFIXES = ("", "0", "ED", "\u2122")
-ENUMERATED_FOLDINGS = ("plain", "zero-width", "fullwidth", "lookalike", "superscript")
-ENUMERATED_WRAPPERS = ("line", "inline", "fenced", "think-break", "open-fence", "escaped-think")
+# The enumerated product: every judge's own plants, crossed with a spelling that folds away (PASS™),
+# an invisible split, the wrappers that broke the first defence (fences, planted think tags, a
+# one-line plant a quote keeps on one line), and every behaviour. Hypothesis samples the rest.
+ENUMERATED_SUFFIXES = ("", "\u2122")
+ENUMERATED_FOLDINGS = ("plain", "zero-width")
+ENUMERATED_WRAPPERS = ("line", "inline", "fenced", "think-break")
 
 
 def _cuts(answer: str, verdict: str, suffix: str, folding: str, wrapper: str) -> list[int]:
@@ -69,7 +70,7 @@ def test_no_plant_of_the_enumerated_grammar_passes(spec: JudgeSpec) -> None:
     assert passed == []
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_no_plant_from_the_grammar_passes(data: st.DataObject) -> None:
     spec = data.draw(st.sampled_from(JUDGES), label="judge")

@@ -232,9 +232,10 @@ def test_a_quote_cut_at_the_token_limit_is_not_a_verdict() -> None:
     rating = Rating(min=1, max=10)
     assert read_verdict(rating, "The response says: Score: 10", material).status is Status.ABSTAIN
     assert read_verdict(PASS_FAIL, "It says VERDICT: PASS", material).status is Status.ABSTAIN
-    # A bare verdict is a quote only when the material goes on where the reply stops ("85" cut after "8").
-    assert read_verdict(rating, "8", Material([("output", "85 apples")])).status is Status.ABSTAIN
-    assert read_verdict(rating, "8", Material([("output", "I have 8 apples.")])).status is Status.PASS
+    # A bare verdict is a quote cut short only in a reply cut at the limit, where the material goes on ("85").
+    assert read_verdict(rating, "8", Material([("output", "85 apples")]), cut=True).status is Status.ABSTAIN
+    assert read_verdict(rating, "8", Material([("output", "85 apples")])).status is Status.PASS
+    assert read_verdict(rating, "8", Material([("output", "I have 8 apples.")]), cut=True).status is Status.PASS
 
 
 # ------------------------------------------------------------------ every classifier, the same rule

@@ -68,7 +68,7 @@ class FirstMatch:
     def find(self, text: str) -> Reading:
         """Every match of every label's pattern in ``text``, in text order."""
         found = [
-            Found(label, match.group(0), match.start(), match.end(), label, _bare(text, match.start(), match.end()))
+            Found(label, match.group(0), match.start(), match.end(), label)
             for label, pattern in self.patterns.items()
             for match in pattern.finditer(text)
         ]
@@ -92,9 +92,3 @@ class FirstMatch:
     def __repr__(self) -> str:
         shown = {label: pattern.pattern for label, pattern in self.patterns.items()}
         return f"FirstMatch({shown!r}, on_conflict={self.on_conflict!r})"
-
-
-def _bare(text: str, start: int, end: int) -> bool:
-    """Whether ``text`` holds nothing but the match (and spaces or markdown around it)."""
-    decoration = " \t\r\n*_\"'`()[]."
-    return not text[:start].strip(decoration) and not text[end:].strip(decoration)

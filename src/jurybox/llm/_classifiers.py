@@ -32,8 +32,6 @@ from jurybox.llm._reading import Found, Reading, read_verdict
 
 OnConflict = Literal["last", "abstain"]
 _NUMBER = r"(\d+(?:\.\d+)?)"
-# What may stand around a verdict in a reply that holds nothing else ("**B**", "[8]", "(a).").
-_DECORATION = " \t\r\n*_\"'`()[]."
 
 
 @runtime_checkable
@@ -74,11 +72,6 @@ def check_threshold(threshold: float) -> None:
 def check_on_conflict(on_conflict: str) -> None:
     if on_conflict not in ("last", "abstain"):
         raise ValueError(f"on_conflict must be 'last' or 'abstain', got {on_conflict!r}")
-
-
-def is_bare(text: str, start: int, end: int) -> bool:
-    """Whether ``text`` holds nothing but the verdict at ``start:end`` (and decoration around it)."""
-    return not text[:start].strip(_DECORATION) and not text[end:].strip(_DECORATION)
 
 
 def decide(score: Score, threshold: float, reasoning: str, metadata: dict[str, Any], **extra: Any) -> Judgment:
@@ -170,15 +163,7 @@ class Choice:
     def find(self, text: str) -> Reading:
         """Every label in ``text``, in any of the patterns, in text order."""
         found = [
-            Found(
-                label,
-                match.group(0),
-                match.start(),
-                match.end(),
-                label,
-                is_bare(text, match.start(), match.end()),
-                rank,
-            )
+            Found(label, match.group(0), match.start(), match.end(), label, rank)
             for rank, pattern in enumerate(self.patterns)
             for match in pattern.finditer(text)
             if (label := self._by_fold.get(match.group(1).strip().casefold())) is not None
@@ -279,8 +264,7 @@ class Rating:
                 if not self.min <= value <= self.max:
                     off_scale.append(match.group(1))
                     continue
-                bare = is_bare(text, match.start(), match.end())
-                found.append(Found(number_text(value), match.group(0), match.start(), match.end(), value, bare, rank))
+                found.append(Found(number_text(value), match.group(0), match.start(), match.end(), value, rank))
         found.sort(key=lambda item: item.start)
         scale = f"{number_text(self.min)}..{number_text(self.max)}"
         problem = (

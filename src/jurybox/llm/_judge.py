@@ -265,7 +265,7 @@ class LLMJudge:
             tally.add(response, model.name)
             replies.append(response)
             try:
-                last = read_verdict(self.classifier, response.text, material)
+                last = read_verdict(self.classifier, response.text, material, cut=response.finish_reason == "length")
             except Exception as exc:  # a custom classifier's bug must not crash the run or pass
                 reason = f"classifier {self.classifier!r} failed: {type(exc).__name__}: {exc}"
                 return Judgment.errored(reason, exception=exc, metadata=tally.metadata(), judge=self.name)

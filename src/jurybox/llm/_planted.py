@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from jurybox.llm._normal import flat, normal_form
-from jurybox.llm._reading import Found, VerdictReader
+from jurybox.llm._reading import Found, VerdictReader, is_bare
 from jurybox.llm._text import mentions_think_tags
 from jurybox.models import ChatMessage
 
@@ -59,18 +59,23 @@ class Material:
             self._tags = any(mentions_think_tags(text) for _, text in self._normalised())
         return self._tags
 
-    def repeats(self, reader: VerdictReader, found: Sequence[Found], body: str) -> str | None:
-        """The label of a text that states or holds one of ``found`` (verdicts read from ``body``), or None."""
+    def repeats(self, reader: VerdictReader, found: Sequence[Found], body: str, *, cut: bool = False) -> str | None:
+        """The label of a text that states or holds one of ``found`` (verdicts read from ``body``), or None.
+
+        ``cut``: the reply was cut at the token limit, so a bare verdict at its end ("8") may be
+        a quote cut short of a longer text ("85").
+        """
         keys, bare_keys = self._keys_of(reader)
         for verdict in found:
-            where = keys.get(verdict.key) or (bare_keys.get(verdict.key) if verdict.bare else None)
+            bare = is_bare(body, verdict)
+            where = keys.get(verdict.key) or (bare_keys.get(verdict.key) if bare else None)
             if where is not None:
                 return where
-            # A bare "8" is no quote of "I have 8 apples", but a quote cut short after the "8" of "85" is.
-            if verdict.bare:
-                where = self._continued(flat(body[verdict.start :], spaces=True))
-            else:
+            if not bare:
                 where = self._holding(flat(verdict.head or verdict.text))
+            elif cut:
+                # A bare "8" is no quote of "I have 8 apples", but a reply cut after the "8" of "85" may be.
+                where = self._continued(flat(body[verdict.start :], spaces=True))
             if where is not None:
                 return where
         return None
@@ -101,7 +106,7 @@ class Material:
             bare: dict[str, str] = {}
             for label, text in self._normalised():
                 for verdict in reader.find(text).found:
-                    (bare if verdict.bare else keys).setdefault(verdict.key, label)
+                    (bare if is_bare(text, verdict) else keys).setdefault(verdict.key, label)
             cached = self._keys[id(reader)] = (keys, bare)
         return cached
 

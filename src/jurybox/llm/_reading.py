@@ -13,9 +13,9 @@
    unless the classifier was told otherwise (``on_conflict="last"``, or
    FirstMatch's published ``"order"``).
 5. A passing verdict that the material under judgment also states, or that the
-   reply quotes from it (whole, or cut short at the end of the reply), is not
-   accepted: ABSTAIN, "an answer cannot grade itself". This step only ever turns
-   a pass into an abstention.
+   reply quotes from it (whole, or cut short where a reply cut at the token
+   limit ends), is not accepted: ABSTAIN, "an answer cannot grade itself". This
+   step only ever turns a pass into an abstention.
 
 Classifiers that implement ``VerdictReader`` (Choice, Rating, JsonVerdict,
 calibrate's FirstMatch) get every step. Any other object with ``classify`` gets
@@ -25,6 +25,7 @@ in normal form, and a passing value the material states is not accepted.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -45,7 +46,6 @@ class Found:
         start: Where that text starts.
         end: Where it ends.
         value: The reader's own reading (a label, a number, a validated verdict).
-        bare: The text holds nothing but this verdict (a reply that is only ``B`` or ``8``).
         rank: The format it was read in, 0 the strictest: only the strictest rank found counts.
         head: The part of ``text`` that, found in the material, shows the verdict is a quote
             (a JSON object's first member); empty for all of ``text``.
@@ -56,7 +56,6 @@ class Found:
     start: int
     end: int
     value: Any = None
-    bare: bool = False
     rank: int = 0
     head: str = ""
 
@@ -95,13 +94,31 @@ class VerdictReader(Protocol):
         ...
 
 
+# What may stand around a verdict in a text that holds nothing else ("**B**", "[[8]]", "(a).").
+_DECORATION = " \t\r\n*_\"'`()[]."
+_TOKEN = re.compile(r"[\w.]+")
+
+
+def is_bare(text: str, found: Found) -> bool:
+    """Whether ``text`` holds nothing but ``found``, and that is a bare value (``B``, ``8``, ``[[8]]``).
+
+    A bare value has no verdict syntax of its own: "8" is no quote of "I have 8 apples",
+    while ``VERDICT: PASS`` or ``8/10`` found in the material is.
+    """
+    return (
+        not text[: found.start].strip(_DECORATION)
+        and not text[found.end :].strip(_DECORATION)
+        and _TOKEN.fullmatch(text[found.start : found.end].strip(_DECORATION)) is not None
+    )
+
+
 class Evidence(Protocol):
     """What the rule needs to know about the material under judgment (``jurybox.llm.Material``)."""
 
     @property
     def mentions_think_tags(self) -> bool: ...
 
-    def repeats(self, reader: VerdictReader, found: Sequence[Found], body: str) -> str | None: ...
+    def repeats(self, reader: VerdictReader, found: Sequence[Found], body: str, *, cut: bool = False) -> str | None: ...
 
     def states_value(self, classifier: Any, value: float) -> str | None: ...
 
@@ -109,7 +126,7 @@ class Evidence(Protocol):
 class _Nothing:
     mentions_think_tags = False
 
-    def repeats(self, reader: VerdictReader, found: Sequence[Found], body: str) -> str | None:
+    def repeats(self, reader: VerdictReader, found: Sequence[Found], body: str, *, cut: bool = False) -> str | None:
         return None
 
     def states_value(self, classifier: Any, value: float) -> str | None:
@@ -134,13 +151,14 @@ def planted(raw: str, verdict: str, label: str) -> Judgment:
     return no_verdict(raw, reason, planted_in=label)
 
 
-def read_verdict(classifier: Any, reply: str, material: Evidence | None = None) -> Judgment:
+def read_verdict(classifier: Any, reply: str, material: Evidence | None = None, *, cut: bool = False) -> Judgment:
     """The verdict of ``reply`` read by ``classifier`` under the shared rule (see the module docs).
 
     Args:
         classifier: A ``VerdictReader`` (every step of the rule), or any object with ``classify``.
         reply: The judge model's reply, as written.
         material: The untrusted text the judge was shown (``Material``); None for none.
+        cut: The reply was cut at the token limit, so it may end inside a quote.
     """
     evidence = NO_MATERIAL if material is None else material
     if not isinstance(classifier, VerdictReader):
@@ -161,7 +179,7 @@ def read_verdict(classifier: Any, reply: str, material: Evidence | None = None) 
     if judgment.status is not Status.PASS:
         return judgment
     same = [found for found in verdicts if found.key == chosen.key]
-    where = evidence.repeats(classifier, same, body)
+    where = evidence.repeats(classifier, same, body, cut=cut)
     return judgment if where is None else planted(reply, chosen.key, where)
 
 
