@@ -25,6 +25,7 @@ in normal form, and a passing value the material states is not accepted.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from jurybox.core import Judgment, Status
 from jurybox.llm._normal import normal_form
-from jurybox.llm._text import strip_think
+from jurybox.llm._text import mentions_think_tags, strip_think
 
 
 @dataclass(frozen=True)
@@ -161,26 +162,36 @@ def read_verdict(classifier: Any, reply: str, material: Evidence | None = None, 
         cut: The reply was cut at the token limit, so it may end inside a quote.
     """
     evidence = NO_MATERIAL if material is None else material
-    if not isinstance(classifier, VerdictReader):
+    kind: type = type(classifier)
+    if not _reads_verdicts(kind):
         return _outside(classifier, reply, evidence)
-    body = strip_think(normal_form(reply), keep_tags=evidence.mentions_think_tags)
+    reader: VerdictReader = classifier
+    normal = normal_form(reply)
+    # The material is searched for think tags only when the reply has some to strip.
+    body = strip_think(normal, keep_tags=mentions_think_tags(normal) and evidence.mentions_think_tags)
     if not body:
         return no_verdict(reply, "the reply is empty (after removing reasoning blocks)")
-    reading = classifier.find(body)
+    reading = reader.find(body)
     if not reading.found:
         return no_verdict(reply, reading.problem)
     strictest = min(found.rank for found in reading.found)
     verdicts = [found for found in reading.found if found.rank == strictest]
     keys = list(dict.fromkeys(found.key for found in verdicts))
-    if len(keys) > 1 and classifier.on_conflict == "abstain":
+    if len(keys) > 1 and getattr(reader, "on_conflict", "abstain") == "abstain":
         return no_verdict(reply, f"the reply holds conflicting verdicts: {', '.join(keys)}", conflict=keys)
-    chosen = classifier.choose(verdicts)
-    judgment = classifier.decide(chosen, reply, keys)
+    chosen = reader.choose(verdicts)
+    judgment = reader.decide(chosen, reply, keys)
     if judgment.status is not Status.PASS:
         return judgment
     same = [found for found in verdicts if found.key == chosen.key]
-    where = evidence.repeats(classifier, same, body, cut=cut)
+    where = evidence.repeats(reader, same, body, cut=cut)
     return judgment if where is None else planted(reply, chosen.key, where)
+
+
+@functools.cache
+def _reads_verdicts(kind: type) -> bool:
+    # Checked once per class: a runtime Protocol check on every reply costs more than reading it.
+    return all(callable(getattr(kind, name, None)) for name in ("find", "choose", "decide"))
 
 
 def _outside(classifier: Any, reply: str, evidence: Evidence) -> Judgment:

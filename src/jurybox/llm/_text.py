@@ -71,9 +71,9 @@ def json_objects(text: str) -> list[Any]:
 
 def json_spans(text: str) -> list[tuple[int, int, dict[str, Any]]]:
     """``json_objects`` with where each object starts and ends in ``text``."""
-    decoder = json.JSONDecoder(object_pairs_hook=_one_value_per_key)
     found: list[tuple[int, int, dict[str, Any]]] = []
     position = text.find("{")
+    decoder = _DECODER
     while position != -1:
         try:
             value, end = decoder.raw_decode(text, position)
@@ -100,6 +100,9 @@ def _one_value_per_key(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise ValueError(f"key {key!r} given two values")
         result[key] = value
     return result
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_one_value_per_key)
 
 
 def first_member(text: str, start: int) -> str:
