@@ -8,13 +8,14 @@ recorded it (its ``score`` / ``g1_winner`` / ``g2_winner`` field); every
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from jurybox.core import Context, Status
-from jurybox.llm import Choice, Rating, pairwise
+from jurybox.llm import Choice, Material, Rating, pairwise, read_verdict
 from jurybox.models import FakeModel, GenerateRequest
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "judge_outputs"
@@ -78,6 +79,32 @@ def test_every_pairwise_verdict_matches_the_recorded_winner(game: str, text: str
         return
     mapping = G1_WINNER if game.endswith("g1") else G2_WINNER
     assert mapping[judgment.metadata["label"]] == winner
+
+
+def _material(prompt: str) -> Material:
+    """The question and the answer(s) a FastChat prompt showed the judge: what its reply must not repeat."""
+    shown = re.finditer(r"(?:\[|<\|)The Start of ([^\]|]*)(?:\]|\|>)\n(.*?)\n(?:\[|<\|)The End of \1", prompt, re.S)
+    blocks = [(found.group(1), found.group(2)) for found in shown]
+    question = re.search(r"\[Question\]\n(.*?)\n\n", prompt, re.S)
+    return Material(blocks + ([("question", question.group(1))] if question else []))
+
+
+def test_with_the_answers_as_material_every_real_verdict_reads_the_same() -> None:
+    """No over-abstaining on real honest judgments: 153 GPT-4 replies, read with the answers they judged."""
+    read = 0
+    for row in [r for r in SINGLE if r["score"] != -1]:
+        material = _material(row["user_prompt"])
+        assert material.labels, row["question_id"]
+        assert read_verdict(MT_BENCH_RATING, row["judgment"], material).metadata["value"] == row["score"]
+        read += 1
+    for row in PAIRS:
+        for game, mapping in (("g1", G1_WINNER), ("g2", G2_WINNER)):
+            if row[f"{game}_winner"] == "error":
+                continue
+            judgment = read_verdict(MT_BENCH_PAIR, row[f"{game}_judgment"], _material(row[f"{game}_user_prompt"]))
+            assert mapping[judgment.metadata["label"]] == row[f"{game}_winner"]
+            read += 1
+    assert read == 153
 
 
 @pytest.mark.parametrize("example", QWEN, ids=lambda e: e["source_commit"][:8])

@@ -10,11 +10,11 @@ their raw completions can be re-read offline with the evaluator's own rules.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from jurybox.core import CategoricalScore, Judgment, Status
-from jurybox.llm import strip_think
+from jurybox.llm import Found, Reading, read_verdict
 
 OnConflict = Literal["order", "abstain"]
 
@@ -58,21 +58,35 @@ class FirstMatch:
         self.format_hint = "exactly one of: " + ", ".join(p.pattern for p in self.patterns.values())
 
     def classify(self, text: str) -> Judgment:
-        """The first listed label whose pattern matches; ABSTAIN when none does (or two do, if asked)."""
-        cleaned = strip_think(text)
-        found = [label for label, pattern in self.patterns.items() if pattern.search(cleaned)]
-        if not found:
-            reason = "no verdict could be read from the judge's reply: no pattern matched"
-            return Judgment.abstained(reason, metadata={"raw": text, "parse_error": "no pattern matched"})
-        if len(found) > 1 and self.on_conflict == "abstain":
-            reason = f"no verdict could be read from the judge's reply: it holds conflicting verdicts {found}"
-            return Judgment.abstained(reason, metadata={"raw": text, "parse_error": "conflict", "conflict": found})
-        label = found[0]
+        """The first listed label whose pattern matches; ABSTAIN when none does (or two do, if asked).
+
+        Read under the rule every jurybox classifier shares (``jurybox.llm.read_verdict``): the
+        reply in normal form, the model's own leading reasoning block removed.
+        """
+        return read_verdict(self, text)
+
+    def find(self, text: str) -> Reading:
+        """Every match of every label's pattern in ``text``, in text order."""
+        found = [
+            Found(label, match.group(0), match.start(), match.end(), label)
+            for label, pattern in self.patterns.items()
+            for match in pattern.finditer(text)
+        ]
+        found.sort(key=lambda item: item.start)
+        return Reading(found, "no pattern matched")
+
+    def choose(self, found: Sequence[Found]) -> Found:
+        """The label listed first among those found: the published rule of such evaluators."""
+        order = list(self.patterns)
+        return min(found, key=lambda item: order.index(item.key))
+
+    def decide(self, found: Found, raw: str, keys: Sequence[str]) -> Judgment:
+        label = found.key
         score = CategoricalScore(label, self.worth)
         status = Status.PASS if score.normalized() >= self.threshold else Status.FAIL
-        metadata: dict[str, Any] = {"raw": text, "label": label}
-        if len(found) > 1:
-            metadata["conflict"] = found
+        metadata: dict[str, Any] = {"raw": raw, "label": label}
+        if len(keys) > 1:
+            metadata["conflict"] = sorted(keys, key=list(self.patterns).index)
         return Judgment(status, score=score, reasoning=f"verdict {label}", metadata=metadata)
 
     def __repr__(self) -> str:

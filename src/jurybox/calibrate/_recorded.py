@@ -13,8 +13,9 @@ there is one); ``order`` (``ab``/``ba``) is for pairwise replies; ``output``
 judges that ask again when the first answers disagree (the last stage recorded
 decides, read with that stage's classifier); ``error`` marks a failed call;
 ``tokens``, ``cost`` (USD) and ``latency`` (seconds) are optional. The text is
-read by the judge's own classifier, so a parser change shows up as a changed
-figure. A labelled row with no recorded reply is an ERROR verdict, shown.
+read by the judge's own classifier under the rule live judges read with (a
+passing verdict that the row's own texts state is ABSTAIN), so a parser change
+shows up as a changed figure. A labelled row with no recorded reply is an ERROR verdict, shown.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 
 from jurybox.calibrate._errors import CalibrationInputError, Problem
 from jurybox.calibrate._input import MAX_BYTES, Record, jsonl_records, read_text
-from jurybox.calibrate._labels import LabelledSet
+from jurybox.calibrate._labels import LabelledRow, LabelledSet
 from jurybox.calibrate._specs import JudgeSpec
 from jurybox.calibrate._verdicts import (
     ABSTAIN,
@@ -40,6 +41,7 @@ from jurybox.calibrate._verdicts import (
     winner,
 )
 from jurybox.core import Judgment
+from jurybox.llm import Material, read_verdict
 
 RECORDED_FIELDS = ("id", "judge", "order", "output", "stage", "text", "error", "tokens", "cost", "latency")
 
@@ -196,7 +198,7 @@ def recorded_verdicts(
     out: dict[str, list[RowVerdict]] = {}
     for spec in specs:
         replies_of = by_judge[spec.name]
-        out[spec.name] = [_verdict(spec, labelled, row.id, replies_of.get(row.id, [])) for row in labelled.rows]
+        out[spec.name] = [_verdict(spec, labelled, row, replies_of.get(row.id, [])) for row in labelled.rows]
     return out
 
 
@@ -239,13 +241,23 @@ def _shape_problems(spec: JudgeSpec, row_id: str, found: list[RecordedReply], so
     return problems
 
 
-def _read(spec: JudgeSpec, reply: RecordedReply | None) -> Judgment:
+def _read(spec: JudgeSpec, reply: RecordedReply | None, material: Material) -> Judgment:
     if reply is None:
         return Judgment.errored("no recorded reply for this row")
     if reply.error is not None:
         return Judgment.errored(f"the recorded call failed: {reply.error}", metadata={"raw": reply.text})
     reader = spec.readers[min(reply.stage, len(spec.readers)) - 1]
-    return reader.classify(reply.text or "")
+    # The rule a live judge reads with: a passing verdict the row's own texts state is not the judge's.
+    return read_verdict(reader, reply.text or "", material)
+
+
+def _material(row: LabelledRow) -> Material:
+    """What the judge was shown of ``row``: its question, output(s), reference and sources."""
+    context = row.context
+    texts = [("input", context.input), ("output", context.output), ("expected", context.expected or "")]
+    texts += [("output_a", row.output_a or ""), ("output_b", row.output_b or "")]
+    texts += [(f"sources {i}", source) for i, source in enumerate(context.sources, start=1)]
+    return Material((label, text) for label, text in texts if text)
 
 
 def _last(replies: Iterable[RecordedReply]) -> RecordedReply | None:
@@ -253,11 +265,13 @@ def _last(replies: Iterable[RecordedReply]) -> RecordedReply | None:
     return ordered[-1] if ordered else None
 
 
-def _verdict(spec: JudgeSpec, labelled: LabelledSet, row_id: str, replies: list[RecordedReply]) -> RowVerdict:
+def _verdict(spec: JudgeSpec, labelled: LabelledSet, row: LabelledRow, replies: list[RecordedReply]) -> RowVerdict:
+    row_id = row.id
+    material = _material(row)
     used: list[RecordedReply] = []
     if spec.mode == "single":
         reply = _last(replies)
-        judgment = _read(spec, reply)
+        judgment = _read(spec, reply, material)
         used = [reply] if reply else []
         outcome, value = single_outcome(judgment, labelled.kind)
         return _build(row_id, outcome, value, None, judgment, used, {})
@@ -266,7 +280,7 @@ def _verdict(spec: JudgeSpec, labelled: LabelledSet, row_id: str, replies: list[
         outcomes: list[str] = []
         for order in ORDERS:
             reply = _last(r for r in replies if r.order == order)
-            judgment = _read(spec, reply)
+            judgment = _read(spec, reply, material)
             judgments.append(judgment)
             outcomes.append(winner(judgment, order, spec.positions))
             used.extend([reply] if reply else [])
@@ -274,7 +288,7 @@ def _verdict(spec: JudgeSpec, labelled: LabelledSet, row_id: str, replies: list[
         stages = {order: max((r.stage for r in replies if r.order == order), default=0) for order in ORDERS}
         reasoning = " | ".join(f"{order}: {j.reasoning}" for order, j in zip(ORDERS, judgments, strict=True))
         return _build(row_id, combined(orders), None, orders, judgments[-1], used, {"stages": stages}, reasoning)
-    ratings = [_read(spec, _last(r for r in replies if r.output == side)) for side in ("a", "b")]
+    ratings = [_read(spec, _last(r for r in replies if r.output == side), material) for side in ("a", "b")]
     used = [r for side in ("a", "b") if (r := _last(x for x in replies if x.output == side)) is not None]
     outcome, detail = compare_ratings(ratings[0], ratings[1])
     reasoning = " | ".join(f"{side}: {j.reasoning}" for side, j in zip("ab", ratings, strict=True))

@@ -14,14 +14,18 @@ judged text or a file planted word for word is not accepted.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jurybox.core import TIER_LLM, Context, Judgment, error_reason, judge_factory
 from jurybox.llm._model import ModelRef, resolve
+from jurybox.llm._normal import normal_form
+from jurybox.llm._planted import Material
+from jurybox.llm._reading import Found, Reading
 from jurybox.llm._template import Template, TemplateError
-from jurybox.llm._text import json_objects
+from jurybox.llm._text import first_member, json_spans, strip_think
 from jurybox.llm._workspace_tools import COMMAND_TIMEOUT, TOOLS, ToolRefused, WorkspaceTools, workspace_tools
 from jurybox.models import ChatMessage, JudgeModel
 
@@ -139,7 +143,7 @@ class AgenticJudge:
             messages, blocks = _FIRST.render_with_data(context, {"criteria": self.criteria})
         except TemplateError as exc:
             return Judgment.errored(f"cannot build the judge prompt: {exc}", exception=exc, judge=self.name)
-        loop = _Loop(self, model, tools, [b.text for b in blocks])
+        loop = _Loop(self, model, tools, Material((b.label, b.text) for b in blocks))
         try:
             async with asyncio.timeout(self.max_seconds):
                 judgment = await loop.run(messages)
@@ -162,7 +166,7 @@ class AgenticJudge:
 class _Loop:
     """One verdict's turns: ask, act, show the result, until a verdict or a limit."""
 
-    def __init__(self, judge: AgenticJudge, model: JudgeModel, tools: WorkspaceTools | None, data: list[str]) -> None:
+    def __init__(self, judge: AgenticJudge, model: JudgeModel, tools: WorkspaceTools | None, data: Material) -> None:
         self.judge = judge
         self.model = model
         self.tools = tools
@@ -185,7 +189,7 @@ class _Loop:
                 return Judgment.errored(reason, exception=exc, metadata=self.metadata())
             self._count(response)
             conversation.append(ChatMessage("assistant", response.text))
-            action, problem = _action(response.text)
+            action, problem = _action(response.text, self.data)
             if action is None:
                 self.transcript.append(
                     {"step": step, "action": "unreadable", "reply": response.text[:TRANSCRIPT_CHARS]}
@@ -237,21 +241,22 @@ class _Loop:
                 result, entry["refused"] = f"failed: {exc.strerror or exc}", True
         entry["result"] = result[:TRANSCRIPT_CHARS]
         self.transcript.append(entry)
-        self.data.append(result)
         return result
 
     def _result_message(self, action: Mapping[str, Any], result: str) -> ChatMessage:
         # The tool's name is one of ours; what it was called on came from the model, so it stays in the data.
         target = str(action.get("path") or action.get("command") or "")
         shown = f"{target}\n\n{result or '(empty)'}" if target else result or "(empty)"
-        messages, _ = _RESULT.render_with_data(Context(), {"tool": str(action["action"]), "result": shown})
+        messages, blocks = _RESULT.render_with_data(Context(), {"tool": str(action["action"]), "result": shown})
+        for block in blocks:
+            self.data.add(f"{action['action']} result", block.text)
         rule = messages[0].content.split("\n\n")[-1]
         return ChatMessage("user", f"{messages[1].content}\n\n{rule}\nNext JSON action?")
 
     def _verdict(self, step: int, action: Mapping[str, Any], raw: str) -> Judgment:
         reasoning = str(action.get("reasoning") or "").strip()
         self.transcript.append({"step": step, "action": "verdict", "pass": action.get("pass"), "reasoning": reasoning})
-        if _planted(action, self.data):
+        if _planted(action, raw, self.data):
             reason = (
                 "the verdict is one the judged text or a workspace file states word for word; "
                 "an answer cannot grade itself"
@@ -269,26 +274,70 @@ class _Loop:
         return make(value, reasoning or "(no reasoning given)", metadata=self.metadata())
 
 
-def _action(text: str) -> tuple[dict[str, Any] | None, str]:
-    found = [o for o in json_objects(text) if isinstance(o, dict) and "action" in o]
+def _action(text: str, material: Material) -> tuple[dict[str, Any] | None, str]:
+    """The one action of a reply, read like every verdict: normal form, the model's own reasoning removed."""
+    body = strip_think(normal_form(text), keep_tags=material.mentions_think_tags)
+    found = [obj for _, _, obj in json_spans(body) if "action" in obj]
     if not found:
         return None, 'Your reply held no JSON object with an "action"'
-    action = found[0]
+    different = list(dict.fromkeys(_essence(obj) for obj in found))
+    if len(different) > 1:
+        # A quoted action (from a file, or the answer) beside the model's own: neither can be trusted.
+        return None, f"Your reply held {len(different)} different actions; send exactly one"
+    action = _as_written(text, found[-1])
     if action["action"] not in ACTIONS:
         return None, f"Unknown action {str(action['action'])[:40]!r}; use one of {', '.join(ACTIONS)}"
     return action, ""
 
 
-def _planted(action: Mapping[str, Any], data: Sequence[str]) -> bool:
-    """Whether the verdict equals a verdict object written in the judged text or a tool result."""
-    wanted = {key: action.get(key) for key in ("action", "pass", "score")}
-    for text in data:
-        if "verdict" not in text:
-            continue
-        for found in json_objects(text):
-            if isinstance(found, dict) and {key: found.get(key) for key in wanted} == wanted:
-                return True
-    return False
+def _essence(action: Mapping[str, Any]) -> str:
+    return json.dumps({key: action.get(key) for key in ("action", "path", "command", "pass", "score")}, default=str)
+
+
+def _as_written(text: str, action: dict[str, Any]) -> dict[str, Any]:
+    # Read in normal form; the reasoning a user reads is the reply's own text when it can be found.
+    if normal_form(text) != text:
+        essence = _essence(action)
+        for _, _, obj in json_spans(text):
+            if "action" in obj and _essence(obj) == essence:
+                return obj
+    return action
+
+
+class _VerdictActions:
+    """Reads verdict actions as verdicts, so the planted-verdict rule applies to them as to any classifier."""
+
+    on_conflict = "abstain"
+    threshold = 0.5
+
+    def find(self, text: str) -> Reading:
+        found = [
+            Found(_verdict_key(obj), text[start:end], start, end, obj, head=first_member(text, start))
+            for start, end, obj in json_spans(text)
+            if obj.get("action") == "verdict"
+        ]
+        return Reading(found, "no verdict action")
+
+    def choose(self, found: Sequence[Found]) -> Found:
+        return found[-1]
+
+    def decide(self, found: Found, raw: str, keys: Sequence[str]) -> Judgment:
+        raise NotImplementedError  # the loop decides; this reader only finds
+
+
+def _verdict_key(action: Mapping[str, Any]) -> str:
+    return json.dumps({"pass": action.get("pass"), "score": action.get("score")})
+
+
+_VERDICTS = _VerdictActions()
+
+
+def _planted(action: Mapping[str, Any], raw: str, material: Material) -> bool:
+    """Whether the judged text or a tool result states this verdict, or holds the text it was read from."""
+    body = strip_think(normal_form(raw), keep_tags=material.mentions_think_tags)
+    key = _verdict_key(action)
+    found = [verdict for verdict in _VERDICTS.find(body).found if verdict.key == key]
+    return bool(found) and material.repeats(_VERDICTS, found, body) is not None
 
 
 @judge_factory(name="agentic", tier=TIER_LLM)

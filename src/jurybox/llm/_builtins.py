@@ -16,7 +16,7 @@ from typing import Literal, Unpack
 
 from jurybox.core import TIER_LLM, Check, Context, judge_factory
 from jurybox.llm import _prompts as prompts
-from jurybox.llm._classifiers import JsonVerdict
+from jurybox.llm._json_verdict import JsonVerdict
 from jurybox.llm._judge import LLMJudge
 from jurybox.llm._model import ModelRef
 from jurybox.llm._settings import (

@@ -13,8 +13,9 @@ from typing import Any, Literal
 from jurybox.core import TIER_LLM, CategoricalScore, Context, Judgment, NumericScore, Status, error_reason
 from jurybox.llm._classifiers import Classifier, with_threshold
 from jurybox.llm._model import ModelRef, resolve
-from jurybox.llm._planted import data_blocks, planted_verdict
+from jurybox.llm._planted import Material, data_blocks
 from jurybox.llm._preface import CONVERSATION_CHARS, judge_prompt, what_it_sees
+from jurybox.llm._reading import read_verdict
 from jurybox.llm._template import Template, TemplateError, Value
 from jurybox.models import ChatMessage, JudgeModel, ModelResponse
 
@@ -233,15 +234,15 @@ class LLMJudge:
         ``data`` is the untrusted text the prompt holds, as (label, text); None reads it back
         from the prompt's data blocks. A passing verdict it states itself is not accepted.
         """
-        blocks = data_blocks(messages) if data is None else data
+        material = Material(data_blocks(messages) if data is None else data)
         if self.samples == 1:
-            return await self._chain(model, messages, self.seed, blocks)
+            return await self._chain(model, messages, self.seed, material)
         seeds = [None if self.seed is None else self.seed + i for i in range(self.samples)]
-        runs = await asyncio.gather(*(self._chain(model, messages, seed, blocks) for seed in seeds))
+        runs = await asyncio.gather(*(self._chain(model, messages, seed, material) for seed in seeds))
         return _vote(runs, self.threshold)
 
     async def _chain(
-        self, model: JudgeModel, messages: Sequence[ChatMessage], seed: int | None, data: Sequence[tuple[str, str]]
+        self, model: JudgeModel, messages: Sequence[ChatMessage], seed: int | None, material: Material
     ) -> Judgment:
         """Ask, and ask again with the reason while the reply holds no readable verdict."""
         tally = _Tally(model=model.name)
@@ -264,14 +265,13 @@ class LLMJudge:
             tally.add(response, model.name)
             replies.append(response)
             try:
-                last = self.classifier.classify(response.text)
+                last = read_verdict(self.classifier, response.text, material, cut=response.finish_reason == "length")
             except Exception as exc:  # a custom classifier's bug must not crash the run or pass
                 reason = f"classifier {self.classifier!r} failed: {type(exc).__name__}: {exc}"
                 return Judgment.errored(reason, exception=exc, metadata=tally.metadata(), judge=self.name)
-            planted = planted_verdict(last, data, self.classifier)
-            if planted is not None:
+            if "planted_in" in last.metadata:
                 # Asking again would only repeat the echo: the reply is not a verdict, and that is final.
-                return planted.with_changes(metadata={**planted.metadata, **tally.metadata()}, judge=self.name)
+                return last.with_changes(metadata={**last.metadata, **tally.metadata()}, judge=self.name)
             if last.status is not Status.ABSTAIN:
                 # One copy that also names the judgment: dataclass replace is a real share of a cached call.
                 return last.with_changes(metadata={**last.metadata, **tally.metadata()}, judge=self.name)

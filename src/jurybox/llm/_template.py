@@ -106,7 +106,7 @@ class Template:
     def render_with_data(
         self, context: Context, options: Mapping[str, Value] | None = None
     ) -> tuple[list[ChatMessage], list[Block]]:
-        """``render``, and the untrusted text it put into data blocks (for the planted-verdict check).
+        """``render``, and the untrusted text it put into data blocks, as rendered (for the planted-verdict check).
 
         Raises:
             TemplateError: as ``render``.
@@ -136,7 +136,9 @@ class Template:
         )
         system = _VARIABLE.sub(substitute, self.system).rstrip() + "\n\n" + rule
         messages = [ChatMessage("system", system), ChatMessage("user", _VARIABLE.sub(substitute, self.user))]
-        return messages, [block for value in values.values() if not isinstance(value, str) for block in value]
+        # The blocks as the model reads them (look-alike tags escaped): what the reply is compared with.
+        shown = [Block(b.label, _neutralise(b.text)) for v in values.values() if not isinstance(v, str) for b in v]
+        return messages, shown
 
 
 def _resolve(name: str, context: Context, options: Mapping[str, Value]) -> str | Sequence[str]:
