@@ -16,9 +16,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from jurybox._cli import run_executor as executors
+from jurybox._cli.common import open_for_command
 from jurybox._cli.preflight import servers_answer
 from jurybox._cli.progress import RichProgress
-from jurybox._cli.reports import print_written
+from jurybox._cli.reports import FormatsOption, OutputOption, print_written
 from jurybox._cli.run_calibrations import run_calibrations
 from jurybox._cli.run_fleet import CacheOption, JudgeEndpointOption, fleet_and_cache
 from jurybox._cli.run_messages import print_intro, print_outro, print_plan
@@ -29,8 +30,8 @@ from jurybox.agents import TargetConfigError
 from jurybox.core import frozen_heap, paused_collector
 from jurybox.engine import RunOptions, RunResult, SuiteRunner, resumable_cases
 from jurybox.executors import ExecutorError, fork_available
-from jurybox.report import FORMATS, CalibratedJudge, check_report_output, write_reports
-from jurybox.store import Store, StoreError, lock_notice, open_store
+from jurybox.report import CalibratedJudge, check_report_output, write_reports
+from jurybox.store import Store, StoreAccessError, StoreError
 from jurybox.suites import (
     MAX_CONCURRENCY,
     MAX_RETRIES,
@@ -111,13 +112,8 @@ def run(
         int | None,
         typer.Option("--concurrency", "-j", min=1, max=MAX_CONCURRENCY, help="Cases in flight at once (default 8)."),
     ] = None,
-    formats: Annotated[
-        list[str] | None,
-        typer.Option("--format", "-f", help=f"Report format, repeatable: {', '.join(FORMATS)}. Default: console."),
-    ] = None,
-    output: Annotated[
-        str | None, typer.Option("--output", "-o", help="File or directory for file formats; '-' for stdout.")
-    ] = None,
+    formats: FormatsOption = None,
+    output: OutputOption = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="List cases, judges, tiers and judge calls; run nothing.")
     ] = False,
@@ -271,11 +267,12 @@ def execute(request: RunRequest, *, console: Console | None = None, status: Cons
     if request.preflight and not servers_answer([suite for suite, _ in plans], status):
         return EXIT_USAGE
     try:
-        notice = None if request.no_store else lock_notice(request.store, STORE_BUSY_TIMEOUT)
-        if notice is not None:
-            status.print(f"waiting: {escape(notice)}", highlight=False)
-        store = None if request.no_store else open_store(request.store, busy_timeout=STORE_BUSY_TIMEOUT)
-    except (StoreError, ValueError) as exc:
+        store = (
+            None
+            if request.no_store
+            else open_for_command(request.store, writes=True, busy_timeout=STORE_BUSY_TIMEOUT, notice=status)
+        )
+    except (StoreError, StoreAccessError, ValueError) as exc:
         status.print(f"[red]error:[/] cannot open the store: {escape(str(exc))}")
         return EXIT_USAGE
     try:
@@ -407,7 +404,7 @@ def _resume_id(
     run_id = _run_to_resume(suite, request, store, status)
     if run_id is None or store is None:
         return None, None
-    planned = store.planned_cases(run_id)
+    planned = store.results.planned(run_id)
     if not planned:  # a run stored before runs kept their plan
         return run_id, None
     try:  # refused here, before the intro says a run resumes
@@ -420,12 +417,12 @@ def _run_to_resume(suite: Suite, request: RunRequest, store: Store | None, statu
     if request.resume is None or store is None:
         return None
     if request.resume == "last":
-        found = store.latest_run(suite.name, unfinished=True)
+        found = store.runs.latest(suite.name, unfinished=True)
         if found is None:
             status.print(f"no unfinished run of suite {suite.name!r} to resume; starting a new run")
             return None
         return found.id
-    info = store.resolve_run(request.resume, suite=suite.name)
+    info = store.runs.resolve(request.resume, suite=suite.name)
     if info.suite != suite.name:
         raise UsageProblemError(f"run {info.id} is a run of suite {info.suite!r}, not {suite.name!r}")
     if info.judge_model != suite.judge_model:

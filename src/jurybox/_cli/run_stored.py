@@ -20,7 +20,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from jurybox.store import StoreError, export_suite_file, open_store
+from jurybox._cli.common import open_for_command
+from jurybox.store import StoreAccessError, StoreError, export_suite_file
 
 if TYPE_CHECKING:
     from jurybox._cli.run import RunRequest
@@ -45,7 +46,7 @@ def run_stored(
     with tempfile.TemporaryDirectory(prefix="jurybox-stored-") as folder:
         try:
             paths = _export(request, Path(folder))
-        except (StoreError, OSError) as exc:
+        except (StoreError, StoreAccessError, OSError) as exc:
             status.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
             return EXIT_USAGE
         # The files live as long as the run: worker processes load the suite from them again.
@@ -65,7 +66,7 @@ def _problem(request: RunRequest) -> str | None:
 
 
 def _export(request: RunRequest, folder: Path) -> list[Path]:
-    store = open_store(request.store)
+    store = open_for_command(request.store)
     try:
         paths = []
         for index, name in enumerate(request.stored_suites):

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from jurybox.engine import RunOptions, RunStore, SuiteRunner
-from jurybox.store import Store, StoreError, export_suite_file, open_store
+from jurybox.store import ResultRepository, RunRepository, Store, StoreError, export_suite_file, open_store
 from jurybox.suites import JudgeModelError, SuiteError, load_suite
 
 logger = logging.getLogger("jurybox.web")
@@ -61,23 +61,45 @@ class _Recording:
 
     def __init__(self, store: Store, launch: Launch) -> None:
         self._store = store
+        self.runs = _OpenedRuns(store.runs, launch)
+        self.results = _ResumedResults(store.results, launch)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+class _OpenedRuns:
+    """The store's runs; a new run's id goes to the launch the moment it is opened."""
+
+    def __init__(self, runs: RunRepository, launch: Launch) -> None:
+        self._runs = runs
         self._launch = launch
 
-    def begin_run(self, *args: Any, **kwargs: Any) -> str:
-        run_id = self._store.begin_run(*args, **kwargs)
+    def begin(self, *args: Any, **kwargs: Any) -> str:
+        run_id = self._runs.begin(*args, **kwargs)
         self._launch.run_id = run_id
         self._launch.opened.set()
         return run_id
 
-    def recorded_cases(self, run_id: str) -> set[str]:
-        # A resumed run is not begun again: the runner reads what it has recorded instead.
-        done = self._store.recorded_cases(run_id)
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._runs, name)
+
+
+class _ResumedResults:
+    """The store's results; a resumed run is not begun again: the runner reads what it recorded instead."""
+
+    def __init__(self, results: ResultRepository, launch: Launch) -> None:
+        self._results = results
+        self._launch = launch
+
+    def recorded(self, run_id: str) -> set[str]:
+        done = self._results.recorded(run_id)
         self._launch.run_id = run_id
         self._launch.opened.set()
         return done
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
+        return getattr(self._results, name)
 
 
 class Launches:
