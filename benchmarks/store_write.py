@@ -4,12 +4,12 @@
     .venv/bin/python benchmarks/store_write.py --backends sqlite --judgments 20000 --cases 20000
 
 1. Writes ``--judgments`` judgment rows (cascade trees of 10 nodes) and prints
-   rows per second for each backend, once with one ``record_case`` transaction
-   per case and once with ``record_cases`` batches of ``--batch`` cases (what the
+   rows per second for each backend, once with one ``store.results.record`` transaction
+   per case and once with ``record_many`` batches of ``--batch`` cases (what the
    runner's writer commits when cases finish close together).
 2. Streams a ``--cases``-case run into a SQLite store and prints the process's
    resident memory at 10%, 50% and 100% of the cases (and after reading the
-   whole run back with ``iter_records``): flat numbers mean nothing accumulates.
+   whole run back with ``store.results.stream``): flat numbers mean nothing accumulates.
 
 PostgreSQL uses ``--pg-url`` (default the local test server) in a throw-away schema.
 """
@@ -81,14 +81,14 @@ def write_judgments(url: str, judgments: int, batch: int = 1) -> tuple[int, floa
     """
     cases = judgments // NODES_PER_CASE
     store = open_store(url)
-    run_id = store.begin_run("bench-write", cases={f"case-{i:06d}": {"i": i} for i in range(cases)})
+    run_id = store.runs.begin("bench-write", cases={f"case-{i:06d}": {"i": i} for i in range(cases)})
     start = time.perf_counter()
     for first in range(0, cases, batch):
         records = [case_record(index) for index in range(first, min(first + batch, cases))]
         if batch == 1:
-            store.record_case(run_id, records[0])
+            store.results.record(run_id, records[0])
         else:
-            store.record_cases(run_id, records)
+            store.results.record_many(run_id, records)
     elapsed = time.perf_counter() - start
     store.finish_run(run_id)
     store.close()
@@ -98,19 +98,19 @@ def write_judgments(url: str, judgments: int, batch: int = 1) -> tuple[int, floa
 def streamed_run(url: str, cases: int) -> None:
     """Record a big run case by case, printing RSS as it goes, then read it all back streamed."""
     store = open_store(url)
-    run_id = store.begin_run("bench-stream", cases={f"case-{i:06d}": {"i": i} for i in range(cases)})
+    run_id = store.runs.begin("bench-stream", cases={f"case-{i:06d}": {"i": i} for i in range(cases)})
     marks = {max(1, cases // 10), max(1, cases // 2), cases}
-    # begin_run holds the run's plan (every case definition) for one transaction; the peak here is that plan.
-    print(f"  after begin_run: RSS {rss_mib():.1f} MiB (peak so far {peak_rss_mib():.1f} MiB)")
+    # runs.begin holds the run's plan (every case definition) for one transaction; the peak here is that plan.
+    print(f"  after runs.begin: RSS {rss_mib():.1f} MiB (peak so far {peak_rss_mib():.1f} MiB)")
     start = time.perf_counter()
     for index in range(cases):
-        store.record_case(run_id, case_record(index))
+        store.results.record(run_id, case_record(index))
         if index + 1 in marks:
             rate = (index + 1) / (time.perf_counter() - start)
             print(f"  {index + 1:>7,} cases recorded: RSS {rss_mib():.1f} MiB ({rate:,.0f} cases/s)", flush=True)
     store.finish_run(run_id)
-    read = sum(1 for _ in store.iter_records(run_id))
-    print(f"  read back {read:,} records with iter_records: RSS {rss_mib():.1f} MiB")
+    read = sum(1 for _ in store.results.stream(run_id))
+    print(f"  read back {read:,} records with results.stream: RSS {rss_mib():.1f} MiB")
     print(f"  peak RSS of the process: {peak_rss_mib():.1f} MiB")
     store.close()
 
@@ -148,7 +148,7 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=100_000, help="cases of the streamed run (0: skip it)")
     parser.add_argument("--backends", default="sqlite,postgresql")
     parser.add_argument("--pg-url", default="postgresql+psycopg://postgres@127.0.0.1:5432/test")
-    parser.add_argument("--batch", type=int, default=16, help="cases per record_cases transaction (second pass)")
+    parser.add_argument("--batch", type=int, default=16, help="cases per record_many transaction (second pass)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as folder:

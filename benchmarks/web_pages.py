@@ -11,7 +11,7 @@ result has the verdict tree the runner writes for a two-tier cascade
 case, and each run's plan is in ``run_cases``. Rows are inserted in bulk: one
 multi-row ``executemany`` per table and 10,000 rows, in one transaction per
 run, straight into the documented tables (``store/_schema.py``), then each
-run's totals are written as ``finish_run`` writes them. ``record_case`` would
+run's totals are written as ``finish_run`` writes them. ``results.record`` would
 take minutes for 220,000 cases; the rows are the same shape.
 
 For each page the script prints the first (cold) request, the median of the

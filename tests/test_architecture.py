@@ -142,3 +142,88 @@ def test_the_walk_catches_a_bad_import(
     monkeypatch.setattr(sys.modules[__name__], "SOURCE", fake)
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     assert any(expected in problem for problem in violations())
+
+
+# -- what stays inside one package ------------------------------------------------------------------
+
+STORAGE_LIBRARIES = ("sqlalchemy", "alembic")
+STORAGE_OUTSIDE_THE_STORE = {
+    "judges/_database.py": "SQL checks query the agent's own databases (SqlDatabases), never the store",
+}
+"""Modules outside ``jurybox.store`` that may import SQLAlchemy, and why."""
+
+PRIVATE_NAMES_CHECKED = ("_cli", "store")
+"""Packages whose modules import no private name (``_name``) from another module."""
+
+
+def third_party_imports(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, dotted module) of every absolute import in a file, inside functions and TYPE_CHECKING too."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            yield node.lineno, node.module
+
+
+def storage_imports_outside_the_store() -> Iterator[str]:
+    for path in sorted(SOURCE.rglob("*.py")):
+        relative = path.relative_to(SOURCE).as_posix()
+        if relative.startswith("store/") or relative in STORAGE_OUTSIDE_THE_STORE:
+            continue
+        for line, module in third_party_imports(path):
+            if module.split(".")[0] in STORAGE_LIBRARIES:
+                yield f"{path.relative_to(ROOT)}:{line}: imports {module} (only jurybox.store may)"
+
+
+def test_only_the_store_imports_sqlalchemy_and_alembic() -> None:
+    """The web and the CLI get the store's own errors and helpers (``StoreAccessError``, ``store_file``...)."""
+    found = list(storage_imports_outside_the_store())
+    assert not found, "storage libraries imported outside jurybox.store:\n" + "\n".join(found)
+
+
+def private_name_imports(path: Path) -> Iterator[tuple[int, str, str]]:
+    """(line, module, name) of every ``from jurybox... import _name`` in a file."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(ROOT_PACKAGE):
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    yield node.lineno, node.module or "", alias.name
+
+
+def private_names_crossing(package: str) -> Iterator[str]:
+    for path in sorted((SOURCE / package).rglob("*.py")):
+        for line, module, name in private_name_imports(path):
+            own_init = path.name == "__init__.py" and module.startswith(f"{ROOT_PACKAGE}.{package}.")
+            if not own_init:
+                yield f"{path.relative_to(ROOT)}:{line}: from {module} import {name}"
+
+
+@pytest.mark.parametrize("package", PRIVATE_NAMES_CHECKED)
+def test_no_private_name_is_imported_from_another_module(package: str) -> None:
+    """What several modules share is public where it lives (``_cli/common.py``), not borrowed as ``_name``."""
+    found = list(private_names_crossing(package))
+    assert not found, "private names imported across modules:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("planted", "source", "expected"),
+    [
+        ("web/_planted.py", "from sqlalchemy.exc import OperationalError\n", "imports sqlalchemy.exc"),
+        ("_cli/_planted.py", "def f():\n    import alembic.command\n", "imports alembic.command"),
+        ("_cli/_planted.py", "from jurybox._cli.history import _console\n", "import _console"),
+    ],
+)
+def test_the_storage_and_private_name_checks_catch_a_planted_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, planted: str, source: str, expected: str
+) -> None:
+    fake = tmp_path / "src" / "jurybox"
+    for package in ("_cli", "store", "web", "judges"):
+        (fake / package).mkdir(parents=True)
+        (fake / package / "__init__.py").write_text("")
+    (fake / "store" / "_engine.py").write_text("from sqlalchemy import create_engine\n")  # the store may
+    (fake / planted).write_text(source)
+    monkeypatch.setattr(sys.modules[__name__], "SOURCE", fake)
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    found = [*storage_imports_outside_the_store(), *private_names_crossing("_cli")]
+    assert len(found) == 1 and expected in found[0], found

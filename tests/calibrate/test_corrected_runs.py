@@ -95,7 +95,7 @@ def test_calibrate_then_run_shows_the_corrected_pass_rate_everywhere(folder: Pat
     assert saved.exit_code == 0, saved.output
     assert f"saved 1 calibration(s) to the store {store_url}" in saved.output
     with open_store(store_url) as store:
-        [stored] = store.calibrations()
+        [stored] = store.calibrations.find()
     assert stored.name == "strict" and stored.dataset.endswith("labels.jsonl")
     assert stored.figures["tpr"] == stored.figures["tnr"] == 0.75
     assert (stored.figures["positives"], stored.figures["negatives"], stored.figures["n"]) == (4, 4, 8)
@@ -111,7 +111,7 @@ def test_calibrate_then_run_shows_the_corrected_pass_rate_everywhere(folder: Pat
     line = "strict: observed 50.0% (2/4), corrected 50.0% ["
     assert "calibration: " + line in console
     with open_store(store_url) as store:
-        run = store.latest_run()
+        run = store.runs.latest()
         assert run is not None and run.config["calibrations"][0]["corrected"] == pytest.approx(0.5)
         # Every LLM judge's identity is kept with the run, so a review of its verdict names the same judge.
         [(path, identity)] = run.config["judge_identities"].items()
@@ -142,7 +142,7 @@ def test_a_judge_with_another_prompt_under_the_same_name_is_flagged(folder: Path
     [note] = report["calibrations"]
     assert note["judge"] == "strict" and note["status"] == "uncalibrated"
     with open_store(store_url) as store:
-        assert note["key"] != store.calibrations()[0].key  # the prompt's hash is part of the key
+        assert note["key"] != store.calibrations.find()[0].key  # the prompt's hash is part of the key
     assert "strict: uncalibrated: its prompt or model changed since" in console
 
 
@@ -169,7 +169,7 @@ def test_no_store_saves_nothing_and_a_run_without_calibrations_says_nothing(fold
 
     assert "calibrations" not in report and "calibration:" not in console
     with open_store(store_url) as store:
-        run = store.latest_run()
+        run = store.runs.latest()
         assert run is not None and "calibrations" not in run.config
 
 

@@ -12,14 +12,14 @@ from jurybox.store import CaseRecord, StoreError, open_store
 
 def test_stored_run_reports_like_the_live_one(records: list[CaseRecord], tmp_path: Path) -> None:
     with open_store(f"sqlite:///{tmp_path / 'jurybox.db'}") as store:
-        run_id = store.begin_run(
+        run_id = store.runs.begin(
             "property-agent",
             cases={r.case: {"prompt": r.case} for r in records},
             judge_model="openai:gpt-4o-mini",
             git_commit="216c381",
         )
         for record in records:
-            store.record_case(run_id, record)
+            store.results.record(run_id, record)
         store.finish_run(run_id, "completed")
         report = report_from_store(store, run_id)
     live = RunReport(suite="property-agent", run_id=run_id, records=records)
@@ -37,9 +37,9 @@ def test_stored_run_reports_like_the_live_one(records: list[CaseRecord], tmp_pat
 
 def test_unfinished_run_is_reported_as_interrupted(records: list[CaseRecord], tmp_path: Path) -> None:
     with open_store(f"sqlite:///{tmp_path / 'jurybox.db'}") as store:
-        run_id = store.begin_run("property-agent", cases={r.case: {"prompt": r.case} for r in records})
+        run_id = store.runs.begin("property-agent", cases={r.case: {"prompt": r.case} for r in records})
         for record in records[:3]:
-            store.record_case(run_id, record)
+            store.results.record(run_id, record)
         report = report_from_store(store, run_id)
         with pytest.raises(StoreError):
             report_from_store(store, "no-such-run")

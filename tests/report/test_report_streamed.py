@@ -29,7 +29,7 @@ from jurybox.report import (
     to_markdown,
     write_reports,
 )
-from jurybox.store import CaseRecord, Store, StoredRecords, open_store
+from jurybox.store import CaseRecord, ResultRepository, Store, StoredRecords, open_store
 
 
 @pytest.fixture
@@ -41,11 +41,11 @@ def store(tmp_path: Path) -> Iterator[Store]:
 def stored_run(store: Store, records: list[CaseRecord], *, copies: int = 1) -> str:
     """A finished run of ``records`` (repeated ``copies`` times under new names)."""
     every = [replace(r, case=f"{r.case}-{i}" if copies > 1 else r.case) for i in range(copies) for r in records]
-    run_id = store.begin_run(
+    run_id = store.runs.begin(
         "property-agent", cases={r.case: {"prompt": r.case} for r in every}, judge_model="openai:gpt-4o-mini"
     )
     for record in every:
-        store.record_case(run_id, record)
+        store.results.record(run_id, record)
     store.finish_run(run_id, "completed")
     return run_id
 
@@ -53,7 +53,7 @@ def stored_run(store: Store, records: list[CaseRecord], *, copies: int = 1) -> s
 def both(store: Store, run_id: str) -> tuple[RunReport, RunReport]:
     """The streamed report of a stored run and the same run with its records read into memory."""
     streamed = report_from_store(store, run_id)
-    held = replace(streamed, records=store.run_records(run_id))
+    held = replace(streamed, records=store.results.read_all(run_id))
     assert streamed.streamed and not held.streamed
     return streamed, held
 
@@ -97,7 +97,7 @@ def test_pieces_join_to_the_whole_document(store: Store, records: list[CaseRecor
 
 
 def test_an_empty_run_streams_valid_documents(store: Store) -> None:
-    run_id = store.begin_run("empty", cases={})
+    run_id = store.runs.begin("empty", cases={})
     store.finish_run(run_id, "completed")
     report = report_from_store(store, run_id)
 
@@ -127,17 +127,17 @@ def test_a_cut_console_reads_the_store_once_in_full_and_rebuilds_only_the_rows_s
     store: Store, records: list[CaseRecord], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run_id = stored_run(store, records, copies=25)  # 200 cases
-    held = replace(report_from_store(store, run_id), records=store.run_records(run_id))
+    held = replace(report_from_store(store, run_id), records=store.results.read_all(run_id))
     passes: list[list[str]] = []
-    iter_records = Store.iter_records
+    stream = ResultRepository.stream
 
-    def counted(self: Store, run_id: str, **options: Any) -> Iterator[CaseRecord]:
+    def counted(self: ResultRepository, run_id: str, **options: Any) -> Iterator[CaseRecord]:
         passes.append([])
-        for record in iter_records(self, run_id, **options):
+        for record in stream(self, run_id, **options):
             passes[-1].append(record.case)
             yield record
 
-    monkeypatch.setattr(Store, "iter_records", counted)
+    monkeypatch.setattr(ResultRepository, "stream", counted)
     streamed = report_from_store(store, run_id)
 
     assert console_text(streamed, 10) == console_text(held, 10)
@@ -150,12 +150,12 @@ def test_a_cut_console_reads_the_store_once_in_full_and_rebuilds_only_the_rows_s
 
 def test_stored_records_read_only_the_cases_asked_for(store: Store, records: list[CaseRecord]) -> None:
     run_id = stored_run(store, records)
-    stored = store.records(run_id)
+    stored = store.results.records(run_id)
     names = stored.names()
 
     assert [r.case for r in stored.only([names[3], names[1], "not-in-run"])] == [names[1], names[3]]
     assert list(stored.only([])) == []
-    assert [r.case for r in store.iter_records(run_id, cases={names[0], names[-1]})] == [names[0], names[-1]]
+    assert [r.case for r in store.results.stream(run_id, cases={names[0], names[-1]})] == [names[0], names[-1]]
     # A round recorded with its case's own verdict and context comes back sharing them, as it was recorded.
     for original, read in zip(records, stored, strict=True):
         for kept, back in zip(original.rounds, read.rounds, strict=True):
@@ -167,17 +167,17 @@ def test_write_reports_reads_the_store_once_in_full_for_json_and_console(
     store: Store, records: list[CaseRecord], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run_id = stored_run(store, records, copies=25)  # 200 cases
-    held = replace(report_from_store(store, run_id), records=store.run_records(run_id))
+    held = replace(report_from_store(store, run_id), records=store.results.read_all(run_id))
     passes: list[int] = []
-    iter_records = Store.iter_records
+    stream = ResultRepository.stream
 
-    def counted(self: Store, run_id: str, **options: Any) -> Iterator[CaseRecord]:
+    def counted(self: ResultRepository, run_id: str, **options: Any) -> Iterator[CaseRecord]:
         passes.append(0)
-        for record in iter_records(self, run_id, **options):
+        for record in stream(self, run_id, **options):
             passes[-1] += 1
             yield record
 
-    monkeypatch.setattr(Store, "iter_records", counted)
+    monkeypatch.setattr(ResultRepository, "stream", counted)
     streamed = report_from_store(store, run_id)
     console = Console(record=True, width=200, color_system=None, force_terminal=False)
     written = write_reports(streamed, ["console", "json"], tmp_path, console=console, console_rows=10)
@@ -206,18 +206,18 @@ def test_write_reports_streams_files_and_cuts_the_console(
 
 def test_stored_records_read_names_and_statuses_without_trees(store: Store, records: list[CaseRecord]) -> None:
     run_id = stored_run(store, records)
-    stored = store.records(run_id)
-    some = store.records(run_id, cases={records[0].case, records[-1].case, "not-in-run"})
+    stored = store.results.records(run_id)
+    some = store.results.records(run_id, cases={records[0].case, records[-1].case, "not-in-run"})
 
     assert isinstance(stored, StoredRecords)
     assert stored.names() == tuple(r.case for r in records)
     assert stored.status_counts() == {
         s: sum(r.status is s for r in records) for s in Status if any(r.status is s for r in records)
     }
-    assert len(stored) == len(records) and list(stored) == store.run_records(run_id)
+    assert len(stored) == len(records) and list(stored) == store.results.read_all(run_id)
     assert stored[0].case == records[0].case and stored[-1].case == records[-1].case
     assert [r.case for r in stored[1:3]] == [r.case for r in records[1:3]]
-    assert stored == store.run_records(run_id)
+    assert stored == store.results.read_all(run_id)
     with pytest.raises(IndexError):
         stored[len(records)]
     assert some.names() == (records[0].case, records[-1].case)
@@ -230,9 +230,13 @@ def test_a_streamed_report_checks_duplicates_and_plan_without_reading_trees(
     run_id = stored_run(store, records)
 
     with pytest.raises(ValueError, match="planned is 2"):
-        RunReport(suite="s", run_id=run_id, records=store.records(run_id), planned=2)
+        RunReport(suite="s", run_id=run_id, records=store.results.records(run_id), planned=2)
     report = RunReport(
-        suite="s", run_id=run_id, records=store.records(run_id), started_at=START, finished_at=START + timedelta(1)
+        suite="s",
+        run_id=run_id,
+        records=store.results.records(run_id),
+        started_at=START,
+        finished_at=START + timedelta(1),
     )
     assert report.totals.cases == len(records)
 

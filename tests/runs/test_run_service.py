@@ -75,7 +75,7 @@ def test_a_run_records_the_commit_branch_and_dirty_flag_of_the_suites_folder(tmp
     with prepare(request) as prepared:
         [result] = prepared.run()
     with open_store(store_url) as store:
-        run = store.get_run(result.run_id)
+        run = store.runs.get(result.run_id)
     assert run.git_commit == commit
     assert run.config["git_branch"] == "eval/nightly" and run.config["git_dirty"] is True
     assert run.config["experiment"] == "exp-7" and run.config["concurrency"] == 8  # the runner's keys are kept
@@ -86,7 +86,7 @@ def test_outside_a_repository_a_run_has_no_git_facts(tmp_path: Path, store_url: 
     with prepare(RunRequest(suites=(path,), store=store_url, extra_config={"concurrency": 99})) as prepared:
         [result] = prepared.run()
     with open_store(store_url) as store:
-        run = store.get_run(result.run_id)
+        run = store.runs.get(result.run_id)
     assert run.git_commit is None and not {"git_branch", "git_dirty"} & set(run.config)
     assert run.config["concurrency"] == 8  # extra config never overrides what the runner records
 

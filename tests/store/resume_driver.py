@@ -27,17 +27,17 @@ def main(argv: list[str]) -> int:
     if mode == "--run":
         run_id = argv[4]
     elif mode == "--new":
-        run_id = store.begin_run(suite, cases=cases, judge_model="fake")
+        run_id = store.runs.begin(suite, cases=cases, judge_model="fake")
     else:
-        latest = store.latest_run(suite)
+        latest = store.runs.latest(suite)
         if latest is not None and latest.finished:
             print("finished", flush=True)  # an earlier start got all the way before the kill
             return 0
-        run_id = latest.id if latest is not None else store.begin_run(suite, cases=cases, judge_model="fake")
+        run_id = latest.id if latest is not None else store.runs.begin(suite, cases=cases, judge_model="fake")
     print(f"run {run_id}", flush=True)
-    for name in store.missing_cases(run_id):
+    for name in store.results.missing(run_id):
         # Large-ish contexts make each transaction long enough for kills to land inside one.
-        wrote = store.record_case(run_id, make_record(name, llm=int(name[-1]) % 3 != 0, output="x" * 4000))
+        wrote = store.results.record(run_id, make_record(name, llm=int(name[-1]) % 3 != 0, output="x" * 4000))
         print(f"{'recorded' if wrote else 'skipped'} {name}", flush=True)
     store.finish_run(run_id)
     print("finished", flush=True)

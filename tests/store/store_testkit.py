@@ -129,8 +129,8 @@ def nodes_per_record(record: CaseRecord) -> int:
 
 def record_run(store: Store, suite: str, outcomes: dict[str, tuple[bool, bool]]) -> str:
     """Begin, record and finish one completed run: case -> (deterministic passes, llm passes)."""
-    run_id = store.begin_run(suite, cases={name: {"prompt": f"q {name}"} for name in outcomes}, judge_model="fake")
+    run_id = store.runs.begin(suite, cases={name: {"prompt": f"q {name}"} for name in outcomes}, judge_model="fake")
     for name, (det, llm) in outcomes.items():
-        store.record_case(run_id, make_record(name, deterministic=det, llm=llm))
+        store.results.record(run_id, make_record(name, deterministic=det, llm=llm))
     store.finish_run(run_id)
     return run_id

@@ -46,9 +46,9 @@ def test_under_the_default_policy_a_run_below_its_targets_never_enters_the_basel
 def test_each_baseline_policy_admits_its_runs(store: Store, policy: str, expected: tuple[float, int]) -> None:
     _run(store, "p", 1)
     _run(store, "p", 6)
-    interrupted = store.begin_run("p", cases={name: {} for name in CASES}, judge_model="fake")
+    interrupted = store.runs.begin("p", cases={name: {} for name in CASES}, judge_model="fake")
     for i, name in enumerate(CASES):
-        store.record_case(interrupted, make_record(name, deterministic=True, llm=i >= 5))
+        store.results.record(interrupted, make_record(name, deterministic=True, llm=i >= 5))
     store.finish_run(interrupted, "interrupted")
     latest = _run(store, "p", 1)
 
@@ -66,8 +66,8 @@ def test_the_dashboards_trend_uses_the_same_policy(store: Store) -> None:
     _run(store, "t", 1)
     _run(store, "t", 6)
     latest = _run(store, "t", 1)
-    info = store.get_run(latest)
-    checks = {c.metric: c for c in StoreBrowser(store.engine).check(info, RegressionPolicy())}
+    info = store.runs.get(latest)
+    checks = {c.metric: c for c in StoreBrowser(store.engine).stats.check(info, RegressionPolicy())}
     assert (checks["llm_judge"].baseline, checks["llm_judge"].baseline_runs) == (pytest.approx(0.9), 1)
 
 

@@ -41,9 +41,9 @@ def test_add_user_prints_a_token_that_logs_in_and_users_lists_them(tmp_path: Pat
 def test_reviews_queue_and_export_a_labelled_set(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'store.db'}"
     with open_store(url) as store:
-        run_id = store.begin_run("suite", cases={"good": {}, "bad": {}})
-        store.record_case(run_id, make_record("good"))
-        store.record_case(run_id, make_record("bad", llm=False))
+        run_id = store.runs.begin("suite", cases={"good": {}, "bad": {}})
+        store.results.record(run_id, make_record("good"))
+        store.results.record(run_id, make_record("bad", llm=False))
         store.finish_run(run_id)
         item = store.reviews.review_queue(run_id=run_id, tiers=["llm_judge"])[0]
     code, output = _invoke("reviews", "queue", "--run", run_id, "--store", url)

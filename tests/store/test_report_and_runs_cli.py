@@ -118,8 +118,8 @@ def test_report_refuses_a_file_format_without_output(store_url: str, two_runs: t
 
 
 def test_an_unfinished_run_is_listed_as_running_with_what_it_recorded(store: Store, store_url: str) -> None:
-    run_id = store.begin_run("single", cases={"a": {"prompt": "q"}, "b": {"prompt": "r"}}, judge_model="fake")
-    store.record_case(run_id, make_record("a", deterministic=False, llm=True))
+    run_id = store.runs.begin("single", cases={"a": {"prompt": "q"}, "b": {"prompt": "r"}}, judge_model="fake")
+    store.results.record(run_id, make_record("a", deterministic=False, llm=True))
     code, out, _ = invoke(store_url, "runs", columns=200)
     assert code == 0, out
     row = next(line for line in out.splitlines() if line.startswith(run_id))

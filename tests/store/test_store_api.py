@@ -17,18 +17,10 @@ from store_testkit import make_multi_round_record, make_record, nodes_per_record
 from jurybox.core import CategoricalScore, Check, Context, ErrorInfo, Judgment, NumericScore, Status
 from jurybox.store import CaseRecord, Rate, RoundRecord, Store, StoreError, open_store
 from jurybox.store._cases import upsert_case_versions
+from jurybox.store._json import db_jsonable as to_jsonable
+from jurybox.store._json import dumps, encode_json, hashed_definition, jsonable_hash
+from jurybox.store._record_rows import insert_records, metadata_cost, usage_tokens
 from jurybox.store._schema import cases_table, judgments_table, results_table, run_cases_table, suites_table
-from jurybox.store._serialize import (
-    db_jsonable as to_jsonable,
-)
-from jurybox.store._serialize import (
-    dumps,
-    encode_json,
-    hashed_definition,
-    jsonable_hash,
-    metadata_cost,
-    usage_tokens,
-)
 
 
 def test_records_round_trip_with_trees_contexts_and_rounds(store: Store) -> None:
@@ -38,11 +30,11 @@ def test_records_round_trip_with_trees_contexts_and_rounds(store: Store) -> None
         make_record("c", deterministic=False),
         make_multi_round_record("d"),
     ]
-    run_id = store.begin_run("suite", cases={r.case: {"prompt": r.case} for r in records}, judge_model="fake:1")
+    run_id = store.runs.begin("suite", cases={r.case: {"prompt": r.case} for r in records}, judge_model="fake:1")
     for record in records:
-        assert store.record_case(run_id, record) is True
+        assert store.results.record(run_id, record) is True
 
-    rebuilt = store.run_records(run_id)
+    rebuilt = store.results.read_all(run_id)
 
     assert rebuilt == records
     assert rebuilt[1].judgment.find("correctness") == records[1].judgment.find("correctness")
@@ -65,10 +57,10 @@ def test_exotic_scores_errors_and_values_survive(store: Store) -> None:
         context=Context(output="NUL\x00byte", metadata={"tuple": (1, 2)}),
         error="agent crashed",
     )
-    run_id = store.begin_run("suite", cases={"weird": {}})
-    store.record_case(run_id, record)
+    run_id = store.runs.begin("suite", cases={"weird": {}})
+    store.results.record(run_id, record)
 
-    (back,) = store.run_records(run_id)
+    (back,) = store.results.read_all(run_id)
 
     assert back.judgment.status is Status.ERROR
     assert back.judgment.score == judgment.score
@@ -81,12 +73,12 @@ def test_exotic_scores_errors_and_values_survive(store: Store) -> None:
 
 
 def test_second_write_of_a_case_changes_nothing(store: Store) -> None:
-    run_id = store.begin_run("suite", cases={"a": {}})
+    run_id = store.runs.begin("suite", cases={"a": {}})
     first = make_record("a")
-    assert store.record_case(run_id, first) is True
-    assert store.record_case(run_id, make_record("a", llm=False, cost=9.0)) is False
+    assert store.results.record(run_id, first) is True
+    assert store.results.record(run_id, make_record("a", llm=False, cost=9.0)) is False
 
-    (back,) = store.run_records(run_id)
+    (back,) = store.results.read_all(run_id)
     assert back == first
     with store.engine.connect() as connection:
         rows = connection.execute(select(func.count()).select_from(judgments_table)).scalar_one()
@@ -94,68 +86,67 @@ def test_second_write_of_a_case_changes_nothing(store: Store) -> None:
 
 
 def test_a_batch_is_written_in_one_transaction_all_or_nothing(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    run_id = store.begin_run("suite", cases={"a": {}, "b": {}, "c": {}, "c2": {}})
+    run_id = store.runs.begin("suite", cases={"a": {}, "b": {}, "c": {}, "c2": {}})
     a, b = make_record("a"), make_multi_round_record("b")
 
-    assert store.record_cases(run_id, [a, b, make_record("a", llm=False)]) == [True, True, False]
-    assert store.run_records(run_id) == [a, b]
+    assert store.results.record_many(run_id, [a, b, make_record("a", llm=False)]) == [True, True, False]
+    assert store.results.read_all(run_id) == [a, b]
 
     # A failure after the batch's inserts (here: of its last statement) rolls back every case in it.
-    insert = store._results._insert_cases
     batches: list[list[str]] = []
 
-    def fail_after_inserts(connection: Any, run: str, prepared: list[Any]) -> list[bool]:
+    def fail_after_inserts(connection: Any, run: str, prepared: list[Any], url: str) -> list[bool]:
         batches.append([name for name, _, _, _ in prepared])
-        insert(connection, run, prepared)
+        insert_records(connection, run, prepared, url)
         assert connection.execute(select(func.count()).select_from(results_table)).scalar_one() == 4
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(store._results, "_insert_cases", fail_after_inserts)
+    monkeypatch.setattr("jurybox.store._results.insert_records", fail_after_inserts)  # where record_many finds it
     with pytest.raises(RuntimeError, match="disk full"):
-        store.record_cases(run_id, [make_record("c"), make_record("c2")])
+        store.results.record_many(run_id, [make_record("c"), make_record("c2")])
     assert batches == [["c", "c2"]]
-    assert store.recorded_cases(run_id) == {"a", "b"}
+    assert store.results.recorded(run_id) == {"a", "b"}
     with pytest.raises(TypeError, match="CaseRecord"):
-        store.record_cases(run_id, [make_record("c"), "c"])  # type: ignore[list-item]
-    assert store.recorded_cases(run_id) == {"a", "b"}
+        store.results.record_many(run_id, [make_record("c"), "c"])  # type: ignore[list-item]
+    assert store.results.recorded(run_id) == {"a", "b"}
 
 
 def test_resume_helpers_and_plan_order(store: Store) -> None:
     names = [f"case-{i}" for i in (3, 1, 2, 0)]
-    run_id = store.begin_run("suite", cases={n: {"i": n} for n in names})
-    store.record_case(run_id, make_record("case-2"))
-    store.record_case(run_id, make_record("case-3"))
+    run_id = store.runs.begin("suite", cases={n: {"i": n} for n in names})
+    store.results.record(run_id, make_record("case-2"))
+    store.results.record(run_id, make_record("case-3"))
 
-    assert store.recorded_cases(run_id) == {"case-2", "case-3"}
-    assert store.missing_cases(run_id) == ["case-1", "case-0"]
-    assert [r.case for r in store.run_records(run_id)] == ["case-3", "case-2"]  # plan order, not write order
-    assert store.latest_run("suite", unfinished=True) is not None
+    assert store.results.recorded(run_id) == {"case-2", "case-3"}
+    assert store.results.missing(run_id) == ["case-1", "case-0"]
+    assert [r.case for r in store.results.read_all(run_id)] == ["case-3", "case-2"]  # plan order, not write order
+    assert store.runs.latest("suite", unfinished=True) is not None
 
     store.finish_run(run_id, "interrupted")
-    assert store.get_run(run_id).status == "interrupted"
-    assert store.latest_run("suite", unfinished=True) == store.get_run(run_id)
-    store.record_case(run_id, make_record("case-1"))  # a resumed write reopens the run
-    assert store.get_run(run_id).status == "running"
-    store.record_case(run_id, make_record("case-0"))
+    assert store.runs.get(run_id).status == "interrupted"
+    assert store.runs.latest("suite", unfinished=True) == store.runs.get(run_id)
+    store.results.record(run_id, make_record("case-1"))  # a resumed write reopens the run
+    assert store.runs.get(run_id).status == "running"
+    store.results.record(run_id, make_record("case-0"))
     store.finish_run(run_id)
 
-    info = store.get_run(run_id)
+    info = store.runs.get(run_id)
     assert (info.status, info.planned, info.recorded, info.passed) == ("completed", 4, 4, 4)
     assert info.finished_at is not None and info.wall_time is not None
-    assert store.latest_run("suite", unfinished=True) is None
-    assert [r.case for r in store.run_records(run_id)] == names
+    assert store.runs.latest("suite", unfinished=True) is None
+    assert [r.case for r in store.results.read_all(run_id)] == names
 
 
 def test_totals_tokens_cost_and_status_counts(store: Store) -> None:
-    run_id = store.begin_run(
+    run_id = store.runs.begin(
         "suite", cases={c: {} for c in "abc"}, git_commit="abc123", agent_version="2.1", config={"k": 1}
     )
-    store.record_case(run_id, make_record("a", cost=0.25, duration=1.0))
-    store.record_case(run_id, make_record("b", llm=False, cost=None, duration=2.0))
-    store.record_case(run_id, CaseRecord("c", Judgment.errored("agent timed out"), error="AgentTimeout: 30 s"))
+    store.results.record(run_id, make_record("a", cost=0.25, duration=1.0))
+    store.results.record(run_id, make_record("b", llm=False, cost=None, duration=2.0))
+    store.results.record(run_id, CaseRecord("c", Judgment.errored("agent timed out"), error="AgentTimeout: 30 s"))
     store.finish_run(run_id)
 
-    info = store.get_run(run_id)
+    info = store.runs.get(run_id)
 
     assert (info.recorded, info.passed, info.failed, info.errored) == (3, 1, 1, 1)
     assert info.cost == pytest.approx(0.25)
@@ -166,8 +157,8 @@ def test_totals_tokens_cost_and_status_counts(store: Store) -> None:
 
 
 def test_judgment_rows_carry_path_tier_and_tokens(store: Store) -> None:
-    run_id = store.begin_run("suite", cases={"a": {}})
-    store.record_case(run_id, make_record("a"))
+    run_id = store.runs.begin("suite", cases={"a": {}})
+    store.results.record(run_id, make_record("a"))
     with store.engine.connect() as connection:
         rows = connection.execute(
             select(
@@ -185,36 +176,36 @@ def test_judgment_rows_carry_path_tier_and_tokens(store: Store) -> None:
         ("llm_judge", 1, "llm_judge", "pass", None),
         ("llm_judge/correctness", 2, "llm_judge", "pass", 150),
     ]
-    assert store.run_metrics(run_id)["llm_judge"].value == 1.0
+    assert store.metrics.rates(run_id)["llm_judge"].value == 1.0
 
 
 def test_errors_for_unknown_and_completed_runs(store: Store) -> None:
     with pytest.raises(StoreError, match="unknown run 'nope'"):
-        store.record_case("nope", make_record("a"))
+        store.results.record("nope", make_record("a"))
     with pytest.raises(StoreError, match="no run 'nope'"):
-        store.get_run("nope")
-    run_id = store.begin_run("suite", cases={"a": {}})
+        store.runs.get("nope")
+    run_id = store.runs.begin("suite", cases={"a": {}})
     store.finish_run(run_id)
     with pytest.raises(StoreError, match="is completed"):
-        store.record_case(run_id, make_record("a"))
+        store.results.record(run_id, make_record("a"))
     with pytest.raises(ValueError, match="finishes as one of"):
         store.finish_run(run_id, "done")  # type: ignore[arg-type]
 
 
 def test_resolve_run_by_prefix_and_last(store: Store) -> None:
-    first = store.begin_run("s1", cases={})
-    second = store.begin_run("s2", cases={})
-    assert store.resolve_run("last").id == second
-    assert store.resolve_run("last", suite="s1").id == first
-    assert store.resolve_run(first[:-2]).id == first
+    first = store.runs.begin("s1", cases={})
+    second = store.runs.begin("s2", cases={})
+    assert store.runs.resolve("last").id == second
+    assert store.runs.resolve("last", suite="s1").id == first
+    assert store.runs.resolve(first[:-2]).id == first
     with pytest.raises(StoreError, match="several runs"):
-        store.resolve_run(first[:4])
-    assert store.suites() == ["s1", "s2"]
+        store.runs.resolve(first[:4])
+    assert store.suites.names() == ["s1", "s2"]
 
 
 def test_edited_case_gets_a_version_and_old_runs_keep_theirs(store: Store) -> None:
-    old_run = store.begin_run("suite", cases={"a": {"prompt": "v1"}, "b": {"prompt": "same"}})
-    new_run = store.begin_run("suite", cases={"b": {"prompt": "same"}, "a": {"prompt": "v2"}})
+    old_run = store.runs.begin("suite", cases={"a": {"prompt": "v1"}, "b": {"prompt": "same"}})
+    new_run = store.runs.begin("suite", cases={"b": {"prompt": "same"}, "a": {"prompt": "v2"}})
     with store.engine.connect() as connection:
         versions = connection.execute(
             select(cases_table.c.name, cases_table.c.definition).order_by(cases_table.c.id)
@@ -228,12 +219,12 @@ def test_edited_case_gets_a_version_and_old_runs_keep_theirs(store: Store) -> No
         )
     assert [tuple(v) for v in versions] == [("a", {"prompt": "v1"}), ("b", {"prompt": "same"}), ("a", {"prompt": "v2"})]
     assert planned == {old_run: {"prompt": "v1"}, new_run: {"prompt": "v2"}}
-    assert store.export_suite("suite")["cases"] == [{"name": "b", "prompt": "same"}, {"name": "a", "prompt": "v2"}]
+    assert store.suites.export("suite")["cases"] == [{"name": "b", "prompt": "same"}, {"name": "a", "prompt": "v2"}]
 
 
 def test_result_rows_reference_the_case_version_they_ran(store: Store) -> None:
-    run_id = store.begin_run("suite", cases={"a": {"prompt": "v1"}})
-    store.record_case(run_id, make_record("a"))
+    run_id = store.runs.begin("suite", cases={"a": {"prompt": "v1"}})
+    store.results.record(run_id, make_record("a"))
     with store.engine.connect() as connection:
         definition = connection.execute(
             select(cases_table.c.definition).join(results_table, results_table.c.case_id == cases_table.c.id)
@@ -245,7 +236,7 @@ def test_default_url_is_a_sqlite_file_under_dot_jurybox(tmp_path: Path, monkeypa
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("JURYBOX_STORE", raising=False)
     with open_store() as store:
-        store.begin_run("suite", cases={})
+        store.runs.begin("suite", cases={})
     assert (tmp_path / ".jurybox" / "jurybox.db").is_file()
 
     monkeypatch.setenv("JURYBOX_STORE", f"sqlite:///{tmp_path / 'env.db'}")
@@ -264,18 +255,18 @@ def test_bad_urls_are_refused_clearly() -> None:
 
 def test_iter_records_streams_batches_with_their_rounds(store: Store) -> None:
     records = [make_multi_round_record(f"m{i}") if i % 2 else make_record(f"m{i}") for i in range(7)]
-    run_id = store.begin_run("suite", cases={r.case: {} for r in records})
+    run_id = store.runs.begin("suite", cases={r.case: {} for r in records})
     for record in records:
-        store.record_case(run_id, record)
+        store.results.record(run_id, record)
 
-    assert list(store.iter_records(run_id, batch=3)) == records
+    assert list(store.results.stream(run_id, batch=3)) == records
 
 
 def test_in_memory_sqlite_store_works_for_quick_experiments() -> None:
     with open_store("sqlite://") as store:
-        run_id = store.begin_run("suite", cases={"a": {}})
-        store.record_case(run_id, make_multi_round_record("a"))
-        assert [r.case for r in store.run_records(run_id)] == ["a"]
+        run_id = store.runs.begin("suite", cases={"a": {}})
+        store.results.record(run_id, make_multi_round_record("a"))
+        assert [r.case for r in store.results.read_all(run_id)] == ["a"]
 
 
 class _Colour(enum.Enum):
@@ -391,11 +382,11 @@ def test_a_nul_in_a_judge_error_message_is_recorded_not_refused(store: Store) ->
     record = CaseRecord(
         "nul-error", judgment, rounds=(RoundRecord(0, "q", Context(input="q"), judgment),), error="judge failed"
     )
-    run_id = store.begin_run("suite", cases={"nul-error": {}})
+    run_id = store.runs.begin("suite", cases={"nul-error": {}})
 
-    assert store.record_case(run_id, record) is True
+    assert store.results.record(run_id, record) is True
 
-    (back,) = store.run_records(run_id)
+    (back,) = store.results.read_all(run_id)
     assert back.judgment.error is not None and back.judgment.error.message == "reply was \ufffd\x01"
     with store.engine.connect() as connection:
         errors = connection.exec_driver_sql("select error from round_results").scalars().all()
@@ -403,14 +394,14 @@ def test_a_nul_in_a_judge_error_message_is_recorded_not_refused(store: Store) ->
 
 
 def test_a_single_round_case_counts_once_in_tier_rates_and_failing_cases(store: Store) -> None:
-    run_id = store.begin_run("suite", cases={"single": {}, "multi": {}})
+    run_id = store.runs.begin("suite", cases={"single": {}, "multi": {}})
     single = single_round(make_record("single", llm=False))
-    store.record_case(run_id, single)
-    store.record_case(run_id, make_multi_round_record("multi"))
+    store.results.record(run_id, single)
+    store.results.record(run_id, make_multi_round_record("multi"))
 
     # The single-round case's verdict once, and each of the two-round case's round verdicts.
-    assert store.run_metrics(run_id)["llm_judge"] == Rate(passed=2, total=3)
-    failing, total = store.failing_cases(run_id, "llm_judge")
+    assert store.metrics.rates(run_id)["llm_judge"] == Rate(passed=2, total=3)
+    failing, total = store.metrics.failing(run_id, "llm_judge")
     assert total == 1 and [row["case"] for row in failing] == ["single"]
     with store.engine.connect() as connection:
         rows = connection.execute(select(func.count()).select_from(judgments_table)).scalar_one()
@@ -419,7 +410,7 @@ def test_a_single_round_case_counts_once_in_tier_rates_and_failing_cases(store: 
 
 def test_planning_an_unchanged_suite_again_writes_no_case_row(store: Store) -> None:
     cases = {name: {"prompt": f"q {name}"} for name in "abc"}
-    store.begin_run("suite", cases=cases)
+    store.runs.begin("suite", cases=cases)
 
     def case_writes(plan: dict[str, Any]) -> list[str]:
         statements: list[str] = []
@@ -430,7 +421,7 @@ def test_planning_an_unchanged_suite_again_writes_no_case_row(store: Store) -> N
 
         event.listen(store.engine, "before_cursor_execute", seen)
         try:
-            store.begin_run("suite", cases=plan)
+            store.runs.begin("suite", cases=plan)
         finally:
             event.remove(store.engine, "before_cursor_execute", seen)
         return statements
@@ -455,14 +446,14 @@ def test_planning_an_unchanged_suite_again_writes_no_case_row(store: Store) -> N
 def test_two_plans_at_once_leave_one_current_version_of_a_case(store_url: str) -> None:
     """The second planner waits for the first (PostgreSQL's row lock; SQLite's write lock) and sees its version."""
     with open_store(store_url) as store, open_store(store_url) as other:
-        store.begin_run("suite", cases={"x": {"v": 0}})
+        store.runs.begin("suite", cases={"x": {"v": 0}})
         with store.engine.connect() as connection:
             suite_key = connection.execute(select(suites_table.c.id)).scalar_one()
         done = threading.Event()
         with store.engine.connect() as first, first.begin():
             upsert_case_versions(first, suite_key, [("x", {"v": 1})])  # not committed yet
             planner = threading.Thread(
-                target=lambda: (other.begin_run("suite", cases={"x": {"v": 2}}), done.set()), daemon=True
+                target=lambda: (other.runs.begin("suite", cases={"x": {"v": 2}}), done.set()), daemon=True
             )
             planner.start()
             assert not done.wait(0.5)  # it waits for the first plan's transaction

@@ -37,7 +37,7 @@ def test_planted_regression_is_found_at_the_sixth_run_after_warm_up(store: Store
     assert llm.drop == pytest.approx(relative_drop(llm.baseline or 0, 0.6))
     assert not final.ok
 
-    lessons = store.lessons("planted")
+    lessons = store.lessons.find("planted")
     assert sorted(lesson.metric for lesson in lessons) == ["llm_judge", "overall"]
     lesson = next(item for item in lessons if item.metric == "llm_judge")
     assert lesson.current == pytest.approx(0.6)
@@ -55,7 +55,7 @@ def test_a_drop_during_warm_up_only_warns_and_writes_no_lesson(store: Store) -> 
 
     assert check.ok and check.warming_up
     assert {m.metric for m in check.warnings} == {"llm_judge", "overall"}
-    assert store.lessons("young") == []
+    assert store.lessons.find("young") == []
 
 
 def test_during_warm_up_a_missed_target_fails_the_check(store: Store) -> None:
@@ -68,7 +68,7 @@ def test_during_warm_up_a_missed_target_fails_the_check(store: Store) -> None:
     assert check.warming_up and not check.regressions
     assert [m.metric for m in check.warmup_targets_missed] == ["llm_judge"]
     assert not check.ok
-    assert store.lessons("young") == []  # a lesson is what a regression taught; this is not one
+    assert store.lessons.find("young") == []  # a lesson is what a regression taught; this is not one
 
 
 def test_thresholds_differ_per_tier_and_the_boundary_counts(store: Store) -> None:
@@ -87,7 +87,7 @@ def test_thresholds_differ_per_tier_and_the_boundary_counts(store: Store) -> Non
 
 def test_baseline_ignores_unfinished_runs_and_later_runs(store: Store) -> None:
     ids = [record_run(store, "window", _outcomes()) for _ in range(5)]
-    broken = store.begin_run("window", cases={"x": {}})
+    broken = store.runs.begin("window", cases={"x": {}})
     store.finish_run(broken, "failed")
     later = record_run(store, "window", _outcomes(llm_failures=10))
 
@@ -111,7 +111,7 @@ def test_custom_policy_window_thresholds_and_targets(store: Store) -> None:
     assert by_metric["overall"].state == "ok"
     assert [m.metric for m in check.targets_missed] == ["llm_judge"]
     assert by_metric["deterministic"].target is None
-    assert store.lessons("custom") == []
+    assert store.lessons.find("custom") == []
 
 
 def test_default_policy_matches_the_documented_numbers() -> None:
@@ -169,7 +169,7 @@ def test_lessons_for_renders_latest_lessons_by_topic(store: Store) -> None:
     assert lessons_for(store, suite="loop", topic="case-07").count("Suite 'loop'") == 2
     assert lessons_for(store, suite="other") == ""
     # Checking again writes nothing new.
-    run_id = store.latest_run("loop")
+    run_id = store.runs.latest("loop")
     assert run_id is not None
     assert store.check_regressions(run_id.id).lessons_written == 0
-    assert len(store.lessons("loop")) == 2
+    assert len(store.lessons.find("loop")) == 2

@@ -34,9 +34,9 @@ def test_calibrations_come_at_revision_0005() -> None:
 
 
 def test_a_calibration_round_trips(store: Store) -> None:
-    saved = store.save_calibration(_identity(), figures=FIGURES, calibration=CALIBRATION, dataset="labels.jsonl")
+    saved = store.calibrations.save(_identity(), figures=FIGURES, calibration=CALIBRATION, dataset="labels.jsonl")
 
-    found = store.latest_calibration("k1")
+    found = store.calibrations.latest("k1")
     assert isinstance(found, StoredCalibration) and found.id == saved
     assert (found.key, found.name, found.dataset) == ("k1", "strict", "labels.jsonl")
     assert found.identity == _identity() and found.figures == FIGURES
@@ -44,42 +44,42 @@ def test_a_calibration_round_trips(store: Store) -> None:
     # NUL cannot live in PostgreSQL text: it is replaced, the rest kept.
     assert found.calibration["disagreements"][0]["reasoning"] == "no unit \u00e9\ufffd"
     assert isinstance(found.created_at, datetime) and found.created_at.tzinfo is not None
-    assert store.calibration(saved) == found
-    assert store.latest_calibration("other") is None
+    assert store.calibrations.get(saved) == found
+    assert store.calibrations.latest("other") is None
     with pytest.raises(StoreError, match="no calibration 999"):
-        store.calibration(999)
+        store.calibrations.get(999)
 
 
 def test_the_newest_calibration_wins_and_names_find_every_key(store: Store) -> None:
-    first = store.save_calibration(_identity(), figures=FIGURES, calibration={}, dataset="a.jsonl")
-    second = store.save_calibration(_identity(), figures={**FIGURES, "tpr": 0.9}, calibration={}, dataset="b.jsonl")
-    changed = store.save_calibration(_identity(key="k2"), figures=FIGURES, calibration={}, dataset="c.jsonl")
-    store.save_calibration(_identity("lenient", "k3"), figures=FIGURES, calibration={}, dataset="c.jsonl")
+    first = store.calibrations.save(_identity(), figures=FIGURES, calibration={}, dataset="a.jsonl")
+    second = store.calibrations.save(_identity(), figures={**FIGURES, "tpr": 0.9}, calibration={}, dataset="b.jsonl")
+    changed = store.calibrations.save(_identity(key="k2"), figures=FIGURES, calibration={}, dataset="c.jsonl")
+    store.calibrations.save(_identity("lenient", "k3"), figures=FIGURES, calibration={}, dataset="c.jsonl")
 
-    latest = store.latest_calibration("k1")
+    latest = store.calibrations.latest("k1")
     assert latest is not None and latest.id == second and latest.figure("tpr") == 0.9
-    assert [c.id for c in store.calibrations("strict")] == [changed, second, first]
-    assert [c.name for c in store.calibrations(limit=2)] == ["lenient", "strict"]
-    assert len(store.calibrations()) == 4
+    assert [c.id for c in store.calibrations.find("strict")] == [changed, second, first]
+    assert [c.name for c in store.calibrations.find(limit=2)] == ["lenient", "strict"]
+    assert len(store.calibrations.find()) == 4
 
 
 def test_an_identity_without_key_or_name_is_refused(store: Store) -> None:
     with pytest.raises(ValueError, match="key and a name"):
-        store.save_calibration({"name": "x"}, figures={}, calibration={}, dataset="d")
+        store.calibrations.save({"name": "x"}, figures={}, calibration={}, dataset="d")
 
 
 def test_notes_are_merged_into_a_runs_config(store: Store) -> None:
-    run_id = store.begin_run("suite", cases={"a": {}}, config={"workers": 1})
-    store.update_run_config(run_id, {"calibrations": [{"judge": "strict", "status": "corrected"}]})
+    run_id = store.runs.begin("suite", cases={"a": {}}, config={"workers": 1})
+    store.runs.update_config(run_id, {"calibrations": [{"judge": "strict", "status": "corrected"}]})
 
-    assert store.get_run(run_id).config == {"workers": 1, "calibrations": [{"judge": "strict", "status": "corrected"}]}
+    assert store.runs.get(run_id).config == {"workers": 1, "calibrations": [{"judge": "strict", "status": "corrected"}]}
     with pytest.raises(StoreError, match="unknown run"):
-        store.update_run_config("nope", {"x": 1})
+        store.runs.update_config("nope", {"x": 1})
 
 
 def test_a_0004_store_upgrades_to_0005_and_keeps_its_runs(store_url: str) -> None:
     with open_store(store_url) as store:
-        run_id = store.begin_run("suite", cases={"a": {}})
+        run_id = store.runs.begin("suite", cases={"a": {}})
         with store.engine.begin() as connection:
             command.downgrade(_config(connection), "0004_dashboard_indexes")
     engine = create_store_engine(store_url)
@@ -89,9 +89,9 @@ def test_a_0004_store_upgrades_to_0005_and_keeps_its_runs(store_url: str) -> Non
     engine.dispose()
 
     with open_store(store_url) as store:
-        assert store.get_run(run_id).suite == "suite"
-        assert store.calibrations() == []
-        store.save_calibration(_identity(), figures=FIGURES, calibration={}, dataset="d")
-        assert store.latest_calibration("k1") is not None
+        assert store.runs.get(run_id).suite == "suite"
+        assert store.calibrations.find() == []
+        store.calibrations.save(_identity(), figures=FIGURES, calibration={}, dataset="d")
+        assert store.calibrations.latest("k1") is not None
         with store.engine.connect() as connection:
             assert stored_revisions(connection) == (SCHEMA_HEAD,)

@@ -89,15 +89,15 @@ def test_history_shows_each_run_and_tier(store: Store, store_url: str) -> None:
 
 
 def test_compare_reports_flips_errors_scores_and_cost(store: Store, store_url: str) -> None:
-    a = store.begin_run("cmp", cases={c: {} for c in ("x", "y", "z", "gone")})
+    a = store.runs.begin("cmp", cases={c: {} for c in ("x", "y", "z", "gone")})
     for record in (make_record("x"), make_record("y", llm=False), make_record("z", cost=0.01), make_record("gone")):
-        store.record_case(a, record)
+        store.results.record(a, record)
     store.finish_run(a)
-    b = store.begin_run("cmp", cases={c: {} for c in ("x", "y", "z", "new")})
-    store.record_case(b, make_record("x", llm=False, duration=2.0))
-    store.record_case(b, make_record("y"))
-    store.record_case(b, CaseRecord("z", Judgment.errored("judge model unreachable"), error="ModelError: 503"))
-    store.record_case(b, make_record("new"))
+    b = store.runs.begin("cmp", cases={c: {} for c in ("x", "y", "z", "new")})
+    store.results.record(b, make_record("x", llm=False, duration=2.0))
+    store.results.record(b, make_record("y"))
+    store.results.record(b, CaseRecord("z", Judgment.errored("judge model unreachable"), error="ModelError: 503"))
+    store.results.record(b, make_record("new"))
     store.finish_run(b)
 
     code, out = _invoke(store_url, "compare", a, b)
@@ -160,7 +160,7 @@ def test_store_export_then_import_round_trips_a_suite_file(store: Store, store_u
     source.write_text(yaml.safe_dump(edited, sort_keys=False))
     code, out = _invoke(store_url, "store", "import", str(source))
     assert "Imported files: 0 added, 1 changed, 0 unchanged, 1 retired." in out
-    assert store.export_suite("files")["cases"] == [{"name": "sum", "prompt": "2+2=?", "expected": "4"}]
+    assert store.suites.export("files")["cases"] == [{"name": "sum", "prompt": "2+2=?", "expected": "4"}]
 
 
 @pytest.mark.parametrize(

@@ -88,11 +88,11 @@ def test_gate(width: int, sqlite_store: tuple[Store, str], snapshot: Snapshot) -
 def test_compare(width: int, sqlite_store: tuple[Store, str], snapshot: Snapshot) -> None:
     store, url = sqlite_store
     a = record_run(store, SUITE, dict.fromkeys(CASES, (True, True)))
-    b = store.begin_run(SUITE, cases={name: {} for name in CASES})
-    store.record_case(b, make_record(CASES[0], llm=False))
-    store.record_case(b, make_record(CASES[1], deterministic=False))
-    store.record_case(b, CaseRecord(CASES[2], Judgment.errored("judge model unreachable"), error=ERROR))
-    store.record_case(b, make_record(CASES[3]))
+    b = store.runs.begin(SUITE, cases={name: {} for name in CASES})
+    store.results.record(b, make_record(CASES[0], llm=False))
+    store.results.record(b, make_record(CASES[1], deterministic=False))
+    store.results.record(b, CaseRecord(CASES[2], Judgment.errored("judge model unreachable"), error=ERROR))
+    store.results.record(b, make_record(CASES[3]))
     store.finish_run(b)
 
     code, out = invoke(url, width, "compare", a, b)

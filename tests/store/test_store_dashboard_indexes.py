@@ -42,10 +42,10 @@ def test_the_dashboard_indexes_follow_0003() -> None:
 
 def test_a_0003_store_gets_the_indexes_on_open_and_keeps_its_results(store_url: str) -> None:
     with open_store(store_url) as store:
-        run_id = store.begin_run("suite", cases={"a": {}})
-        store.record_case(run_id, make_record("a"))
+        run_id = store.runs.begin("suite", cases={"a": {}})
+        store.results.record(run_id, make_record("a"))
         store.finish_run(run_id)
-        metrics = store.run_metrics(run_id)
+        metrics = store.metrics.rates(run_id)
         with store.engine.begin() as connection:
             command.downgrade(_config(connection), "0003_single_verdict_rows")
     engine = create_store_engine(store_url)
@@ -55,8 +55,8 @@ def test_a_0003_store_gets_the_indexes_on_open_and_keeps_its_results(store_url: 
     engine.dispose()
 
     with open_store(store_url) as store:
-        assert store.run_metrics(run_id) == metrics
-        assert [record.case for record in store.run_records(run_id)] == ["a"]
+        assert store.metrics.rates(run_id) == metrics
+        assert [record.case for record in store.results.read_all(run_id)] == ["a"]
         with store.engine.connect() as connection:
             assert stored_revisions(connection) == (schema_head(),)
             assert _indexes(connection) == NEW_INDEXES

@@ -15,19 +15,20 @@ from store_testkit import make_multi_round_record, make_record
 
 from jurybox.core import Check, Context, ErrorInfo, Judgment, NumericScore, Status
 from jurybox.store import CaseRecord, RoundRecord, Store
-from jurybox.store import _results as results_module
-from jurybox.store import _rows as rows_module
-from jurybox.store._rows import (
+from jurybox.store import _record_rows as rows_module
+from jurybox.store._json import RawJson, encode_json
+from jurybox.store._json import db_jsonable as to_jsonable
+from jurybox.store._record_rows import (
     JUDGMENT_COLUMNS,
     RESULT_INSERT_COLUMNS,
     ROUND_COLUMNS,
     driver_insert,
     insert_result,
+    metadata_cost,
     results_insert,
+    usage_tokens,
 )
 from jurybox.store._schema import judgments_table, results_table, round_results_table
-from jurybox.store._serialize import RawJson, encode_json, metadata_cost, usage_tokens
-from jurybox.store._serialize import db_jsonable as to_jsonable
 
 # The writer before rows went to the driver, kept verbatim as the reference for what is stored:
 # dict rows with RawJson values, inserted through SQLAlchemy's bind processing.
@@ -207,18 +208,18 @@ def test_rows_written_through_the_driver_equal_the_sqlalchemy_path(
 ) -> None:
     records = [make_record("a"), make_multi_round_record("b"), _odd_record("c"), make_record("d", llm=False)]
     cases = {r.case: {"prompt": r.case} for r in records}
-    new_run = store.begin_run("suite", cases=cases)
-    old_run = store.begin_run("suite", cases=cases)
+    new_run = store.runs.begin("suite", cases=cases)
+    old_run = store.runs.begin("suite", cases=cases)
     monkeypatch.setattr(rows_module, "now", lambda: RECORDED_AT)
     plan = rows_module.results_insert(store.engine.dialect)
     assert plan is not None  # both test databases return rows from a multi-row INSERT
     if path != "driver":
         chosen = None if path.startswith("sqlalchemy") else dataclasses.replace(plan, rows_per_statement=2)
-        monkeypatch.setattr(results_module, "results_insert", lambda _dialect: chosen)
+        monkeypatch.setattr(rows_module, "results_insert", lambda _dialect: chosen)
     counts = _count_results_inserts(store)
 
     # "a" twice in one batch: its first record is the one written.
-    assert store.record_cases(new_run, [*records, make_record("a", cost=9.0)]) == [True] * 4 + [False]
+    assert store.results.record_many(new_run, [*records, make_record("a", cost=9.0)]) == [True] * 4 + [False]
     assert counts == statements
     with store.engine.begin() as connection:
         _legacy_write(connection, old_run, records)
@@ -227,19 +228,19 @@ def test_rows_written_through_the_driver_equal_the_sqlalchemy_path(
         new, old = _stored(store, table, new_run), _stored(store, table, old_run)
         assert new == old, table.name
         assert new, table.name
-    assert store.run_records(new_run) == store.run_records(old_run)
+    assert store.results.read_all(new_run) == store.results.read_all(old_run)
 
 
 def test_a_failing_judgment_insert_rolls_back_the_whole_batch(store: Store) -> None:
-    run_id = store.begin_run("suite", cases={"a": {}, "b": {}})
+    run_id = store.runs.begin("suite", cases={"a": {}, "b": {}})
     # A None reasoning breaks judgments.reasoning NOT NULL on both databases, after the results rows are in.
     broken = Judgment(Status.PASS, judge="x", reasoning=None)  # type: ignore[arg-type]
     bad = CaseRecord("b", Judgment(Status.PASS, children={"x": broken}))
 
     with pytest.raises(Exception, match=r"(?i)null"):
-        store.record_cases(run_id, [make_record("a"), bad])
-    assert store.recorded_cases(run_id) == set()
-    assert store.record_cases(run_id, [make_record("a")]) == [True]
+        store.results.record_many(run_id, [make_record("a"), bad])
+    assert store.results.recorded(run_id) == set()
+    assert store.results.record_many(run_id, [make_record("a")]) == [True]
 
 
 @pytest.mark.parametrize("url", ["sqlite://", "postgresql+psycopg://"])

@@ -13,8 +13,8 @@ import sys
 import jurybox.store
 assert "sqlalchemy.orm" not in sys.modules, "import jurybox.store loaded sqlalchemy.orm"
 with jurybox.store.open_store(sys.argv[1]) as store:
-    run = store.latest_run()
-    assert run is not None and store.run_records(run.id) == []
+    run = store.runs.latest()
+    assert run is not None and store.results.read_all(run.id) == []
 print("sqlalchemy.orm" in sys.modules)
 """
 
@@ -22,6 +22,6 @@ print("sqlalchemy.orm" in sys.modules)
 def test_importing_and_opening_a_store_does_not_load_the_orm(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'store.db'}"
     with open_store(url) as store:  # created and migrated here: Alembic may load what it likes
-        store.begin_run("suite", cases={"a": {}})
+        store.runs.begin("suite", cases={"a": {}})
     out = subprocess.run([sys.executable, "-c", PROBE, url], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

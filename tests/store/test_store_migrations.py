@@ -81,8 +81,8 @@ def test_store_at_an_older_revision_is_migrated_on_open_and_keeps_its_data(store
     engine.dispose()
 
     with open_store(store_url) as store:
-        assert store.get_run("old-run").suite == "old"
-        assert store.lessons() == []
+        assert store.runs.get("old-run").suite == "old"
+        assert store.lessons.find() == []
         with store.engine.connect() as connection:
             assert stored_revisions(connection) == (SCHEMA_HEAD,)
             assert inspect(connection).has_table("lessons")
@@ -90,7 +90,7 @@ def test_store_at_an_older_revision_is_migrated_on_open_and_keeps_its_data(store
 
 def test_store_from_a_newer_jurybox_is_refused_and_not_touched(store_url: str) -> None:
     with open_store(store_url) as store:
-        store.begin_run("suite", cases={"a": {}})
+        store.runs.begin("suite", cases={"a": {}})
         engine = store.engine
         with engine.begin() as connection:
             connection.execute(text("UPDATE alembic_version SET version_num = '0099_future'"))
@@ -119,18 +119,18 @@ def test_a_database_that_is_not_a_store_is_refused(store_url: str) -> None:
 
 def test_opening_twice_is_a_no_op(store_url: str) -> None:
     with open_store(store_url) as store:
-        run_id = store.begin_run("suite", cases={})
+        run_id = store.runs.begin("suite", cases={})
     with open_store(store_url) as store:
-        assert store.get_run(run_id).suite == "suite"
+        assert store.runs.get(run_id).suite == "suite"
 
 
 def test_a_single_round_verdict_stored_twice_before_0003_is_kept_once(store_url: str) -> None:
     single = single_round(make_record("single", llm=False))
     multi = make_multi_round_record("multi")
     with open_store(store_url) as store:
-        run_id = store.begin_run("suite", cases={"single": {}, "multi": {}})
-        store.record_case(run_id, single)
-        store.record_case(run_id, multi)
+        run_id = store.runs.begin("suite", cases={"single": {}, "multi": {}})
+        store.results.record(run_id, single)
+        store.results.record(run_id, multi)
         with store.engine.begin() as connection:
             # What writers before 0003 stored: the single-round case's rows again, as its round's.
             columns = ", ".join(c.name for c in judgments_table.c if c.name not in ("id", "round_index"))
@@ -146,10 +146,10 @@ def test_a_single_round_verdict_stored_twice_before_0003_is_kept_once(store_url:
                 connection.execute(text(f"DROP TABLE {table}"))
             _lessons_as_of_0002().create(connection)
             connection.execute(text("ALTER TABLE suites DROP COLUMN settings"))  # 0008 adds it
-        assert store.run_metrics(run_id)["llm_judge"].total == 4  # the double count, before
+        assert store.metrics.rates(run_id)["llm_judge"].total == 4  # the double count, before
 
     with open_store(store_url) as store:
-        assert store.run_metrics(run_id)["llm_judge"] == Rate(passed=2, total=3)
+        assert store.metrics.rates(run_id)["llm_judge"] == Rate(passed=2, total=3)
         with store.engine.connect() as connection:
             assert stored_revisions(connection) == (SCHEMA_HEAD,)
             rows = connection.execute(select(func.count()).select_from(judgments_table)).scalar_one()
@@ -205,10 +205,10 @@ def test_lessons_of_a_0006_store_keep_their_rows_and_gain_scope_and_retirement(s
     engine.dispose()
 
     with open_store(store_url) as store:
-        (kept,) = store.lessons("old")
+        (kept,) = store.lessons.find("old")
         assert (kept.text, kept.origin, kept.case, kept.retired_at) == ("fell", "regression", None, None)
-        added = store.lesson_book.add_manual_lesson("old", "Quote the refund window.", case="refund")
-        assert store.lesson_book.retire_lesson(kept.id, "fixed in 2.1")
-        assert [lesson.id for lesson in store.lessons("old", manual=True)] == [added]
-        retired = [lesson for lesson in store.lessons("old", manual=True, retired=True) if lesson.id == kept.id]
+        added = store.lessons.add_manual("old", "Quote the refund window.", case="refund")
+        assert store.lessons.retire(kept.id, "fixed in 2.1")
+        assert [lesson.id for lesson in store.lessons.find("old", manual=True)] == [added]
+        retired = [lesson for lesson in store.lessons.find("old", manual=True, retired=True) if lesson.id == kept.id]
         assert retired[0].retired_reason == "fixed in 2.1" and retired[0].retired_at is not None

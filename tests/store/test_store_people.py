@@ -71,9 +71,9 @@ def test_writes_are_in_the_audit_log_newest_first(store: Store) -> None:
 
 
 def _run_with_judgments(store: Store) -> str:
-    run_id = store.begin_run("suite", cases={"good": {}, "bad": {}})
-    store.record_case(run_id, make_record("good"))
-    store.record_case(run_id, make_record("bad", llm=False))
+    run_id = store.runs.begin("suite", cases={"good": {}, "bad": {}})
+    store.results.record(run_id, make_record("good"))
+    store.results.record(run_id, make_record("bad", llm=False))
     store.finish_run(run_id)
     return run_id
 
@@ -143,7 +143,7 @@ def test_a_review_needs_a_real_judgment_and_a_pass_or_fail_label(store: Store) -
 
 
 def _suite(store: Store) -> None:
-    store.import_suite("weather", [("paris", {"name": "paris", "prompt": "Weather in Paris?"})])
+    store.suites.save("weather", [("paris", {"name": "paris", "prompt": "Weather in Paris?"})])
 
 
 def test_saves_make_versions_with_history_and_a_stale_save_is_refused(store: Store) -> None:
@@ -164,7 +164,7 @@ def test_saves_make_versions_with_history_and_a_stale_save_is_refused(store: Sto
     ]
     reverted = store.authoring.revert_case("weather", "paris", first.id, author="alice", base_version=second)
     assert reverted == first.id  # the same definition is the same version
-    assert store.export_suite("weather")["cases"] == [{"name": "paris", "prompt": "Weather in Paris?"}]
+    assert store.suites.export("weather")["cases"] == [{"name": "paris", "prompt": "Weather in Paris?"}]
 
 
 def test_create_duplicate_and_retire_keep_order_and_history(store: Store) -> None:

@@ -70,11 +70,11 @@ def _kill_resume_and_check(store_url: str, seed: int) -> None:
     assert out.strip().endswith("finished")
 
     with open_store(store_url) as store:
-        runs = store.runs(suite)
+        runs = store.runs.newest(suite)
         assert len(runs) == 1, f"a resume began a second run (kills {kill_points})"
         run = runs[0]
         assert (run.status, run.planned, run.recorded) == ("completed", CASES, CASES)
-        records = store.run_records(run.id)
+        records = store.results.read_all(run.id)
         assert [r.case for r in records] == [f"case-{i:04d}" for i in range(CASES)]
         expected = {r.case: make_record(r.case, llm=int(r.case[-1]) % 3 != 0, output="x" * 4000) for r in records}
         assert all(r == expected[r.case] for r in records)
@@ -100,13 +100,13 @@ def test_two_processes_writing_one_store_at_once_both_finish(store_url: str) -> 
         assert writer.returncode == 0, err
     with open_store(store_url) as store:
         for i in range(2):
-            (run,) = store.runs(f"parallel-{i}")
+            (run,) = store.runs.newest(f"parallel-{i}")
             assert (run.status, run.recorded) == ("completed", CASES)
 
 
 def test_two_processes_resuming_the_same_run_record_each_case_once(store_url: str) -> None:
     with open_store(store_url) as store:
-        run_id = store.begin_run("shared", cases={f"case-{i:04d}": {"prompt": f"question {i}"} for i in range(CASES)})
+        run_id = store.runs.begin("shared", cases={f"case-{i:04d}": {"prompt": f"question {i}"} for i in range(CASES)})
     writers = [_start(store_url, "shared", str(CASES), "--run", run_id) for _ in range(2)]
     outputs = [w.communicate(timeout=120) for w in writers]
     for writer, (_, err) in zip(writers, outputs, strict=True):
@@ -114,7 +114,7 @@ def test_two_processes_resuming_the_same_run_record_each_case_once(store_url: st
     recorded = sum(line.startswith("recorded") for out, _ in outputs for line in out.splitlines())
     assert recorded == CASES  # every other attempt saw the case already written
     with open_store(store_url) as store:
-        info = store.get_run(run_id)
+        info = store.runs.get(run_id)
         assert (info.status, info.recorded) == ("completed", CASES)
         with store.engine.connect() as connection:
             rows = connection.execute(

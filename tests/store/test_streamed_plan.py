@@ -50,12 +50,12 @@ def count_rows(store: Store, table: Any) -> int:
 
 def test_pairs_plan_the_run_a_mapping_would(store: Store, tmp_path: Path) -> None:
     count = 20_000  # ten chunks
-    from_pairs = store.begin_run("big", cases=definitions(count))
+    from_pairs = store.runs.begin("big", cases=definitions(count))
     versions = stored_versions(store)
     # The same plan as a mapping, into a store of its own: the same versions, the same plan.
     other = open_store(f"sqlite:///{tmp_path / 'mapping.db'}")
     try:
-        from_mapping = other.begin_run("big", cases=dict(definitions(count)))
+        from_mapping = other.runs.begin("big", cases=dict(definitions(count)))
         assert stored_versions(other) == versions
         assert plan_rows(other, from_mapping) == plan_rows(store, from_pairs)
     finally:
@@ -64,21 +64,21 @@ def test_pairs_plan_the_run_a_mapping_would(store: Store, tmp_path: Path) -> Non
         (f"case-{i:07d}", i) for i in range(count)
     ]
     assert [position for _, _, position, _ in versions] == list(range(count))  # suite order, across chunks
-    assert store.get_run(from_pairs).planned == count
-    assert store.planned_cases(from_pairs) == [f"case-{i:07d}" for i in range(count)]
+    assert store.runs.get(from_pairs).planned == count
+    assert store.results.planned(from_pairs) == [f"case-{i:07d}" for i in range(count)]
 
     # Planned again unchanged (as a mapping this time): every version reused, one per case, each current.
-    again = store.begin_run("big", cases=dict(definitions(count)))
+    again = store.runs.begin("big", cases=dict(definitions(count)))
     assert stored_versions(store) == versions
     assert plan_rows(store, again) == plan_rows(store, from_pairs)
 
 
 def test_an_edit_past_the_first_chunk_gets_a_version_current_in_its_place(store: Store) -> None:
-    store.begin_run("edited", cases=definitions(PLAN_CHUNK + 5))
+    store.runs.begin("edited", cases=definitions(PLAN_CHUNK + 5))
     changed = list(definitions(PLAN_CHUNK + 5))
     last = changed[-1][0]
     changed[-1] = (last, {"name": last, "prompt": "edited"})
-    edited = store.begin_run("edited", cases=iter(changed))
+    edited = store.runs.begin("edited", cases=iter(changed))
     assert plan_rows(store, edited)[-1] == (last, PLAN_CHUNK + 4, "edited")
     current = [(n, p) for n, _, p, is_current in stored_versions(store) if is_current]
     assert len(current) == PLAN_CHUNK + 5 and (last, PLAN_CHUNK + 4) in current  # exactly one current per name
@@ -94,7 +94,7 @@ def test_the_suite_is_locked_once_for_the_whole_plan(store: Store) -> None:
 
     event.listen(store.engine, "before_cursor_execute", seen)
     try:
-        store.begin_run("locked", cases=definitions(PLAN_CHUNK * 3))
+        store.runs.begin("locked", cases=definitions(PLAN_CHUNK * 3))
     finally:
         event.remove(store.engine, "before_cursor_execute", seen)
     assert len(locks) == 1, locks
@@ -121,7 +121,7 @@ def test_a_name_twice_is_refused_and_leaves_no_run(store: Store, where: str) -> 
             yield pair
 
     with pytest.raises(ValueError, match=f"case '{twin[0]}' is in the run's plan twice"):
-        store.begin_run("twice", cases=stream())
+        store.runs.begin("twice", cases=stream())
     assert read <= PLAN_CHUNK * 2
     assert count_rows(store, runs_table) == 0
     assert count_rows(store, run_cases_table) == 0
@@ -134,24 +134,24 @@ def test_a_failing_stream_leaves_nothing(store: Store) -> None:
         raise ValueError("cases.jsonl:2002: not JSON")  # what a cases file read line by line may do
 
     with pytest.raises(ValueError, match="not JSON"):
-        store.begin_run("broken", cases=broken())
+        store.runs.begin("broken", cases=broken())
     assert count_rows(store, runs_table) == 0
     assert count_rows(store, cases_table) == 0
-    assert store.get_run(store.begin_run("broken", cases=[])).planned == 0  # an empty plan is still a run
+    assert store.runs.get(store.runs.begin("broken", cases=[])).planned == 0  # an empty plan is still a run
 
 
 def test_a_whole_run_reads_back_without_holding_its_case_names(store: Store) -> None:
-    run_id = store.begin_run("readback", cases=definitions(30))
+    run_id = store.runs.begin("readback", cases=definitions(30))
     statuses = [Status.PASS, Status.FAIL, Status.ERROR]
-    store.record_cases(
+    store.results.record_many(
         run_id, [CaseRecord(f"case-{i:07d}", Judgment(statuses[i % 3], reasoning="r")) for i in range(30)]
     )
-    records = store.records(run_id)
+    records = store.results.records(run_id)
     assert not hasattr(records, "_names")  # counts come from the database, names only when asked
     assert len(records) == 30 and records.status_counts()[Status.FAIL] == 10
     # A record written after the snapshot (a resume in another process) does not appear halfway through.
-    late = store.begin_run("readback", cases=definitions(1, start=99))
-    store.record_cases(late, [CaseRecord("case-0000099", Judgment(Status.PASS, reasoning="r"))])
+    late = store.runs.begin("readback", cases=definitions(1, start=99))
+    store.results.record_many(late, [CaseRecord("case-0000099", Judgment(Status.PASS, reasoning="r"))])
     assert [r.case for r in records] == [f"case-{i:07d}" for i in range(30)] == list(records.names())
     assert [r.case for r in records.only(["case-0000004", "case-0000002", "nope"])] == ["case-0000002", "case-0000004"]
 
@@ -165,7 +165,7 @@ def test_planning_ten_times_the_cases_takes_no_more_memory(tmp_path: Path) -> No
         gc.collect()
         tracemalloc.start()
         try:
-            store.begin_run(f"memory-{count}", cases=definitions(count))
+            store.runs.begin(f"memory-{count}", cases=definitions(count))
             return tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()

@@ -170,15 +170,15 @@ async def test_a_run_judges_each_line_once_and_resumes_where_it_stopped(
         first = SuiteRunner(suite, RunOptions(concurrency=2), store=store, progress=StopAfter(holder))
         holder.append(first)
         stopped = await first.run()
-        assert stopped.status == "interrupted" and 7 <= store.get_run(stopped.run_id).recorded < 20
-        assert store.planned_cases(stopped.run_id) == [c["name"] for c in lines]
+        assert stopped.status == "interrupted" and 7 <= store.runs.get(stopped.run_id).recorded < 20
+        assert store.results.planned(stopped.run_id) == [c["name"] for c in lines]
 
         progress = StopAfter([])
         resumed = await SuiteRunner(load_suite(path), RunOptions(concurrency=2), store=store, progress=progress).run(
             resume=stopped.run_id
         )
         assert resumed.status == "completed" and progress.total == 20 and progress.done == resumed.resumed
-        assert store.get_run(stopped.run_id).recorded == 20 == len(resumed.records)
+        assert store.runs.get(stopped.run_id).recorded == 20 == len(resumed.records)
         assert {r.case: r.status for r in resumed.records} == {r.case: r.status for r in reference.records}
         assert resumed.count(Status.PASS) == 10 and resumed.count(Status.ERROR) == 5
 

@@ -77,9 +77,9 @@ def _suite(tmp_path: Path) -> Path:
 
 def _lessons(store: Store) -> dict[str, int]:
     """A regression that failed refund-window, a note for another case, a suite-wide note and a retired one."""
-    earlier = store.begin_run("refunds", cases={"refund-window": {}})
+    earlier = store.runs.begin("refunds", cases={"refund-window": {}})
     store.finish_run(earlier)
-    store.add_lesson(
+    store.lessons.add(
         earlier,
         metric="llm_judge",
         baseline=0.9,
@@ -89,20 +89,18 @@ def _lessons(store: Store) -> dict[str, int]:
         failing=[{"case": "refund-window", "status": "fail", "reason": "promised refunds any time"}],
         text=FAILURE,
     )
-    regression = store.lessons("refunds")[0].id
+    regression = store.lessons.find("refunds")[0].id
     return {
         "regression": regression,
-        "other_case": store.lesson_book.add_manual_lesson(
-            "refunds", "Say the hours in 24h time.", case="opening-hours"
-        ),
-        "suite": store.lesson_book.add_manual_lesson("refunds", "Never promise what the policy does not say."),
+        "other_case": store.lessons.add_manual("refunds", "Say the hours in 24h time.", case="opening-hours"),
+        "suite": store.lessons.add_manual("refunds", "Never promise what the policy does not say."),
         "retired": _retired(store),
     }
 
 
 def _retired(store: Store) -> int:
-    lesson = store.lesson_book.add_manual_lesson("refunds", "An outdated note about a policy that changed.")
-    assert store.lesson_book.retire_lesson(lesson, "policy changed")
+    lesson = store.lessons.add_manual("refunds", "An outdated note about a policy that changed.")
+    assert store.lessons.retire(lesson, "policy changed")
     return lesson
 
 
@@ -150,7 +148,7 @@ async def test_judges_that_do_not_opt_in_never_see_lessons_and_limits_bound_what
 ) -> None:
     ids = _lessons(store)
     for n in range(4):
-        store.lesson_book.add_manual_lesson("refunds", f"Extra note {n}: " + "x" * 300)
+        store.lessons.add_manual("refunds", f"Extra note {n}: " + "x" * 300)
     seen: list[str] = []
 
     def grader(request: GenerateRequest) -> str:

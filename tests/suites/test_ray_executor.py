@@ -93,7 +93,7 @@ def run_actors(ray: Any) -> list[Any]:
 
 
 def outcomes(store: Store, run_id: str) -> dict[str, tuple[Status, float | None]]:
-    return {r.case: (r.status, r.score) for r in store.run_records(run_id)}
+    return {r.case: (r.status, r.score) for r in store.results.read_all(run_id)}
 
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -130,7 +130,7 @@ async def test_two_actors_give_the_results_and_spend_of_a_local_run(
             # The actors wrote the judge cache this machine shares: the local repeat cost no request.
             assert local.spend.attempts == 0 and len(stub.requests) == 12
             # A record that came back from an actor is the whole record: its rounds and verdict tree.
-            first = next(iter(two.run_records(remote.run_id)))
+            first = next(iter(two.results.read_all(remote.run_id)))
             assert first.rounds and first.judgment.children
     assert remote.count(Status.PASS) == 12 and remote.count(Status.FAIL) == 6 and remote.count(Status.ERROR) == 6
 
@@ -190,7 +190,7 @@ async def test_an_actor_killed_mid_run_loses_and_duplicates_nothing(
 
         assert killed, result.worker_errors
         # Every case judged exactly once: each in the store once, each heard of once.
-        assert store.get_run(result.run_id).recorded == 40 == len(result.records)
+        assert store.runs.get(result.run_id).recorded == 40 == len(result.records)
         assert sorted(progress.statuses) == [f"case-{i:02d}" for i in range(40)]
         assert {r.case: r.status for r in result.records} == progress.statuses
         assert result.count(Status.PASS) == 20 and result.count(Status.ERROR) == 10
@@ -213,7 +213,7 @@ def test_ctrl_c_stops_every_actor_and_the_resume_finishes_the_run(
         interrupter.start()
         assert execute(request) == 130  # what Ctrl-C exits with
         interrupter.join(5)
-        run = store.latest_run("toy")
+        run = store.runs.latest("toy")
         assert run is not None and run.status == "interrupted"
         stopped_at = run.recorded
         assert 4 <= stopped_at < 40
@@ -226,7 +226,7 @@ def test_ctrl_c_stops_every_actor_and_the_resume_finishes_the_run(
 
         resumed = RunRequest(suites=(path,), store=url, resume="last", executor="ray", actors=2, progress=False)
         assert execute(resumed) == 1  # finished: some cases fail by design
-        finished = store.get_run(run.id)
+        finished = store.runs.get(run.id)
         assert finished.status == "completed" and finished.recorded == 40
 
 
@@ -234,7 +234,7 @@ def _interrupt_after(store: Store, cases: int) -> None:
     """Ctrl-C this process once the run has ``cases`` results (its handler is in place by then)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        run = store.latest_run("toy")
+        run = store.runs.latest("toy")
         if run is not None and run.recorded >= cases:
             os.kill(os.getpid(), signal.SIGINT)
             return
@@ -255,7 +255,7 @@ def test_a_driver_killed_with_sigkill_is_finished_by_resume(
         try:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and driver.poll() is None:
-                run = store.latest_run("toy")
+                run = store.runs.latest("toy")
                 if run is not None and run.recorded >= 4:
                     break
                 time.sleep(0.02)
@@ -263,12 +263,12 @@ def test_a_driver_killed_with_sigkill_is_finished_by_resume(
             driver.kill()
         finally:
             driver.wait(30)
-        run = store.latest_run("toy")
+        run = store.runs.latest("toy")
         assert run is not None and run.status == "running" and run.recorded < 40
 
         request = RunRequest(suites=(path,), store=url, resume="last", executor="ray", progress=False)
         assert execute(request) == 1
-        finished = store.get_run(run.id)
+        finished = store.runs.get(run.id)
         assert finished.status == "completed" and finished.recorded == 40
 
 
@@ -308,7 +308,7 @@ def test_the_processes_executor_forks_workers_without_being_told_how_many(
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     assert execute(RunRequest(suites=(path,), store=url, concurrency=4, executor="processes", progress=False)) == 1
     with open_store(url) as store:
-        run = store.latest_run("toy")
+        run = store.runs.latest("toy")
         assert run is not None and run.status == "completed" and run.recorded == 8
     assert "worker" not in capsys.readouterr().out  # no worker died: the report has no note of one
     with pytest.raises(ValueError, match="the ray executor takes actors"):
@@ -343,7 +343,7 @@ async def test_a_cases_file_runs_on_actors_that_build_only_the_lines_they_are_se
         local = await SuiteRunner(load_suite(inline), RunOptions(concurrency=4), store=store).run()
 
         assert killed and result.status == "completed" and not result.store_errors
-        assert store.get_run(result.run_id).recorded == 30 == len(result.records)
-        assert store.planned_cases(result.run_id) == [c.name for c in spec.cases]
+        assert store.runs.get(result.run_id).recorded == 30 == len(result.records)
+        assert store.results.planned(result.run_id) == [c.name for c in spec.cases]
         assert outcomes(store, result.run_id) == outcomes(store, local.run_id)
         assert sorted(progress.statuses) == sorted(c.name for c in spec.cases)

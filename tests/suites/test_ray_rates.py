@@ -86,7 +86,7 @@ async def test_a_429_on_one_actor_pauses_that_endpoint_on_both_for_its_retry_aft
                 concurrency=CONCURRENCY, executor="ray", executor_settings=RaySettings(actors=2, load_suite=load)
             )
             result = await SuiteRunner(suite, options, store=store, progress=progress).run()
-            assert store.get_run(result.run_id).recorded == CASES
+            assert store.runs.get(result.run_id).recorded == CASES
 
     assert result.status == "completed" and not result.worker_errors
     # Every case judged once (the recorder fails on a case heard of twice), the 429s retried away.

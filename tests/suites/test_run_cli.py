@@ -263,10 +263,10 @@ def test_a_stopped_run_resumed_with_resume_last_judges_every_case_exactly_once(
     assert "resuming run" in status
     store = open_store(store_url)
     try:
-        run_info = store.latest_run("toy")
+        run_info = store.runs.latest("toy")
         assert run_info is not None and run_info.status == "completed"
-        records = store.run_records(run_info.id)
-        assert len(store.runs("toy")) == 1  # the same run, finished; no second run was started
+        records = store.results.read_all(run_info.id)
+        assert len(store.runs.newest("toy")) == 1  # the same run, finished; no second run was started
     finally:
         store.close()
     assert sorted(r.case for r in records) == [f"case-{i:02d}" for i in range(40)]
@@ -278,7 +278,7 @@ def test_a_stopped_run_resumed_with_resume_last_judges_every_case_exactly_once(
 def _status(store_url: str) -> str | None:
     store = open_store(store_url)
     try:
-        latest = store.latest_run("toy")
+        latest = store.runs.latest("toy")
         return None if latest is None else latest.status
     finally:
         store.close()
@@ -287,8 +287,8 @@ def _status(store_url: str) -> str | None:
 def _recorded(store_url: str) -> set[str]:
     store = open_store(store_url)
     try:
-        latest = store.latest_run("toy")
-        return set() if latest is None else store.recorded_cases(latest.id)
+        latest = store.runs.latest("toy")
+        return set() if latest is None else store.results.recorded(latest.id)
     finally:
         store.close()
 
@@ -360,7 +360,7 @@ THREE_CASES = (
 def _interrupted_run(store_url: str, planned: list[str]) -> str:
     store = open_store(store_url)
     try:
-        run_id = store.begin_run("toy", cases={name: {"prompt": "listings"} for name in planned})
+        run_id = store.runs.begin("toy", cases={name: {"prompt": "listings"} for name in planned})
         store.finish_run(run_id, "interrupted")
         return run_id
     finally:
@@ -382,8 +382,8 @@ def test_a_resumed_run_judges_the_cases_it_planned_not_the_whole_suite(
     assert f"resuming run {run_id} of toy: 2 case(s)" in status  # its plan, not the suite's 3 cases
     store = open_store(store_url)
     try:
-        assert sorted(store.recorded_cases(run_id)) == ["a", "b"]  # not c: the run never planned it
-        latest = store.latest_run("toy")
+        assert sorted(store.results.recorded(run_id)) == ["a", "b"]  # not c: the run never planned it
+        latest = store.runs.latest("toy")
         assert latest is not None and latest.status == "completed"
     finally:
         store.close()

@@ -58,7 +58,7 @@ def test_a_case_written_in_the_store_runs_from_the_command_line(
         "judges": [{"contains": "$6,190"}],
     }
     with open_store(url) as store:
-        problems, elsewhere, spec = check_case(store.export_suite("pm-suite"), written, None)
+        problems, elsewhere, spec = check_case(store.suites.export("pm-suite"), written, None)
         assert problems == [] and elsewhere == [] and spec is not None
         version = store.authoring.save_case(
             "pm-suite", "pm-revenue", spec, author="pm.alice", base_version=None, action="create"
@@ -68,9 +68,9 @@ def test_a_case_written_in_the_store_runs_from_the_command_line(
     )
     assert result.exit_code == 0, result.output
     with open_store(url) as store:
-        run = store.latest_run("pm-suite")
+        run = store.runs.latest("pm-suite")
         assert run is not None and run.status == "completed" and run.recorded == 1
-        records = {record.case: record for record in store.run_records(run.id)}
+        records = {record.case: record for record in store.results.read_all(run.id)}
         assert records["pm-revenue"].status.value == "pass"
         # The run ran, and recorded, the very version the editor saved: no new version appeared.
         current = store.authoring.current_version("pm-suite", "pm-revenue")

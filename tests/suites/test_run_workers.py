@@ -61,7 +61,7 @@ def open_sqlite(tmp_path: Path, name: str) -> Store:
 
 
 def outcomes(store: Store, run_id: str) -> dict[str, tuple[Status, float | None, str | None]]:
-    return {r.case: (r.status, r.score, r.error and r.error.split(":")[0]) for r in store.run_records(run_id)}
+    return {r.case: (r.status, r.score, r.error and r.error.split(":")[0]) for r in store.results.read_all(run_id)}
 
 
 async def test_workers_record_every_case_once_with_the_verdicts_of_one_process(
@@ -76,7 +76,7 @@ async def test_workers_record_every_case_once_with_the_verdicts_of_one_process(
         assert two.status == "completed" and not two.worker_errors and not two.store_errors
         assert outcomes(two_store, two.run_id) == outcomes(one_store, one.run_id)
         assert [r.case for r in two.records] == [c.name for c in suite.cases]  # plan order, each once
-        assert two_store.get_run(two.run_id).status == "completed"
+        assert two_store.runs.get(two.run_id).status == "completed"
         # The parent heard of every case once, with the status the store holds.
         assert progress.statuses == {r.case: r.status for r in two.records}
     assert two.count(Status.ERROR) == 5 and two.count(Status.FAIL) == 5 and not two.ok
@@ -114,16 +114,16 @@ async def test_stop_reaches_the_workers_and_resume_judges_the_rest_exactly_once(
         progress.runner = runner
         first = await runner.run()
 
-        recorded = store.recorded_cases(first.run_id)
+        recorded = store.results.recorded(first.run_id)
         assert first.status == "interrupted" and not first.worker_errors
-        assert store.get_run(first.run_id).status == "interrupted"
+        assert store.runs.get(first.run_id).status == "interrupted"
         assert 4 <= len(recorded) < 20  # what finished was written by the workers; the rest was abandoned
 
         second = await SuiteRunner(suite, RunOptions(concurrency=4, workers=2), store=store).run(resume=first.run_id)
 
         assert second.status == "completed" and second.resumed == len(recorded)
         assert [r.case for r in second.records] == [c.name for c in suite.cases]
-        assert store.get_run(second.run_id).recorded == 20  # every case written exactly once
+        assert store.runs.get(second.run_id).recorded == 20  # every case written exactly once
 
 
 async def test_a_killed_worker_is_reported_and_its_cases_are_left_for_resume(
@@ -137,18 +137,18 @@ async def test_a_killed_worker_is_reported_and_its_cases_are_left_for_resume(
 
         # Not "interrupted" (nobody stopped it): the run failed, and --resume finishes it.
         assert first.status == "failed" and not first.ok
-        assert store.get_run(first.run_id).status == "failed"
+        assert store.runs.get(first.run_id).status == "failed"
         assert len(first.worker_errors) == 1
         assert "was killed by signal 9" in first.worker_errors[0]
         assert "resume the run" in first.worker_errors[0]
-        assert "case-03" not in store.recorded_cases(first.run_id)
+        assert "case-03" not in store.results.recorded(first.run_id)
         # The other worker ran all of its cases.
-        assert {f"case-{i:02d}" for i in range(0, 20, 2)} <= store.recorded_cases(first.run_id)
+        assert {f"case-{i:02d}" for i in range(0, 20, 2)} <= store.results.recorded(first.run_id)
 
         monkeypatch.delenv("TOY_AGENT_MAY_DIE")
         second = await SuiteRunner(suite, RunOptions(concurrency=2), store=store).run(resume=first.run_id)
         assert second.status == "completed" and len(second.records) == 20
-        assert store.get_run(second.run_id).recorded == 20
+        assert store.runs.get(second.run_id).recorded == 20
 
 
 def test_workers_need_a_store_and_the_suites_own_agent(toy_suite: Callable[[str], Path]) -> None:

@@ -56,7 +56,7 @@ def test_import_keeps_every_top_level_key_and_round_trips(project: Path) -> None
     url = f"sqlite:///{project / 'store.db'}"
     with open_store(url) as store:
         import_suite_file(store, project / "suite.yaml")
-        exported = store.export_suite("notes")
+        exported = store.suites.export("notes")
         assert list(exported) == [
             "name", "description", "database", "concurrency", "metadata", "agent", "defaults", "cases",
         ]  # fmt: skip
@@ -80,9 +80,9 @@ def test_a_stored_suite_runs_its_sql_checks_from_the_store(project: Path) -> Non
     )
     assert result.exit_code == 0, result.output
     with open_store(url) as store:
-        run = store.latest_run("notes")
+        run = store.runs.latest("notes")
         assert run is not None and run.passed == 1
-        [record] = store.run_records(run.id)
+        [record] = store.results.read_all(run.id)
     # The SQL check ran against the stored suite's database and passed.
     deterministic = record.judgment.children["deterministic"]
     assert deterministic.children["sql_checks[0]"].status.value == "pass"

@@ -297,35 +297,37 @@ async def test_seeds_reach_a_python_agent_factory(toy_suite: Callable[[str], Pat
 
 
 class MemoryStore:
-    """The runner's store contract, in memory, counting writes."""
+    """The runner's store contract, in memory, counting writes (its ``runs`` and ``results`` are itself)."""
 
     def __init__(self) -> None:
         self.stored: dict[str, dict[str, CaseRecord]] = {}
         self.writes = 0
         self.status: dict[str, str] = {}
-        self.planned: dict[str, list[str]] = {}
+        self.planned_runs: dict[str, list[str]] = {}
+        self.runs = self
+        self.results = self
 
-    def begin_run(self, suite: str, *, cases: dict[str, object], **_: object) -> str:
+    def begin(self, suite: str, *, cases: dict[str, object], **_: object) -> str:
         run_id = f"run-{len(self.stored) + 1}"
         self.stored[run_id] = {}
-        self.planned[run_id] = list(cases)
+        self.planned_runs[run_id] = list(cases)
         return run_id
 
-    def record_case(self, run_id: str, record: CaseRecord) -> bool:
+    def record(self, run_id: str, record: CaseRecord) -> bool:
         self.writes += 1
         if record.case in self.stored[run_id]:
             return False
         self.stored[run_id][record.case] = record
         return True
 
-    def record_cases(self, run_id: str, records: list[CaseRecord]) -> list[bool]:
-        return [self.record_case(run_id, record) for record in records]
+    def record_many(self, run_id: str, records: list[CaseRecord]) -> list[bool]:
+        return [self.record(run_id, record) for record in records]
 
-    def recorded_cases(self, run_id: str) -> set[str]:
+    def recorded(self, run_id: str) -> set[str]:
         return set(self.stored[run_id])
 
-    def planned_cases(self, run_id: str) -> list[str]:
-        return self.planned[run_id]
+    def planned(self, run_id: str) -> list[str]:
+        return self.planned_runs[run_id]
 
     def records(self, run_id: str, *, cases: object = None) -> list[CaseRecord]:
         return list(self.stored[run_id].values())
@@ -370,7 +372,7 @@ async def test_stop_then_resume_judges_every_case_exactly_once(toy_suite: Callab
 
     assert first.status == "interrupted"
     assert store.status[first.run_id] == "interrupted"
-    finished = store.recorded_cases(first.run_id)
+    finished = store.results.recorded(first.run_id)
     assert 5 <= len(finished) < 12  # what finished was written; the rest was abandoned
 
     second = await SuiteRunner(suite, RunOptions(concurrency=3), store=store).run(resume=first.run_id)
@@ -386,8 +388,8 @@ async def test_results_stream_to_a_real_store(toy_suite: Callable[[str], Path], 
     store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
     try:
         result = await SuiteRunner(suite, store=store).run()
-        stored = {r.case: r for r in store.run_records(result.run_id)}
-        info = store.get_run(result.run_id)
+        stored = {r.case: r for r in store.results.read_all(result.run_id)}
+        info = store.runs.get(result.run_id)
     finally:
         store.close()
 
@@ -448,9 +450,9 @@ async def test_a_slow_store_holds_back_the_workers_instead_of_queueing_the_run(
     )
 
     class SlowStore(MemoryStore):
-        def record_case(self, run_id: str, record: CaseRecord) -> bool:
+        def record(self, run_id: str, record: CaseRecord) -> bool:
             time.sleep(0.05)
-            return super().record_case(run_id, record)
+            return super().record(run_id, record)
 
     queued: list[int] = []
 
@@ -476,21 +478,21 @@ async def test_a_failed_batch_is_retried_case_by_case_so_only_the_bad_case_is_lo
     toy_suite: Callable[[str], Path],
 ) -> None:
     class PickyStore(MemoryStore):
-        def record_cases(self, run_id: str, records: list[CaseRecord]) -> list[bool]:
+        def record_many(self, run_id: str, records: list[CaseRecord]) -> list[bool]:
             if any(r.case == "case-3" for r in records):
                 raise RuntimeError("batch refused")
-            return super().record_cases(run_id, records)
+            return super().record_many(run_id, records)
 
-        def record_case(self, run_id: str, record: CaseRecord) -> bool:
+        def record(self, run_id: str, record: CaseRecord) -> bool:
             if record.case == "case-3":
                 raise RuntimeError("value too long")
-            return super().record_case(run_id, record)
+            return super().record(run_id, record)
 
     store = PickyStore()
     result = await SuiteRunner(load_suite(toy_suite(MANY)), RunOptions(concurrency=4), store=store).run()  # type: ignore[arg-type]
 
     assert result.store_errors == ["case-3: RuntimeError: value too long"]
-    assert store.recorded_cases(result.run_id) == {f"case-{i}" for i in range(12)} - {"case-3"}
+    assert store.results.recorded(result.run_id) == {f"case-{i}" for i in range(12)} - {"case-3"}
     assert not result.ok
 
 
@@ -653,15 +655,15 @@ async def test_a_run_that_judged_no_case_is_not_ok(toy_suite: Callable[[str], Pa
 
 
 class BatchStore(MemoryStore):
-    """Counts the records of each ``record_cases`` call (one call = one transaction in a real store)."""
+    """Counts the records of each ``record_many`` call (one call = one transaction in a real store)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.batches: list[int] = []
 
-    def record_cases(self, run_id: str, records: list[CaseRecord]) -> list[bool]:
+    def record_many(self, run_id: str, records: list[CaseRecord]) -> list[bool]:
         self.batches.append(len(records))
-        return super().record_cases(run_id, records)
+        return super().record_many(run_id, records)
 
 
 async def test_cases_that_finish_close_together_are_committed_together(toy_suite: Callable[[str], Path]) -> None:
@@ -669,7 +671,7 @@ async def test_cases_that_finish_close_together_are_committed_together(toy_suite
     result = await SuiteRunner(load_suite(toy_suite(MANY)), RunOptions(concurrency=12), store=store).run()  # type: ignore[arg-type]
 
     assert result.ok
-    assert store.recorded_cases(result.run_id) == {f"case-{i}" for i in range(12)}
+    assert store.results.recorded(result.run_id) == {f"case-{i}" for i in range(12)}
     assert sum(store.batches) == 12
     assert len(store.batches) < 12, store.batches  # they waited WRITE_LINGER for each other
 
@@ -683,7 +685,7 @@ async def test_the_end_of_a_run_writes_what_is_lingering_without_waiting_for_the
 
     result = await asyncio.wait_for(runner.run(), timeout=30)
 
-    assert store.recorded_cases(result.run_id) == {f"case-{i}" for i in range(12)}
+    assert store.results.recorded(result.run_id) == {f"case-{i}" for i in range(12)}
     assert store.batches == [12]  # nothing was written before the drain, then everything at once
     assert store.status[result.run_id] == "completed"
 

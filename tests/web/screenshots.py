@@ -31,7 +31,7 @@ def main() -> None:
         _run_example(SUITE, url)
     _run_example(changed_suite(folder), url)
     with open_store(url) as store:
-        runs = store.runs("property-agent")
+        runs = store.runs.newest("property-agent")
     if len(runs) != 6 or runs[0].passed == runs[0].recorded:
         raise RuntimeError(f"expected 6 runs, the last with failing cases; the store has {len(runs)}")
     last, previous = runs[0].id, runs[1].id

@@ -244,7 +244,7 @@ def test_duplicate_and_retire(stored: tuple[str, dict[str, str]]) -> None:
         actions = [e["action"] for e in client.get("/api/audit").json()["entries"][:2]]
         assert actions == ["case.retire", "case.duplicate"]
     with open_store(url) as store:
-        names = [c["name"] for c in store.export_suite(SUITE_NAME)["cases"]]
+        names = [c["name"] for c in store.suites.export(SUITE_NAME)["cases"]]
     assert "n2" not in names and "counts-listings" in names
 
 
@@ -456,14 +456,14 @@ def test_only_an_admin_changes_the_agent_and_it_is_checked_by_building_it(
             assert errors and errors[0].startswith(words), (bad, errors)
             assert bad.split(":")[0] in refused.text  # what was typed is shown again
         with open_store(url) as store:
-            assert store.export_suite(SUITE_NAME)["agent"]["python"] == "examples.property_agent.agent:make_agent"
-            assert "options" in store.export_suite(SUITE_NAME)["agent"]
+            assert store.suites.export(SUITE_NAME)["agent"]["python"] == "examples.property_agent.agent:make_agent"
+            assert "options" in store.suites.export(SUITE_NAME)["agent"]
         done = admin.post(EDIT + "/agent", data={"csrf": token, "agent": new_agent})
         assert done.status_code == 303
         entry = admin.get("/api/audit").json()["entries"][0]
         assert entry["action"] == "suite.agent" and entry["actor"] == "ada"
     with open_store(url) as store:
-        assert store.export_suite(SUITE_NAME)["agent"] == {
+        assert store.suites.export(SUITE_NAME)["agent"] == {
             "python": "examples.property_agent.agent:make_agent",
             "options": {"offline": True},
         }

@@ -209,14 +209,14 @@ def test_a_running_run_refreshes_until_it_finishes(
     tab, watch = page
     url = f"sqlite:///{tmp_path_factory.mktemp('live') / 'live.db'}"
     with open_store(url) as store:
-        run_id = store.begin_run("live", cases={"one": {}, "two": {}}, judge_model="fake")
-        store.record_case(run_id, CaseRecord("one", Judgment.passed(1.0, "ok", judge="contains")))
+        run_id = store.runs.begin("live", cases={"one": {}, "two": {}}, judge_model="fake")
+        store.results.record(run_id, CaseRecord("one", Judgment.passed(1.0, "ok", judge="contains")))
     live = DashboardServer(url, refresh_seconds=1)
     try:
         tab.goto(live.base + f"/runs/{run_id}")
         assert "1 of 2" in tab.locator("p.live").inner_text()
         with open_store(url) as store:
-            store.record_case(run_id, CaseRecord("two", Judgment.failed(0.0, "wrong", judge="contains")))
+            store.results.record(run_id, CaseRecord("two", Judgment.failed(0.0, "wrong", judge="contains")))
         # Playwright's own waits: wait_for_function would need eval, which the page's CSP forbids.
         expect(tab.locator("p.live")).to_contain_text("2 of 2")
         expect(tab.locator("table.cases tbody tr")).to_have_count(2)
@@ -283,7 +283,7 @@ def test_a_product_managers_day_write_fix_run_review_export_and_the_cli_runs_her
         expect(tab.locator("#launch-progress b.pass")).to_have_text("1")
         # She opens the failing case and disagrees with its judge, with a note.
         with open_store(url) as store:
-            browser_run = store.runs("pm-suite")[0].id
+            browser_run = store.runs.newest("pm-suite")[0].id
         tab.goto(served.base + f"/runs/{browser_run}/case?name=counts-listings")
         review = tab.locator("details.review[open] form.review").first
         review.locator("input[name=agree][value=no]").check()
@@ -312,7 +312,7 @@ def test_a_product_managers_day_write_fix_run_review_export_and_the_cli_runs_her
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     with open_store(url) as store:
-        runs = store.runs("pm-suite")
+        runs = store.runs.newest("pm-suite")
         assert len(runs) == 2 and runs[1].recorded == 2 and runs[1].passed == 1  # the browser's run
         assert runs[0].recorded == 1 and runs[0].passed == 1  # the CLI's run of her case
-        assert [record.case for record in store.run_records(runs[0].id)] == ["pm-revenue"]
+        assert [record.case for record in store.results.read_all(runs[0].id)] == ["pm-revenue"]

@@ -43,21 +43,21 @@ def _identity(name: str, key: str) -> dict[str, object]:
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, dict[str, object]]]:
     url = f"sqlite:///{tmp_path_factory.mktemp('calibrations') / 'web.db'}"
     with open_store(url) as store:
-        first = store.save_calibration(_identity("strict", "k1"), figures=FIGURES, calibration={}, dataset="old.jsonl")
-        latest = store.save_calibration(
+        first = store.calibrations.save(_identity("strict", "k1"), figures=FIGURES, calibration={}, dataset="old.jsonl")
+        latest = store.calibrations.save(
             _identity("strict", "k1"), figures=FIGURES, calibration=CALIBRATION, dataset="labels.jsonl"
         )
-        hostile = store.save_calibration(
+        hostile = store.calibrations.save(
             _identity(HOSTILE, "k2"), figures={"kind": "category", "n": 3}, calibration={}, dataset=HOSTILE
         )
-        run_id = store.begin_run("capitals", cases={})
+        run_id = store.runs.begin("capitals", cases={})
         store.finish_run(run_id)
         note = CalibratedJudge(
             "strict", "k1", "corrected", 2, 4, corrected=0.5, low=0.2, high=0.8, tpr=0.75, tnr=0.75,
             calibration_id=latest, calibrated_at=datetime(2026, 11, 24, tzinfo=UTC), dataset="labels.jsonl",
         )  # fmt: skip
         weak = CalibratedJudge(HOSTILE, "k2", "uncalibrated", 1, 2, calibration_id=hostile)
-        store.update_run_config(run_id, {CALIBRATIONS_KEY: [note.to_dict(), weak.to_dict()]})
+        store.runs.update_config(run_id, {CALIBRATIONS_KEY: [note.to_dict(), weak.to_dict()]})
     with TestClient(create_app(url), raise_server_exceptions=False) as client:
         yield client, {"first": first, "latest": latest, "hostile": hostile, "run": run_id}
 

@@ -104,7 +104,7 @@ def test_a_run_started_in_the_browser_runs_the_stored_suite_with_live_progress(
         entry = client.get("/api/audit").json()["entries"][0]
         assert entry["action"] == "run.start" and entry["detail"]["run"] == run_id
     with open_store(url) as store:
-        assert [r.case for r in store.run_records(run_id)] == ["quick"]
+        assert [r.case for r in store.results.read_all(run_id)] == ["quick"]
 
 
 def test_cancel_stops_a_run_like_ctrl_c_and_the_browser_resumes_it(stored: tuple[str, dict[str, str]]) -> None:
@@ -161,7 +161,7 @@ def test_hostile_run_posts_start_nothing(stored: tuple[str, dict[str, str]]) -> 
     assert statuses["viewer"] == 403 and statuses["judge model by an editor"] == 403
     assert statuses["filter matching nothing"] == 422 and statuses["logged out"] == 401
     with open_store(url) as store:
-        assert store.runs("pm-suite") == []
+        assert store.runs.newest("pm-suite") == []
 
 
 def _git(folder: Path, *args: str) -> str:
@@ -190,7 +190,7 @@ def test_a_browser_run_records_the_git_commit_as_the_command_line_does(
     cli = CliRunner().invoke(app, ["run", "--store", url, "--suite", "pm-suite", "-k", "smoke", "--no-progress"])
     assert cli.exit_code == 0, cli.output
     with open_store(url) as store:
-        browser, command = store.get_run(run_id), store.latest_run("pm-suite")
+        browser, command = store.runs.get(run_id), store.runs.latest("pm-suite")
     assert command is not None and command.id != run_id
     # Started from either place, a run is put together one way: the same facts are recorded.
     assert browser.git_commit == command.git_commit == commit

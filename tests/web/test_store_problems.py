@@ -40,8 +40,8 @@ def sqlite_url(tmp_path: Path) -> Iterator[str]:
 
 def _one_run(url: str) -> str:
     with open_store(url) as store:
-        run_id = store.begin_run("suite", cases={"a": {}})
-        store.record_case(run_id, CaseRecord("a", Judgment.passed(1.0, "fine", judge="contains")))
+        run_id = store.runs.begin("suite", cases={"a": {}})
+        store.results.record(run_id, CaseRecord("a", Judgment.passed(1.0, "fine", judge="contains")))
         store.finish_run(run_id)
     return run_id
 

@@ -155,7 +155,7 @@ def plant_hostile(store: Store) -> tuple[tuple[str, ...], tuple[str, ...]]:
     runs = []
     for index in range(6):
         regressed = index == 5
-        run_id = store.begin_run(
+        run_id = store.runs.begin(
             HOSTILE_SUITE,
             cases={name: {"prompt": HOSTILE, "description": HOSTILE} for name in names},
             judge_model=f"model{PAYLOADS[1]}"[:200],
@@ -164,7 +164,7 @@ def plant_hostile(store: Store) -> tuple[tuple[str, ...], tuple[str, ...]]:
             config={"git_branch": PAYLOADS[1], "suite_file": HOSTILE},
         )
         records = [hostile_record(name, passed=not regressed or name == "plain case") for name in names]
-        store.record_cases(run_id, records)
+        store.results.record_many(run_id, records)
         store.finish_run(run_id, "completed")
         runs.append(run_id)
     plant_hostile_calibration(store, runs[-1])
@@ -180,7 +180,7 @@ def plant_hostile_calibration(store: Store, run_id: str) -> None:
         "confusion": {"rows": [HOSTILE], "columns": [HOSTILE], "counts": [[1]]},
     }
     disagreement = {key: HOSTILE for key in ("id", "human", "judge", "reasoning", "input", "output")}
-    calibration_id = store.save_calibration(
+    calibration_id = store.calibrations.save(
         {**identity, "settings": {"prompt": HOSTILE}},
         figures={"kind": HOSTILE, "n": 4, "tpr": 0.75, "tnr": 0.75, "positives": 2, "negatives": 2},
         calibration={"overall": overall, "disagreements": [{**disagreement, "tags": [HOSTILE]}]},
@@ -188,14 +188,14 @@ def plant_hostile_calibration(store: Store, run_id: str) -> None:
     )
     note = {"judge": HOSTILE, "key": "hostile", "status": "corrected", "passed": 1, "decided": 2, "corrected": 0.5}
     note |= {"low": 0.1, "high": 0.9, "calibration_id": calibration_id, "dataset": HOSTILE}
-    store.update_run_config(run_id, {"calibrations": [note]})
+    store.runs.update_config(run_id, {"calibrations": [note]})
 
 
 def plant_running(store: Store) -> str:
     """A run still being written: three cases planned, two recorded, never finished."""
-    run_id = store.begin_run("live-suite", cases={"one": {}, "two": {}, "three": {}}, judge_model="fake")
+    run_id = store.runs.begin("live-suite", cases={"one": {}, "two": {}, "three": {}}, judge_model="fake")
     for name in ("one", "two"):
-        store.record_case(run_id, CaseRecord(name, Judgment.passed(1.0, "ok", judge="contains"), duration=0.1))
+        store.results.record(run_id, CaseRecord(name, Judgment.passed(1.0, "ok", judge="contains"), duration=0.1))
     return run_id
 
 
@@ -207,7 +207,7 @@ def build_store(folder: Path) -> WebStore:
     _run_example(SUITE, url)
     _run_example(changed_suite(folder), url)
     with open_store(url) as store:
-        example = store.runs("property-agent")
+        example = store.runs.newest("property-agent")
         first, second = example[-1].id, example[0].id
         hostile_runs, names = plant_hostile(store)
         running = plant_running(store)
@@ -226,9 +226,9 @@ def load_store(path: Path) -> WebStore:
     """The ``WebStore`` of a store ``build_store`` made before (``JURYBOX_WEB_TEST_STORE``: quick local runs)."""
     url = f"sqlite:///{path}"
     with open_store(url) as store:
-        example = store.runs("property-agent")
-        hostile = store.runs(HOSTILE_SUITE)
-        running = store.runs("live-suite")
+        example = store.runs.newest("property-agent")
+        hostile = store.runs.newest(HOSTILE_SUITE)
+        running = store.runs.newest("live-suite")
     names = tuple(o.case for o in _outcomes(url, hostile[0].id))
     return WebStore(
         url=url,
@@ -243,7 +243,7 @@ def load_store(path: Path) -> WebStore:
 
 def _outcomes(url: str, run_id: str) -> list[Any]:
     with open_store(url) as store:
-        return list(store.case_outcomes(run_id))
+        return list(store.results.outcomes(run_id))
 
 
 class DashboardServer:

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from jurybox._cli.common import open_for_command
 from jurybox.calibrate import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -26,7 +27,7 @@ from jurybox.calibrate import (
     to_html,
     to_markdown,
 )
-from jurybox.store import StoreError, open_store
+from jurybox.store import StoreAccessError, StoreError
 
 EXIT_BELOW_BAR = 1
 EXIT_USAGE = 2
@@ -118,7 +119,7 @@ def calibrate_command(
     if not no_store:
         try:
             where = save_calibrations(result, store)
-        except (StoreError, ValueError) as exc:
+        except (StoreError, StoreAccessError, ValueError) as exc:
             raise usage_error(f"cannot save the calibrations to the store: {exc}") from None
         errors.print(f"saved {len(result.judges)} calibration(s) to the store {escape(where)}", highlight=False)
     if bars is not None:
@@ -135,9 +136,9 @@ def save_calibrations(result: CalibrationResult, url: str | None) -> str:
     The whole calibration is kept, disagreements included but not every row's verdict
     (``--rows`` is for the JSON file): a store holds many calibrations.
     """
-    with open_store(url) as opened:
+    with open_for_command(url, writes=True) as opened:
         for judge in result.judges:
-            opened.save_calibration(
+            opened.calibrations.save(
                 judge.identity.to_dict(),
                 figures=calibration_figures(result, judge),
                 calibration=judge.to_dict(),

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from jurybox._cli.history import StoreOption, _console, _money, _opened, _pct, _seconds
+from jurybox._cli.common import StoreOption, console, money, opened_store, pct, seconds
 from jurybox._cli.layout import print_fitted, stacked_row
 from jurybox.report import terminal_safe
 from jurybox.store import compare_runs
@@ -25,13 +25,13 @@ def compare(
     limit: Annotated[int, typer.Option(help="Rows shown per table.")] = 20,
 ) -> None:
     """Compare two runs: cases that flipped, score deltas, new errors, cost and latency."""
-    console = _console()
-    with _opened(store_url) as store:
+    out = console()
+    with opened_store(store_url) as store:
         result = compare_runs(store, run_a, run_b)
     a, b = result.run_a, result.run_b
     # The ids on lines of their own: as column headers they would be cut at 80 columns.
-    console.print(Text(f"A = run {a.id} ({a.suite}, {a.status})"))
-    console.print(Text(f"B = run {b.id} ({b.suite}, {b.status})"))
+    out.print(Text(f"A = run {a.id} ({a.suite}, {a.status})"))
+    out.print(Text(f"B = run {b.id} ({b.suite}, {b.status})"))
     summary = Table(title="Runs", title_justify="left")
     summary.add_column("", no_wrap=True)
     summary.add_column("A", justify="right", no_wrap=True)
@@ -41,17 +41,17 @@ def compare(
     summary.add_row("suite", a.suite, b.suite, "")
     summary.add_row("status", a.status, b.status, "")
     summary.add_row("cases", str(a.recorded), str(b.recorded), f"{b.recorded - a.recorded:+d}")
-    summary.add_row("pass rate", _pct(a.pass_rate), _pct(b.pass_rate), _points(rate_change))
+    summary.add_row("pass rate", pct(a.pass_rate), pct(b.pass_rate), _points(rate_change))
     summary.add_row("errors", str(a.errored), str(b.errored), f"{b.errored - a.errored:+d}")
-    summary.add_row("cost", _money(a.cost), _money(b.cost), _money_delta(result.cost_delta))
+    summary.add_row("cost", money(a.cost), money(b.cost), _money_delta(result.cost_delta))
     summary.add_row("tokens", _int(a.tokens), _int(b.tokens), _int_delta(a.tokens, b.tokens))
     for label, la, lb in (
         ("latency mean", result.latency_a.mean, result.latency_b.mean),
         ("latency p95", result.latency_a.p95, result.latency_b.p95),
     ):
         delta = None if la is None or lb is None else lb - la
-        summary.add_row(label, _seconds(la), _seconds(lb), "-" if delta is None else f"{delta:+.2f}s")
-    console.print(summary)
+        summary.add_row(label, seconds(la), seconds(lb), "-" if delta is None else f"{delta:+.2f}s")
+    out.print(summary)
 
     flipped = result.flipped
     if flipped:
@@ -65,9 +65,9 @@ def compare(
             table.add_row(Text(terminal_safe(change.case)), before, after, arrow, reason)
             head = arrow + Text(" ") + Text(terminal_safe(change.case), style="bold") + Text(f" · {before} → {after}")
             stacked.append(stacked_row(head, [reason]))
-        print_fitted(console, table, stacked)
+        print_fitted(out, table, stacked)
     else:
-        console.print("No case flipped between pass and not-pass.")
+        out.print("No case flipped between pass and not-pass.")
 
     errors = result.new_errors
     if errors:
@@ -78,7 +78,7 @@ def compare(
             error = _first_line(change.after.error or change.after.reasoning)
             table.add_row(Text(terminal_safe(change.case)), error)
             stacked.append(stacked_row(Text(terminal_safe(change.case), style="bold"), [error]))
-        print_fitted(console, table, stacked)
+        print_fitted(out, table, stacked)
 
     moved = result.score_changes
     if moved:
@@ -95,14 +95,14 @@ def compare(
             stacked.append(
                 Text(terminal_safe(change.case), style="bold") + Text(f" · {before} → {after} (") + shift + Text(")")
             )
-        print_fitted(console, table, stacked)
+        print_fitted(out, table, stacked)
     # Text, not markup: a case name is the suite author's, and "[x]" in it must print as typed.
     if result.only_in_a:
         names = terminal_safe(", ".join(result.only_in_a[:limit]))
-        console.print(Text(f"Only in A ({len(result.only_in_a)}): {names}"))
+        out.print(Text(f"Only in A ({len(result.only_in_a)}): {names}"))
     if result.only_in_b:
         names = terminal_safe(", ".join(result.only_in_b[:limit]))
-        console.print(Text(f"Only in B ({len(result.only_in_b)}): {names}"))
+        out.print(Text(f"Only in B ({len(result.only_in_b)}): {names}"))
 
 
 def _points(value: float | None) -> str:

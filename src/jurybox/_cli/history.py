@@ -1,17 +1,18 @@
-"""Run-history commands: ``history``, ``gate``, ``store import/export`` (see also compare.py, lessons.py)."""
+"""Run-history commands: ``history``, ``gate``, ``store import/export``, and ``compare`` (from compare.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from jurybox._cli.common import StoreOption, console, fail, money, opened_store, pct
+from jurybox._cli.compare import compare
 from jurybox._cli.layout import print_fitted, stacked_row
 from jurybox.store import (
     MetricCheck,
@@ -19,67 +20,13 @@ from jurybox.store import (
     RunCheck,
     RunInfo,
     Store,
-    StoreError,
-    SuiteFileError,
     export_suite_file,
     import_suite_file,
-    open_store,
 )
 
-StoreOption = Annotated[
-    str | None,
-    typer.Option(
-        "--store",
-        help="Store URL (sqlite:///path.db or postgresql+psycopg://...). Default: $JURYBOX_STORE, "
-        "else sqlite:///.jurybox/jurybox.db.",
-        show_default=False,
-    ),
-]
-"""The ``--store`` option of every command that reads a store (``jurybox serve`` takes it from here)."""
-
 EXIT_REGRESSION = 1
-EXIT_USAGE = 2
 
 _STATE_STYLE = {"ok": "green", "regression": "bold red", "warning": "yellow", "warmup": "cyan"}
-
-
-def _console() -> Console:
-    # Built per command so test runners that swap stdout capture the output.
-    return Console(highlight=False, soft_wrap=False)
-
-
-@contextmanager
-def _opened(url: str | None) -> Iterator[Store]:
-    """Open the store, turning store errors into a clear message and exit code 2."""
-    try:
-        store = open_store(url)
-    except StoreError as exc:
-        _fail(str(exc))
-    try:
-        yield store
-    except (StoreError, SuiteFileError) as exc:
-        _fail(str(exc))
-    finally:
-        store.close()
-
-
-def _fail(message: str) -> NoReturn:
-    _console().print(Text(f"error: {message}", style="bold red"))
-    raise typer.Exit(EXIT_USAGE)
-
-
-def _pct(value: float | None, *, signed: bool = False) -> str:
-    if value is None:
-        return "-"
-    return f"{value:+.1%}" if signed else f"{value:.1%}"
-
-
-def _money(value: float | None) -> str:
-    return "-" if value is None else f"${value:.4f}"
-
-
-def _seconds(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}s"
 
 
 def _fractions(items: Sequence[str], option: str) -> dict[str, float]:
@@ -122,7 +69,7 @@ def _state_text(check: MetricCheck) -> Text:
 _CHECK_COLUMNS = ("metric", "current", "baseline", "drop", "threshold", "target", "state")
 
 
-def _print_check(console: Console, result: RunCheck) -> None:
+def _print_check(out: Console, result: RunCheck) -> None:
     """The gate's metrics: a table when it fits, else one block per metric (nothing cut at 80 columns)."""
     table = Table(title=f"{result.run.suite} · run {result.run.id}", title_justify="left")
     for column in _CHECK_COLUMNS:
@@ -136,7 +83,7 @@ def _print_check(console: Console, result: RunCheck) -> None:
             Text(f"{name} ", style="dim") + cell for name, cell in zip(_CHECK_COLUMNS[1:-1], cells[1:-1], strict=True)
         ]
         stacked.append(stacked_row(head, labelled))
-    print_fitted(console, table, stacked)
+    print_fitted(out, table, stacked)
 
 
 def _check_cells(check: MetricCheck) -> list[Text]:
@@ -149,7 +96,7 @@ def _check_cells(check: MetricCheck) -> list[Text]:
         Text(check.metric),
         Text(f"{check.current.value:.1%} ({check.current.passed}/{check.current.total})"),
         Text(baseline),
-        Text(_pct(check.drop)),
+        Text(pct(check.drop)),
         Text(f"{check.threshold:.0%}"),
         target,
         _state_text(check),
@@ -162,11 +109,11 @@ def history(
     limit: Annotated[int, typer.Option(help="How many recent runs to show.")] = 20,
 ) -> None:
     """Show a suite's trend: pass rate per run overall and per judge tier, with each run's gate state."""
-    console = _console()
-    with _opened(store_url) as store:
-        runs = store.runs(suite, limit=limit)
+    out = console()
+    with opened_store(store_url) as store:
+        runs = store.runs.newest(suite, limit=limit)
         if not runs:
-            _fail(f"no runs of suite {suite!r} in store {store.url}")
+            fail(f"no runs of suite {suite!r} in store {store.url}")
         rows: list[tuple[RunInfo, RunCheck | None]] = []
         for run in reversed(runs):  # oldest first reads as a trend
             check = store.check_regressions(run.id, record_lessons=False) if run.finished else None
@@ -180,20 +127,20 @@ def history(
     stacked = []
     for run, check in rows:
         by_metric = {m.metric: m for m in check.metrics} if check else {}
-        started, cases, cost = f"{run.started_at:%Y-%m-%d %H:%M}", f"{run.recorded}/{run.planned}", _money(run.cost)
+        started, cases, cost = f"{run.started_at:%Y-%m-%d %H:%M}", f"{run.recorded}/{run.planned}", money(run.cost)
         rates: list[Text] = []
         for metric in ("overall", *tiers):
             found = by_metric.get(metric)
             if found is None:
-                rates.append(Text(_pct(run.pass_rate) if metric == "overall" and check is None else "-"))
+                rates.append(Text(pct(run.pass_rate) if metric == "overall" and check is None else "-"))
             else:
                 style = _STATE_STYLE[found.state] if found.state != "ok" else ""
-                rates.append(Text(_pct(found.current.value), style=style))
+                rates.append(Text(pct(found.current.value), style=style))
         table.add_row(run.id, started, run.status, cases, *rates, cost, _gate_cell(check))
         head = Text(run.id, style="bold") + Text(f" · {started} · {run.status} · {cases} cases · gate ")
         labelled = [Text(f"{m} ", style="dim") + rate for m, rate in zip(("overall", *tiers), rates, strict=True)]
         stacked.append(stacked_row(head + _gate_cell(check), [*labelled, Text("cost ", style="dim") + Text(cost)]))
-    print_fitted(console, table, stacked)
+    print_fitted(out, table, stacked)
 
 
 def _gate_cell(check: RunCheck | None) -> Text:
@@ -241,25 +188,25 @@ def gate(
     with, the targets (deterministic 95%, llm_operations 80%, llm_judge 70%) gate instead.
     Exit code 2 on usage errors.
     """
-    console = _console()
-    with _opened(store_url) as store:
+    out = console()
+    with opened_store(store_url, writes=True) as store:  # a regression is written as a lesson
         policy = _policy(store, window, threshold or [], target or [], baseline)
         if run is not None:
-            info = store.resolve_run(run, suite=suite)
+            info = store.runs.resolve(run, suite=suite)
         else:
-            found = store.runs(suite, status="completed", limit=1)
+            found = store.runs.newest(suite, status="completed", limit=1)
             if not found:
                 where = f"suite {suite!r}" if suite else "any suite"
-                _fail(f"no completed run of {where} in store {store.url}; nothing to gate")
+                fail(f"no completed run of {where} in store {store.url}; nothing to gate")
             info = found[0]
         result = store.check_regressions(info.id, policy)
-    _print_check(console, result)
+    _print_check(out, result)
     if info.status != "completed":
-        console.print(Text(f"note: run {info.id} is {info.status}, not completed.", style="yellow"))
+        out.print(Text(f"note: run {info.id} is {info.status}, not completed.", style="yellow"))
     failed = False
     for check in result.regressions:
         failed = True
-        console.print(
+        out.print(
             Text(
                 f"REGRESSION {check.metric}: {check.current.value:.1%} vs baseline {check.baseline or 0:.1%} "
                 f"over {check.baseline_runs} runs, a {check.drop or 0:.1%} relative drop "
@@ -268,7 +215,7 @@ def gate(
             )
         )
     for check in result.warnings:
-        console.print(
+        out.print(
             Text(
                 f"warning {check.metric}: {check.drop or 0:.1%} below a baseline of only {check.baseline_runs} "
                 f"run(s) (warm-up: {policy.window} needed); not failing.",
@@ -279,7 +226,7 @@ def gate(
         # While warming up there is no baseline to fall below: the target is the only bar, so it gates.
         gating = fail_under_target or check in result.warmup_targets_missed
         why = " (warm-up: no full baseline yet, so the target gates)" if check in result.warmup_targets_missed else ""
-        console.print(
+        out.print(
             Text(
                 f"target missed {check.metric}: {check.current.value:.1%} < {check.target:.0%}{why}",
                 style="bold red" if gating else "yellow",
@@ -287,11 +234,11 @@ def gate(
         )
         failed = failed or gating
     if result.regressions:
-        console.print(f"Each regression is kept as a lesson: see `jurybox lessons --suite {info.suite}`.")
+        out.print(f"Each regression is kept as a lesson: see `jurybox lessons --suite {info.suite}`.")
     if failed:
-        console.print(Text("gate: FAILED", style="bold red"))
+        out.print(Text("gate: FAILED", style="bold red"))
         raise typer.Exit(EXIT_REGRESSION)
-    console.print(Text("gate: passed" + (" (warm-up)" if result.warming_up else ""), style="green"))
+    out.print(Text("gate: passed" + (" (warm-up)" if result.warming_up else ""), style="green"))
 
 
 store_app = typer.Typer(help="Move cases between suite files and the store.", no_args_is_help=True)
@@ -304,9 +251,9 @@ def export_command(
     store_url: StoreOption = None,
 ) -> None:
     """Write a suite's current cases to a suite file ({name, agent, defaults, cases})."""
-    with _opened(store_url) as store:
+    with opened_store(store_url) as store:
         count = export_suite_file(store, suite, output)
-    _console().print(f"Exported {count} case(s) of {suite} to {output}.")
+    console().print(f"Exported {count} case(s) of {suite} to {output}.")
 
 
 @store_app.command("import")
@@ -315,9 +262,9 @@ def import_command(
     store_url: StoreOption = None,
 ) -> None:
     """Import a suite file: new and edited cases get a version; cases no longer in the file are retired."""
-    with _opened(store_url) as store:
+    with opened_store(store_url, writes=True) as store:
         name, counts = import_suite_file(store, file)
-    _console().print(
+    console().print(
         f"Imported {name}: {counts['added']} added, {counts['changed']} changed, "
         f"{counts['unchanged']} unchanged, {counts['retired']} retired."
     )
@@ -325,8 +272,6 @@ def import_command(
 
 def register(app: typer.Typer) -> None:
     """Add the run-history commands to the ``jurybox`` app."""
-    from jurybox._cli.compare import compare  # here: compare.py imports this module's helpers
-
     app.command()(compare)
     app.command()(history)
     app.command()(gate)

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from jurybox._cli.history import StoreOption, _console, _opened
+from jurybox._cli.common import StoreOption, console, opened_store
 from jurybox.report import terminal_safe
 from jurybox.store import Lesson
 
@@ -65,11 +65,11 @@ def add_lesson(
 ) -> None:
     """Add a lesson of your own; later runs of the suite hand it to their cases."""
     if not text.strip():
-        _console().print("[bold red]error:[/] the lesson text is empty")
+        console().print("[bold red]error:[/] the lesson text is empty")
         raise typer.Exit(2)
-    with _opened(store_url) as store:
-        lesson_id = store.lesson_book.add_manual_lesson(suite, text, case=case, judge=judge)
-    _console().print(f"Added lesson {lesson_id} to {terminal_safe(suite)}.", markup=False)
+    with opened_store(store_url, writes=True) as store:
+        lesson_id = store.lessons.add_manual(suite, text, case=case, judge=judge)
+    console().print(f"Added lesson {lesson_id} to {terminal_safe(suite)}.", markup=False)
 
 
 @lessons_app.command("retire")
@@ -79,29 +79,29 @@ def retire_lesson(
     store_url: StoreOption = None,
 ) -> None:
     """Stop handing a lesson to runs. It is kept, with when and why, for history."""
-    with _opened(store_url) as store:
-        retired = store.lesson_book.retire_lesson(lesson_id, reason)
+    with opened_store(store_url, writes=True) as store:
+        retired = store.lessons.retire(lesson_id, reason)
     if not retired:
-        _console().print(f"[bold red]error:[/] no active lesson {lesson_id} (unknown, or retired already)")
+        console().print(f"[bold red]error:[/] no active lesson {lesson_id} (unknown, or retired already)")
         raise typer.Exit(2)
-    _console().print(f"Retired lesson {lesson_id}; `jurybox lessons list --retired` still shows it.")
+    console().print(f"Retired lesson {lesson_id}; `jurybox lessons list --retired` still shows it.")
 
 
 def _list(
     suite: str | None, topic: str | None, limit: int, store_url: str | None, *, retired: bool, as_json: bool
 ) -> None:
-    with _opened(store_url) as store:
-        found = store.lessons(suite, topic=topic, limit=limit, manual=True, retired=retired)
+    with opened_store(store_url) as store:
+        found = store.lessons.find(suite, topic=topic, limit=limit, manual=True, retired=retired)
     if as_json:
         typer.echo(json.dumps([_lesson_data(lesson) for lesson in found], ensure_ascii=False, indent=1))
         return
-    console = _console()
+    out = console()
     if not found:
-        console.print("No lessons yet: no regression has been found and none was added.")
+        out.print("No lessons yet: no regression has been found and none was added.")
         return
     for lesson in found:
-        console.rule(Text(terminal_safe(_heading(lesson)), style="bold"))
-        console.print(Text(terminal_safe(lesson.text)))
+        out.rule(Text(terminal_safe(_heading(lesson)), style="bold"))
+        out.print(Text(terminal_safe(lesson.text)))
 
 
 def _heading(lesson: Lesson) -> str:

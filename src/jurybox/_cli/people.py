@@ -15,7 +15,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from jurybox._cli.history import StoreOption, _console, _opened
+from jurybox._cli.common import StoreOption, console, opened_store
 from jurybox.store import ROLES
 
 web_app = typer.Typer(
@@ -34,32 +34,32 @@ def add_user(
 ) -> None:
     """Add a dashboard user and print their login token (shown this once)."""
     if role not in ROLES:
-        _console().print(f"[bold red]error:[/] --role must be one of {', '.join(ROLES)} (got {escape(role)!r})")
+        console().print(f"[bold red]error:[/] --role must be one of {', '.join(ROLES)} (got {escape(role)!r})")
         raise typer.Exit(2)
-    with _opened(store_url) as store:
+    with opened_store(store_url, writes=True) as store:
         try:
             token = store.users.add_user(name, role)
         except ValueError as exc:
-            _console().print(f"[bold red]error:[/] {escape(str(exc))}")
+            console().print(f"[bold red]error:[/] {escape(str(exc))}")
             raise typer.Exit(2) from None
-    console = _console()
-    console.print(f"Added {escape(name)} ({role}). Their login token, shown once (the store keeps only its hash):")
-    console.print(token, markup=False, soft_wrap=True)
+    out = console()
+    out.print(f"Added {escape(name)} ({role}). Their login token, shown once (the store keeps only its hash):")
+    out.print(token, markup=False, soft_wrap=True)
 
 
 @web_app.command("users")
 def list_users(store_url: StoreOption = None) -> None:
     """List dashboard users and their roles."""
-    with _opened(store_url) as store:
+    with opened_store(store_url) as store:
         users = store.users.users()
     if not users:
-        _console().print("No users yet: `jurybox web add-user NAME` adds one.")
+        console().print("No users yet: `jurybox web add-user NAME` adds one.")
         return
     table = Table("user", "role", "status", "added")
     for user in users:
         added = f"{user.created_at:%Y-%m-%d %H:%M}" if user.created_at else "-"
         table.add_row(escape(user.name), user.role, "disabled" if user.disabled else "active", added)
-    _console().print(table)
+    console().print(table)
 
 
 @web_app.command("disable-user")
@@ -68,9 +68,9 @@ def disable_user(
     store_url: StoreOption = None,
 ) -> None:
     """Stop a user logging in and end their sessions (their edits and reviews stay)."""
-    with _opened(store_url) as store:
+    with opened_store(store_url, writes=True) as store:
         store.users.disable_user(name, actor="jurybox web disable-user")
-    _console().print(f"Disabled {escape(name)}.")
+    console().print(f"Disabled {escape(name)}.")
 
 
 @reviews_app.command("queue")
@@ -82,18 +82,18 @@ def queue(
     store_url: StoreOption = None,
 ) -> None:
     """Judgments nobody reviewed yet: failed, errored and abstained first, then the least confident."""
-    with _opened(store_url) as store:
+    with opened_store(store_url) as store:
         items = store.reviews.review_queue(
             run_id=run, order="sample" if sample else "attention", limit=limit, seed=seed
         )
     if not items:
-        _console().print("Nothing to review.")
+        console().print("Nothing to review.")
         return
-    console = _console()
+    out = console()
     for item in items:
         confidence = f" confidence {item.confidence:.2f}" if item.confidence is not None else ""
-        console.print(f"{item.status.upper():8} {escape(item.case)} :: {escape(item.path)}{confidence}")
-        console.print(f"         run {item.run_id}: {escape(item.reasoning.splitlines()[0] if item.reasoning else '')}")
+        out.print(f"{item.status.upper():8} {escape(item.case)} :: {escape(item.path)}{confidence}")
+        out.print(f"         run {item.run_id}: {escape(item.reasoning.splitlines()[0] if item.reasoning else '')}")
 
 
 @reviews_app.command("export")
@@ -105,11 +105,11 @@ def export(
 ) -> None:
     """Write the reviews as a labelled set (JSONL) that `jurybox calibrate` reads."""
     count = 0
-    with _opened(store_url) as store, output.open("w", encoding="utf-8") as handle:
+    with opened_store(store_url) as store, output.open("w", encoding="utf-8") as handle:
         for row in store.reviews.labelled_rows(run_id=run, judge_key=judge_key):
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
             count += 1
-    _console().print(
+    console().print(
         f"Wrote {count} reviewed judgment(s) to {escape(str(output))}: jurybox calibrate {output} --judge ..."
     )
 

@@ -8,10 +8,9 @@ rendered later is the report the run would have written.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -19,55 +18,25 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from jurybox._cli.history import EXIT_USAGE, StoreOption
+from jurybox._cli.common import StoreOption, console, error_console, fail, opened_store
 from jurybox.report import FORMATS, RunReport, check_report_output, report_from_store, write_reports
-from jurybox.store import RunInfo, Store, StoreError, open_store, resolve_url
+from jurybox.store import RunInfo
 
 #: From this width on, ``jurybox runs`` also shows the start time (the run id already begins with it).
 WIDE = 110
 
 _STATUS_STYLE = {"completed": "green", "running": "cyan", "interrupted": "yellow", "failed": "bold red"}
 
+FormatsOption = Annotated[
+    list[str] | None,
+    typer.Option("--format", "-f", help=f"Report format, repeatable: {', '.join(FORMATS)}. Default: console."),
+]
+"""``--format``: the report formats of ``jurybox run`` and ``jurybox report``."""
 
-def _stdout() -> Console:
-    # Built per command so test runners that swap stdout capture the output.
-    return Console(highlight=False, soft_wrap=False)
-
-
-def _stderr() -> Console:
-    return Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def _fail(message: str) -> NoReturn:
-    # One line on stderr, however long (a store URL or a path must stay whole to be copied).
-    _stderr().print(Text(f"error: {message}", style="bold red"))
-    raise typer.Exit(EXIT_USAGE)
-
-
-@contextmanager
-def _existing_store(url: str | None) -> Iterator[Store]:
-    """The store at ``url``, closed afterwards; its errors become one line and exit code 2.
-
-    A SQLite file that does not exist is an error here, not a new empty store.
-    """
-    chosen = resolve_url(url)
-    if chosen.startswith("sqlite:///"):
-        path = Path(chosen.removeprefix("sqlite:///").split("?", 1)[0])
-        if not path.is_file():
-            _fail(
-                f"no jurybox store at {path}: nothing was run with a store here yet "
-                "(jurybox run SUITE keeps every run); or give --store URL / set JURYBOX_STORE"
-            )
-    try:
-        store = open_store(url)
-    except StoreError as exc:
-        _fail(str(exc))
-    try:
-        yield store
-    except StoreError as exc:
-        _fail(str(exc))
-    finally:
-        store.close()
+OutputOption = Annotated[
+    str | None, typer.Option("--output", "-o", help="File or directory for file formats; '-' for stdout.")
+]
+"""``--output``: where ``jurybox run`` and ``jurybox report`` write their file formats."""
 
 
 # -- what every report command prints after writing --------------------------------------------
@@ -103,13 +72,8 @@ def print_written(report: RunReport, written: Mapping[str, Path | None], out: Co
 
 def report(
     run: Annotated[str, typer.Argument(help="The run: id, unique id prefix or 'last'.")],
-    formats: Annotated[
-        list[str] | None,
-        typer.Option("--format", "-f", help=f"Report format, repeatable: {', '.join(FORMATS)}. Default: console."),
-    ] = None,
-    output: Annotated[
-        str | None, typer.Option("--output", "-o", help="File or directory for file formats; '-' for stdout.")
-    ] = None,
+    formats: FormatsOption = None,
+    output: OutputOption = None,
     suite: Annotated[str | None, typer.Option("--suite", help="With 'last': the latest run of this suite.")] = None,
     verbose: Annotated[
         bool,
@@ -119,19 +83,20 @@ def report(
 ) -> None:
     """Render a stored run again, in any format: no Python, no re-run, no judge calls."""
     wanted = tuple(formats or ("console",))
+    errors = error_console()
     try:
         check_report_output(wanted, output)
     except ValueError as exc:
-        _fail(str(exc))
-    with _existing_store(store_url) as store:
-        info = store.resolve_run(run, suite=suite)
+        fail(str(exc), to=errors)
+    with opened_store(store_url, existing=True, errors=errors) as store:
+        info = store.runs.resolve(run, suite=suite)
         rendered = report_from_store(store, info.id)
         try:
-            written = write_reports(rendered, wanted, output, console=_stdout(), console_verbose=verbose)
+            written = write_reports(rendered, wanted, output, console=console(), console_verbose=verbose)
         except (ValueError, OSError) as exc:
-            _fail(f"cannot write the report: {exc}")
+            fail(f"cannot write the report: {exc}", to=errors)
     # Paths go to stderr: with --output - the report itself is on stdout.
-    print_written(rendered, written, _stderr())
+    print_written(rendered, written, errors)
 
 
 # -- jurybox runs ---------------------------------------------------------------------------------
@@ -143,16 +108,16 @@ def runs(
     store_url: StoreOption = None,
 ) -> None:
     """List stored runs, newest first: id, suite, status, results and duration."""
-    console = _stdout()
-    with _existing_store(store_url) as store:
-        found = store.runs(suite, limit=limit)
+    out = console()
+    with opened_store(store_url, existing=True, errors=error_console()) as store:
+        found = store.runs.newest(suite, limit=limit)
         where = store.url
     if not found:
         what = f"suite {suite!r}" if suite else "any suite"
-        console.print(f"no runs of {escape(what)} in store {escape(where)}", highlight=False)
+        out.print(f"no runs of {escape(what)} in store {escape(where)}", highlight=False)
         return
-    console.print(runs_table(found, wide=console.width >= WIDE))
-    console.print(
+    out.print(runs_table(found, wide=out.width >= WIDE))
+    out.print(
         f"{len(found)} run(s). See one with: jurybox report RUN (id, unique prefix or 'last')",
         highlight=False,
     )

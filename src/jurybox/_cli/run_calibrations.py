@@ -39,13 +39,13 @@ def run_calibrations(store: Store, suite: Suite, run_id: str, records: Iterable[
     identities = judge_identities(suite)
     if identities:
         # Kept so a person's review of any judgment names the judge exactly (prompt, model, settings).
-        store.update_run_config(run_id, {JUDGE_IDENTITIES_KEY: identities})
-    if not store.calibrations(limit=1):  # nothing was ever calibrated: no judge to look up, no pass over the run
+        store.runs.update_config(run_id, {JUDGE_IDENTITIES_KEY: identities})
+    if not store.calibrations.find(limit=1):  # nothing was ever calibrated: no judge to look up, no pass over the run
         return []
     notes = [_note(store, ref, passed, decided) for ref, (passed, decided) in _tallies(suite, records).items()]
     found = [note for note in notes if note is not None]
     if found:
-        store.update_run_config(run_id, {CALIBRATIONS_KEY: [note.to_dict() for note in found]})
+        store.runs.update_config(run_id, {CALIBRATIONS_KEY: [note.to_dict() for note in found]})
     return found
 
 
@@ -103,9 +103,9 @@ def _note(store: Store, ref: JudgeRef, passed: int, decided: int) -> CalibratedJ
     from jurybox.calibrate import corrected_pass_rate
 
     name, key = ref
-    stored = store.latest_calibration(key)
+    stored = store.calibrations.latest(key)
     if stored is None:
-        named = store.calibrations(name, limit=1)
+        named = store.calibrations.find(name, limit=1)
         if not named:
             return None
         return CalibratedJudge(name, key, "uncalibrated", passed, decided, **_source(named[0]))

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from jurybox._cli.history import StoreOption
+from jurybox._cli.common import StoreOption
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765

@@ -1,7 +1,7 @@
 """The lessons of the case being run, for the agent under test.
 
 The runner hands each case the stored lessons most relevant to it (see
-``jurybox.store``'s ``lessons_for_run``) and runs the case's conversation inside
+``jurybox.store``'s ``store.lessons.for_run``) and runs the case's conversation inside
 ``case_lessons(...)``. An agent reads them with ``current_lessons()`` from any
 code the case's conversation runs (a Python agent's factory and ``respond``,
 sync or async); a Python agent whose factory or ``respond`` takes a ``lessons``

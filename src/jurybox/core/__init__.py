@@ -30,7 +30,16 @@ from jurybox.core._plugins import (
     plugin_registrar,
 )
 from jurybox.core._reasons import MAX_REASON_CHARS, error_reason, network_cause, network_hint, printable_url
-from jurybox.core._records import LESSONS_KEY, RUN_STATUSES, SKIPPED_TIERS_KEY, CaseRecord, RoundRecord, RunStatus
+from jurybox.core._records import (
+    LESSONS_KEY,
+    RUN_STATUSES,
+    SKIPPED_TIERS_KEY,
+    CaseRecord,
+    PlannedCases,
+    RoundRecord,
+    RunDetails,
+    RunStatus,
+)
 from jurybox.core._registry import (
     TIER_DETERMINISTIC,
     TIER_LLM,
@@ -92,11 +101,13 @@ __all__ = [
     "Message",
     "NamedJudge",
     "NumericScore",
+    "PlannedCases",
     "Plugin",
     "PluginError",
     "PluginRegistry",
     "PluginUnavailableError",
     "RoundRecord",
+    "RunDetails",
     "RunStatus",
     "Score",
     "Status",

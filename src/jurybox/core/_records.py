@@ -6,9 +6,10 @@ It lives in the core because three layers share it and none of them owns it:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeAlias, TypedDict, get_args
 
 from jurybox.core._context import Context
 from jurybox.core._judgment import Judgment, Status
@@ -17,6 +18,28 @@ RunStatus = Literal["completed", "interrupted", "failed"]
 """How a run ended: every case finished, stopped early (Ctrl-C), or the runner itself failed."""
 
 RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
+
+PlannedCases: TypeAlias = Mapping[str, Mapping[str, Any]] | Iterable[tuple[str, Mapping[str, Any]]]
+"""The cases a run is opened with: name -> definition, or (name, definition) pairs read once (a cases file)."""
+
+
+class RunDetails(TypedDict, total=False):
+    """What a run records about itself when it is opened, besides its suite and its cases.
+
+    The runner hands these to the store (``store.runs.begin(suite, cases=..., **details)``);
+    every one may be left out. Said once here, so the engine's store port and the store's
+    own method name the same fields without importing each other.
+    """
+
+    judge_model: str | None
+    """The judge model the LLM tier used (None: no LLM tier)."""
+    agent_version: str | None
+    """The agent's version, as the user gave it."""
+    git_commit: str | None
+    """The commit the suite ran at."""
+    config: Mapping[str, Any] | None
+    """Anything else worth keeping with the run (concurrency, filters, the suite file...)."""
+
 
 SKIPPED_TIERS_KEY = "skipped_tiers"
 """``CaseRecord.metadata`` key: tiers the runner left out of a case, mapped to why (e.g. no judge model)."""

@@ -1,7 +1,7 @@
 """Stored lessons for a run's cases: asked for once, before the cases start, and handed out by case name.
 
-The runner reaches lessons only through its ``RunStore`` (``lessons_for_run``),
-so ``suites`` never imports the store. One call per run, not one per case: the
+The runner reaches lessons only through its ``RunStore`` (``store.lessons.for_run``),
+so the engine never imports the store. One call per run, not one per case: the
 per-case cost of a run without lessons is one dictionary truthiness check.
 """
 
@@ -70,12 +70,12 @@ async def fetch_lessons(
     limit: int,
     max_chars: int,
 ) -> Mapping[str, tuple[LessonNote, ...]]:
-    """Each case's lessons, from one ``store.lessons_for_run`` call run through ``call`` (the store thread).
+    """Each case's lessons, from one ``store.lessons.for_run`` call run through ``call`` (the store thread).
 
     A store without lessons (a ``RunStore`` of your own written before them), ``limit=0``
     or no case gives no lessons.
     """
-    query = getattr(store, "lessons_for_run", None)
+    query = getattr(getattr(store, "lessons", None), "for_run", None)
     if not callable(query) or limit < 1 or not cases:
         return {}
     found = await call(query, suite, _LessonNames(cases), limit=limit, max_chars=max_chars)

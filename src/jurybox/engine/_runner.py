@@ -15,13 +15,13 @@ import contextlib
 import secrets
 import signal
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
 from jurybox.agents import Target
-from jurybox.core import CaseRecord, Judgment, LessonNote, RunStatus, Status
+from jurybox.core import CaseRecord, Judgment, RunStatus, Status
 from jurybox.engine._execute import CaseExecutor
 from jurybox.engine._executor import CaseDone, Executor
 from jurybox.engine._executor_choice import (
@@ -34,6 +34,7 @@ from jurybox.engine._executor_choice import (
 from jurybox.engine._lessons import LESSON_CHARS, LESSON_LIMIT, fetch_lessons
 from jurybox.engine._resume import resumable_cases
 from jurybox.engine._sql import SqlPort
+from jurybox.engine._store_port import RunStore
 from jurybox.engine._verdict import LLM_SKIPPED, llm_was_skipped
 from jurybox.engine._writer import BatchedWriter, StoreThread
 from jurybox.judges import SqlDatabases
@@ -41,43 +42,6 @@ from jurybox.models import Spend, use_connection_share
 from jurybox.suites import Case, StreamedCases, Suite, case_specs, remaining_cases
 
 DEFAULT_CONCURRENCY = 8
-
-
-class RunStore(Protocol):
-    """What the runner needs from ``jurybox.store``'s Store (sync; called on one writer thread)."""
-
-    def begin_run(
-        self,
-        suite: str,
-        *,
-        cases: Mapping[str, Mapping[str, Any]] | Iterable[tuple[str, Mapping[str, Any]]],
-        judge_model: str | None = None,
-        agent_version: str | None = None,
-        git_commit: str | None = None,
-        config: Mapping[str, Any] | None = None,
-    ) -> str: ...
-
-    def record_case(self, run_id: str, record: CaseRecord) -> bool: ...
-
-    def record_cases(self, run_id: str, records: Sequence[CaseRecord]) -> list[bool]: ...
-
-    def recorded_cases(self, run_id: str) -> set[str]: ...
-
-    def records(self, run_id: str, *, cases: Collection[str] | None = None) -> Sequence[CaseRecord]:
-        """The run's records of ``cases``: a list in any order, or a lazy sequence in plan order.
-
-        A lazy sequence (the store's) may also count statuses itself with ``status_counts()``,
-        so a summary of a big run reads no judgment tree.
-        """
-        ...
-
-    def finish_run(self, run_id: str, status: RunStatus = "completed") -> None: ...
-
-    def lessons_for_run(
-        self, suite: str, cases: Mapping[str, Collection[str]], *, limit: int, max_chars: int
-    ) -> Mapping[str, Sequence[LessonNote]]:
-        """Each case's stored lessons, most relevant first (called once per run; may be absent)."""
-        ...
 
 
 class ProgressSink(Protocol):
@@ -207,6 +171,7 @@ class SuiteRunner:
         store: Where records go as each case finishes (None: kept in memory only).
         progress: A progress sink, or None.
         databases: Where SQL checks query the agent's databases (default: ``jurybox.judges.SqlDatabases``).
+        on_open: Told the run's id as soon as the run is opened (or, resuming, found) in the store.
     """
 
     def __init__(
@@ -218,6 +183,7 @@ class SuiteRunner:
         store: RunStore | None = None,
         progress: ProgressSink | None = None,
         databases: SqlPort | None = None,
+        on_open: Callable[[str], None] | None = None,
     ) -> None:
         self.suite = suite
         self.options = options or RunOptions()
@@ -237,6 +203,7 @@ class SuiteRunner:
         self._worker_errors: list[str] = []
         self._llm_skipped_cases = 0
         self._kept: list[CaseRecord] | None = None
+        self._on_open = on_open
 
     @property
     def spend(self) -> Spend:
@@ -271,11 +238,13 @@ class SuiteRunner:
             self._cases.target()
             check_executor(self.options, has_store=self.store is not None, own_target=self._own_target)
             # A store that keeps runs' plans (jurybox.store does; a RunStore need not) says what to finish.
-            planned_cases = getattr(self.store, "planned_cases", None)
-            if resume is not None and planned_cases is not None:
-                planned: list[str] = await self._store_call(planned_cases, resume)
+            planned_of = getattr(self.store.results, "planned", None) if self.store is not None else None
+            if resume is not None and planned_of is not None:
+                planned: list[str] = await self._store_call(planned_of, resume)
                 cases = resumable_cases(self.suite, planned, resume) if planned else cases
             run_id, done = await self._open_run(cases, resume)
+            if self._on_open is not None:
+                self._on_open(run_id)
             todo = remaining_cases(cases, done)
             if self.store is not None:  # once, before any case starts (and before workers fork)
                 self._cases.lessons = await fetch_lessons(
@@ -345,7 +314,7 @@ class SuiteRunner:
                 raise ValueError("--resume needs a store (results of the earlier run live there)")
             return f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}", set()  # the store's id form
         if resume is not None:
-            return resume, set(await self._store_call(self.store.recorded_cases, resume))
+            return resume, set(await self._store_call(self.store.results.recorded, resume))
         config = {
             **self.options.extra_config,
             "concurrency": self.options.concurrency,
@@ -355,7 +324,7 @@ class SuiteRunner:
             "workers": self.options.workers,
         }
         run_id = await self._store_call(
-            self.store.begin_run,
+            self.store.runs.begin,
             self.suite.name,
             cases=case_specs(cases),
             judge_model=self.suite.judge_model,
@@ -368,7 +337,7 @@ class SuiteRunner:
     async def _consume(self, run_id: str, executor: Executor, kept: list[CaseRecord] | None) -> RunStatus:
         """Take each result as it comes: keep or write it, count it, show it; Ctrl-C stops the executor."""
         if self.store is not None and self._thread is not None:
-            self._writer = BatchedWriter(self.store, self._thread, run_id)
+            self._writer = BatchedWriter(self.store.results, self._thread, run_id)
         self._kept = kept
         restore = _on_sigint(self.stop)
         try:
@@ -403,12 +372,12 @@ class SuiteRunner:
     ) -> Sequence[CaseRecord]:
         """Close the run in the store and read its records back (or sort the kept ones)."""
         # A run's records are its plan's cases: a store that keeps plans needs no set of a million names.
-        keeps_plans = isinstance(cases, StreamedCases) and hasattr(self.store, "planned_cases")
+        keeps_plans = isinstance(cases, StreamedCases) and hasattr(getattr(self.store, "results", None), "planned")
         wanted = None if keeps_plans else {case.name for case in cases}
         records: Sequence[CaseRecord]
         if self.store is not None:
             await self._store_call(self.store.finish_run, run_id, status)
-            records = await self._store_call(self.store.records, run_id, cases=wanted)
+            records = await self._store_call(self.store.results.records, run_id, cases=wanted)
         else:
             records = kept or []
         if isinstance(records, list | tuple) and wanted is not None:  # a lazy sequence is in plan order already

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from jurybox.core import CaseRecord
+from jurybox.engine._store_port import RecordSink
 
 T = TypeVar("T")
 
@@ -35,14 +36,6 @@ this halves the store's CPU per case; ``WRITE_BATCH`` records, a drain or Ctrl-C
 """
 WRITE_BATCH = 64
 """Queued records that start a write without waiting for ``WRITE_LINGER``."""
-
-
-class RecordSink(Protocol):
-    """The part of a store the writer needs (sync; called on the writer thread only)."""
-
-    def record_case(self, run_id: str, record: CaseRecord) -> bool: ...
-
-    def record_cases(self, run_id: str, records: Sequence[CaseRecord]) -> list[bool]: ...
 
 
 class StoreThread:
@@ -80,7 +73,7 @@ class BatchedWriter:
     """Writes one run's finished records to the store in batches, in the order cases finish.
 
     Args:
-        store: Where records go.
+        store: Where records go (a store's ``results``).
         thread: The run's store thread.
         run_id: The run the records belong to.
     """
@@ -145,13 +138,13 @@ class BatchedWriter:
     def _store_batch(self, batch: list[CaseRecord]) -> list[str]:
         """On the writer thread: the batch in one transaction; if that fails, case by case so only a bad one is lost."""
         try:
-            self._store.record_cases(self._run_id, batch)
+            self._store.record_many(self._run_id, batch)
             return []
         except Exception:
             errors = []
             for record in batch:
                 try:
-                    self._store.record_case(self._run_id, record)
+                    self._store.record(self._run_id, record)
                 except Exception as exc:
                     errors.append(f"{record.case}: {type(exc).__name__}: {exc}")
             return errors

@@ -185,7 +185,7 @@ class CaseActor:
             ]
             if self._store is not None:
                 self._thread = StoreThread()
-                self._writer = BatchedWriter(self._store, self._thread, self._setup.run_id)
+                self._writer = BatchedWriter(self._store.results, self._thread, self._setup.run_id)
         return self._work
 
     async def _run_cases(self, work: asyncio.Queue[tuple[Case, Outbox]]) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from jurybox.core import KIND_EXECUTOR, CaseRecord, LessonNote, PluginRegistry, Status
-from jurybox.engine import Executor, RecordSink
+from jurybox.engine import Executor, RunStore
 from jurybox.models import Spend
 from jurybox.suites import CaseLine
 
@@ -49,7 +49,7 @@ class RaySettings:
     address: str | None = None
     actors: int | None = None
     load_suite: Callable[[], Suite] | None = field(default=None, compare=False)
-    open_store: Callable[[], RecordSink] | None = field(default=None, compare=False)
+    open_store: Callable[[], RunStore] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.actors is not None and (isinstance(self.actors, bool) or self.actors < 1):
@@ -82,7 +82,7 @@ class ActorSetup:
     judge_model: str | None
     timeout: float | None = None
     retries: int | None = None
-    open_store: Callable[[], RecordSink] | None = None
+    open_store: Callable[[], RunStore] | None = None
     lessons: Mapping[str, Sequence[LessonNote]] = field(default_factory=dict)
     rate_signal: str | None = None
 

@@ -24,7 +24,7 @@ def report_from_store(store: Store, run_id: str, *, notes: tuple[str, ...] = ())
     Raises:
         StoreError: no run with this id.
     """
-    info = store.get_run(run_id)
+    info = store.runs.get(run_id)
     status: RunStatus = (
         "completed" if info.status == "completed" else "failed" if info.status == "failed" else "interrupted"
     )
@@ -34,7 +34,7 @@ def report_from_store(store: Store, run_id: str, *, notes: tuple[str, ...] = ())
     return RunReport(
         suite=info.suite,
         run_id=info.id,
-        records=store.records(run_id),  # read on each pass: flat memory for any run size
+        records=store.results.records(run_id),  # read on each pass: flat memory for any run size
         started_at=info.started_at,
         finished_at=info.finished_at,
         judge_model=info.judge_model,

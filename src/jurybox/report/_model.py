@@ -150,7 +150,7 @@ class Totals:
 class RunReport:
     """One run of one suite, ready to render.
 
-    Build it from what the runner produced (or what ``Store.run_records`` returns
+    Build it from what the runner produced (or what ``store.results.read_all`` returns
     for a finished or resumed run); everything else is derived.
 
     Attributes:

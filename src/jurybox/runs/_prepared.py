@@ -238,10 +238,8 @@ class PreparedRun:
             planned = self.suites[0]
         self.open()
         options = self.options(planned)
-        store: Any = self.store
-        if store is not None and on_open is not None:
-            store = _Announcing(store, on_open)
-        runner = SuiteRunner(planned.suite, options, store=cast(RunStore | None, store), progress=progress)
+        store = cast(RunStore | None, self.store)
+        runner = SuiteRunner(planned.suite, options, store=store, progress=progress, on_open=on_open)
         self._runner = runner
         if self._stopping:
             runner.stop()
@@ -305,28 +303,6 @@ class PreparedRun:
         self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
     ) -> None:
         self.close()
-
-
-class _Announcing:
-    """The run's store, telling ``on_open`` the run's id as soon as the runner opens (or resumes) the run."""
-
-    def __init__(self, store: Store, on_open: Callable[[str], None]) -> None:
-        self._store = store
-        self._on_open = on_open
-
-    def begin_run(self, *args: Any, **kwargs: Any) -> str:
-        run_id = self._store.begin_run(*args, **kwargs)
-        self._on_open(run_id)
-        return run_id
-
-    def recorded_cases(self, run_id: str) -> set[str]:
-        # A resumed run is not begun again: the runner reads what it has recorded instead.
-        done = self._store.recorded_cases(run_id)
-        self._on_open(run_id)
-        return done
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
 
 
 def _open_store(url: str | None) -> Store:

@@ -47,7 +47,7 @@ def resume_point(
     run_id = _run_to_resume(store, suite, resume, notify)
     if run_id is None:
         return None, None
-    planned = store.planned_cases(run_id)
+    planned = store.results.planned(run_id)
     if not planned:  # a run stored before runs kept their plan
         return run_id, None
     try:
@@ -60,12 +60,12 @@ def _run_to_resume(store: Store, suite: Suite, resume: str | None, notify: Notif
     if resume is None:
         return None
     if resume == RESUME_LAST:
-        found = store.latest_run(suite.name, unfinished=True)
+        found = store.runs.latest(suite.name, unfinished=True)
         if found is None:
             notify(Notice("info", f"no unfinished run of suite {suite.name!r} to resume; starting a new run"))
             return None
         return found.id
-    info = store.resolve_run(resume, suite=suite.name)
+    info = store.runs.resolve(resume, suite=suite.name)
     if info.suite != suite.name:
         raise RunRequestError(f"run {info.id} is a run of suite {info.suite!r}, not {suite.name!r}")
     if info.judge_model != suite.judge_model:

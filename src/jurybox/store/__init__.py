@@ -1,8 +1,14 @@
 """Run history: where every run's results are kept, compared and gated.
 
 ``open_store()`` opens (creating and migrating) a SQLite file or a PostgreSQL
-database; the runner streams each case to it with ``record_case`` so a killed
-run can be resumed. Baselines, regressions and lessons are computed from it.
+database. Its work is done by repositories you call directly: ``store.runs``
+(start, find and close runs), ``store.results`` (the runner streams each finished
+case there, so a killed run can be resumed), ``store.suites``, ``store.metrics``,
+``store.lessons``, ``store.calibrations``, ``store.reviews``, ``store.users`` and
+``store.authoring``; the dashboard reads through ``StoreBrowser``. Baselines,
+regressions and lessons are computed from it. A storage failure is a
+``StoreError`` (the request cannot be met) or a ``StoreAccessError`` (the
+database is locked or down): nothing outside this package sees SQLAlchemy.
 """
 
 from jurybox.core import CaseRecord, RoundRecord
@@ -18,6 +24,8 @@ from jurybox.store._baselines import (
     relative_drop,
 )
 from jurybox.store._browse import StoreBrowser
+from jurybox.store._browse_cases import CaseBrowser
+from jurybox.store._browse_compare import CompareBrowser
 from jurybox.store._browse_models import (
     CASE_SORTS,
     COMPARE_KINDS,
@@ -33,23 +41,33 @@ from jurybox.store._browse_models import (
     TierStats,
     TrendPoint,
 )
-from jurybox.store._calibrations import StoredCalibration
+from jurybox.store._browse_runs import RunBrowser
+from jurybox.store._browse_stats import StatsBrowser
+from jurybox.store._browse_trends import TrendBrowser
+from jurybox.store._calibrations import CalibrationRepository, StoredCalibration
+from jurybox.store._cases import SuiteRepository
 from jurybox.store._compare import CaseChange, RunComparison, compare_runs
 from jurybox.store._engine import (
     DEFAULT_URL,
     ENV_VAR,
+    StoreAccessError,
     StoreError,
     StoreVersionError,
     lock_notice,
     resolve_url,
     schema_head,
+    shown_url,
+    store_file,
 )
 from jurybox.store._lazy import StoredRecords
-from jurybox.store._lessons import lessons_for
+from jurybox.store._lessons import LessonRepository, lessons_for
+from jurybox.store._metrics import MetricRepository
 from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
 from jurybox.store._people import ROLES, AuditEntry, Login, Role, User, UserRepository
+from jurybox.store._rebuild import judgment_from_dict, score_from_dict
+from jurybox.store._results import ResultRepository
 from jurybox.store._reviews import JUDGE_IDENTITIES_KEY, LABELS, Review, ReviewItem, ReviewRepository
-from jurybox.store._serialize import judgment_from_dict, score_from_dict
+from jurybox.store._runs import RunRepository
 from jurybox.store._store import Store, open_store
 from jurybox.store._suitefile import SuiteFileError, export_suite_file, import_suite_file, read_suite_file
 
@@ -66,6 +84,8 @@ __all__ = [
     "ROLES",
     "AuditEntry",
     "AuthoringRepository",
+    "CalibrationRepository",
+    "CaseBrowser",
     "CaseChange",
     "CaseEdit",
     "CaseHistoryRow",
@@ -74,34 +94,44 @@ __all__ = [
     "CaseRecord",
     "CaseRow",
     "CaseVersion",
+    "CompareBrowser",
     "ComparedCase",
     "ComparedSide",
     "ComparisonSummary",
     "EditConflictError",
     "JudgeStats",
     "Lesson",
+    "LessonRepository",
     "Login",
     "MetricCheck",
+    "MetricRepository",
     "Paged",
     "Rate",
     "RegressionPolicy",
+    "ResultRepository",
     "Review",
     "ReviewItem",
     "ReviewRepository",
     "Role",
     "RoundRecord",
+    "RunBrowser",
     "RunCheck",
     "RunComparison",
     "RunInfo",
+    "RunRepository",
     "RunStats",
+    "StatsBrowser",
     "Store",
+    "StoreAccessError",
     "StoreBrowser",
     "StoreError",
     "StoreVersionError",
     "StoredCalibration",
     "StoredRecords",
     "SuiteFileError",
+    "SuiteRepository",
     "TierStats",
+    "TrendBrowser",
     "TrendPoint",
     "User",
     "UserRepository",
@@ -118,4 +148,6 @@ __all__ = [
     "resolve_url",
     "schema_head",
     "score_from_dict",
+    "shown_url",
+    "store_file",
 ]

@@ -219,12 +219,12 @@ def check_run(store: Store, run_id: str, policy: RegressionPolicy, *, record_les
     With ``record_lessons`` each regression is written as a lesson (once per
     run and metric, so checking again adds nothing).
     """
-    run = store.get_run(run_id)
-    current = store.run_metrics(run_id)
+    run = store.runs.get(run_id)
+    current = store.metrics.rates(run_id)
     statuses = _FINISHED if policy.baseline == "all" else ("completed",)
     earlier: list[dict[str, Rate]] = []
-    for past in store.completed_runs_before(run, policy.window * BASELINE_LOOKBACK, statuses=statuses):
-        metrics = store.run_metrics(past.id)
+    for past in store.runs.before(run, policy.window * BASELINE_LOOKBACK, statuses=statuses):
+        metrics = store.metrics.rates(past.id)
         if policy.admits(past.status, metrics):
             earlier.append(metrics)
             if len(earlier) == policy.window:
@@ -243,8 +243,8 @@ def check_run(store: Store, run_id: str, policy: RegressionPolicy, *, record_les
 
 def _write_lesson(store: Store, run: RunInfo, check: MetricCheck) -> bool:
     assert check.baseline is not None and check.drop is not None
-    failing, total = store.failing_cases(run.id, check.metric)
-    return store.add_lesson(
+    failing, total = store.metrics.failing(run.id, check.metric)
+    return store.lessons.add(
         run.id,
         metric=check.metric,
         baseline=check.baseline,

@@ -12,8 +12,8 @@ from jurybox.core import CaseRecord, Status
 from jurybox.store._browse_models import CaseQuery, CaseRow, Paged, page_bounds, tag_list
 from jurybox.store._browse_runs import select_runs
 from jurybox.store._models import RunInfo
+from jurybox.store._rebuild import RESULT_COLUMNS, TreeReader, record_from_row, rounds_of
 from jurybox.store._repository import Repository
-from jurybox.store._rows import RESULT_COLUMNS, TreeReader, record_from_row, rounds_of
 from jurybox.store._schema import cases_table, results_table, run_cases_table, suites_table
 
 TEXT_LIMIT = 600
@@ -27,9 +27,9 @@ _STATUS_COLUMNS = {"pass": "passed", "fail": "failed", "error": "errored", "abst
 
 
 class CaseBrowser(Repository):
-    """The ``results`` of a run, a page at a time, and one case with its whole tree."""
+    """The ``results`` of a run, a page at a time, and one case with its whole tree (``browser.cases``)."""
 
-    def case_page(self, run: RunInfo, query: CaseQuery) -> Paged[CaseRow]:
+    def page(self, run: RunInfo, query: CaseQuery) -> Paged[CaseRow]:
         """One page of a run's cases, filtered and sorted on the server."""
         r = results_table
         conditions = _conditions(run, query)
@@ -80,7 +80,7 @@ class CaseBrowser(Repository):
         ]
         return Paged(items, int(total), offset, limit)
 
-    def case_record(self, run_id: str, case_name: str) -> CaseRecord | None:
+    def record(self, run_id: str, case_name: str) -> CaseRecord | None:
         """One case of a run with its whole verdict tree, rounds and context, or None."""
         with self._read() as connection:
             row = connection.execute(
@@ -92,7 +92,7 @@ class CaseBrowser(Repository):
             rounds = rounds_of(connection, [row.id], reader)
             return record_from_row(row, rounds.get(row.id, ()), reader)
 
-    def case_definition(self, run_id: str, case_name: str) -> dict[str, Any] | None:
+    def definition(self, run_id: str, case_name: str) -> dict[str, Any] | None:
         """The definition (the suite file's case) of the version this run ran, or None."""
         with self._read() as connection:
             value = connection.execute(
@@ -102,7 +102,7 @@ class CaseBrowser(Repository):
             ).scalar_one_or_none()
         return dict(value) if isinstance(value, dict) else None
 
-    def neighbour_cases(self, run_id: str, case_name: str) -> tuple[str | None, str | None]:
+    def neighbours(self, run_id: str, case_name: str) -> tuple[str | None, str | None]:
         """The cases before and after ``case_name`` in name order (for previous / next links)."""
         r = results_table
         with self._read() as connection:
@@ -114,7 +114,7 @@ class CaseBrowser(Repository):
             ).scalar_one_or_none()
         return before, after
 
-    def case_in_runs(self, suite: str, case_name: str, *, limit: int = 20) -> list[tuple[RunInfo, Status | None]]:
+    def in_runs(self, suite: str, case_name: str, *, limit: int = 20) -> list[tuple[RunInfo, Status | None]]:
         """The case's status in the suite's last ``limit`` runs, newest first (None: not in that run)."""
         with self._read() as connection:
             runs = select_runs(connection, suites_table.c.name == suite, limit=page_bounds(0, limit)[1])

@@ -27,7 +27,7 @@ from jurybox.store._schema import results_table
 
 
 class CompareBrowser(Repository):
-    """Run A against run B, cached when both runs are final."""
+    """Run A against run B, cached when both runs are final (``browser.comparisons``)."""
 
     def __init__(self, engine: Engine, *, cache_size: int) -> None:
         super().__init__(engine)
@@ -40,7 +40,7 @@ class CompareBrowser(Repository):
         keep = is_final(run_a) and is_final(run_b)
         return self._cache.get(key, lambda: self._compute(run_a, run_b), keep=keep)
 
-    def compared_cases(
+    def cases(
         self, comparison: ComparisonSummary, kind: str, *, offset: int = 0, limit: int = 50
     ) -> Paged[ComparedCase]:
         """One page of a comparison's cases of one kind, with both sides read from the store."""

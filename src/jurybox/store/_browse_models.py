@@ -104,7 +104,7 @@ class RunStats:
     """The aggregates of one run that need a pass over its rows (cached once the run is final)."""
 
     metrics: dict[str, Rate]
-    """``overall`` and one per tier: exactly what ``Store.run_metrics`` and the gate compute."""
+    """``overall`` and one per tier: exactly what ``store.metrics.rates`` and the gate compute."""
     tiers: tuple[TierStats, ...]
     judges: tuple[JudgeStats, ...]
     latency: Latency

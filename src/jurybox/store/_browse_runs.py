@@ -48,9 +48,9 @@ def runs_before(connection: Connection, run: RunInfo, *, completed: bool, limit:
 
 
 class RunBrowser(Repository):
-    """The ``runs`` table (with each run's suite name), read a page at a time."""
+    """The ``runs`` table (with each run's suite name), read a page at a time (``browser.runs``)."""
 
-    def runs_page(
+    def page(
         self,
         *,
         suite: str | None = None,
@@ -79,13 +79,13 @@ class RunBrowser(Repository):
             runs = select_runs(connection, *conditions, offset=offset, limit=limit)
         return Paged(runs, int(total), offset, limit)
 
-    def run(self, run_id: str) -> RunInfo | None:
+    def find(self, run_id: str) -> RunInfo | None:
         """The run with exactly this id, or None."""
         with self._read() as connection:
             found = select_runs(connection, runs_table.c.id == run_id, limit=1)
         return found[0] if found else None
 
-    def previous_run(self, run: RunInfo, *, completed: bool = False) -> RunInfo | None:
+    def previous(self, run: RunInfo, *, completed: bool = False) -> RunInfo | None:
         """The suite's run that started just before ``run`` (the latest completed one with ``completed``)."""
         with self._read() as connection:
             found = runs_before(connection, run, completed=completed, limit=1)

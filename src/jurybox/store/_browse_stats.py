@@ -39,13 +39,13 @@ def check_metrics(
 
 
 class StatsBrowser(Repository):
-    """Aggregates over a run's ``results`` and ``judgments`` rows, cached once the run is final."""
+    """Aggregates over a run's ``results`` and ``judgments`` rows, cached once the run is final (``browser.stats``)."""
 
     def __init__(self, engine: Engine, *, cache_size: int) -> None:
         super().__init__(engine)
         self._cache = LruCache(cache_size)
 
-    def run_stats(self, run: RunInfo) -> RunStats:
+    def of(self, run: RunInfo) -> RunStats:
         """Tier and judge pass rates, mean scores, latency percentiles and tags of a run."""
         return self._cache.get(
             ("stats", *final_key(run)), lambda: self._batch_stats([run.id])[run.id], keep=is_final(run)
@@ -61,7 +61,7 @@ class StatsBrowser(Repository):
 
     def check(self, run: RunInfo, policy: RegressionPolicy) -> list[MetricCheck]:
         """The gate's verdict on ``run`` (``MetricCheck`` per metric), as ``jurybox gate`` computes it."""
-        current = self.run_stats(run).metrics
+        current = self.of(run).metrics
         with self._read() as connection:
             candidates = runs_before(
                 connection, run, completed=policy.baseline != "all", limit=policy.window * BASELINE_LOOKBACK
@@ -69,7 +69,7 @@ class StatsBrowser(Repository):
         self.warm(candidates)
         admitted = [
             metrics
-            for metrics, past in ((self.run_stats(past).metrics, past) for past in candidates)
+            for metrics, past in ((self.of(past).metrics, past) for past in candidates)
             if policy.admits(past.status, metrics)
         ]
         return check_metrics(current, admitted[: policy.window], policy)

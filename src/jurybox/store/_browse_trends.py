@@ -21,13 +21,13 @@ MAX_HISTORY_RUNS = 100
 
 
 class TrendBrowser(Repository):
-    """A suite's recent runs, read together; run stats come from (and warm) the shared :class:`StatsBrowser`."""
+    """A suite's recent runs, read together (``browser.trends``); stats come from (and warm) ``browser.stats``."""
 
     def __init__(self, engine: Engine, stats: StatsBrowser) -> None:
         super().__init__(engine)
         self._stats = stats
 
-    def trend(self, suite: str, *, limit: int, policy: RegressionPolicy) -> list[TrendPoint]:
+    def points(self, suite: str, *, limit: int, policy: RegressionPolicy) -> list[TrendPoint]:
         """The suite's last ``limit`` runs, oldest first, each with its stats, baselines and gate states.
 
         A point's baseline and state are computed as ``jurybox gate`` would for
@@ -44,7 +44,7 @@ class TrendBrowser(Repository):
         history: list[dict[str, Rate]] = []  # metrics of completed runs so far, oldest first
         first_shown = max(0, len(runs) - limit)
         for index, run in enumerate(runs):
-            stats = self._stats.run_stats(run)
+            stats = self._stats.of(run)
             if index >= first_shown:
                 checks = check_metrics(stats.metrics, history[-policy.window :][::-1], policy)
                 baselines = {c.metric: c.baseline for c in checks}

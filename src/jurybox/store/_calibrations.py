@@ -1,7 +1,7 @@
 """Calibrations: judges measured against human labels, kept under their identity's key.
 
 ``jurybox calibrate`` files each judge's calibration here; a run's report looks
-its judges up by key (``latest_calibration``) to correct their pass rates, and
+its judges up by key (``latest``) to correct their pass rates, and
 by name (``calibrations(name)``) to tell a judge whose prompt or model changed
 since it was calibrated. The store keeps plain JSON and never imports the
 calibrate package: the caller hands it the identity, the figures and the whole
@@ -20,10 +20,10 @@ from sqlalchemy.engine import Row
 
 from jurybox.store._cases import now
 from jurybox.store._engine import StoreError
+from jurybox.store._json import db_jsonable
 from jurybox.store._models import as_utc
 from jurybox.store._repository import Repository
 from jurybox.store._schema import calibrations_table
-from jurybox.store._serialize import db_jsonable
 
 JsonMap = Mapping[str, Any]
 """A JSON object as the store takes it: plain keys and values, no calibrate types."""
@@ -61,9 +61,9 @@ class StoredCalibration:
 
 
 class CalibrationRepository(Repository):
-    """The ``calibrations`` table: one row per judge per calibration, newest wins."""
+    """The ``calibrations`` table (``store.calibrations``): one row per judge per calibration, newest wins."""
 
-    def save_calibration(self, identity: JsonMap, *, figures: JsonMap, calibration: JsonMap, dataset: str) -> int:
+    def save(self, identity: JsonMap, *, figures: JsonMap, calibration: JsonMap, dataset: str) -> int:
         """Store one judge's calibration under ``identity["key"]`` and ``identity["name"]``; return its id.
 
         Raises:
@@ -88,7 +88,7 @@ class CalibrationRepository(Repository):
             )
             return int(inserted.scalar_one())
 
-    def calibration(self, calibration_id: int) -> StoredCalibration:
+    def get(self, calibration_id: int) -> StoredCalibration:
         """The calibration with this id.
 
         Raises:
@@ -102,12 +102,12 @@ class CalibrationRepository(Repository):
             raise StoreError(f"no calibration {calibration_id} in store {self.url}")
         return _stored(row)
 
-    def latest_calibration(self, key: str) -> StoredCalibration | None:
+    def latest(self, key: str) -> StoredCalibration | None:
         """The newest calibration filed under ``key``, or None."""
         found = self._newest(calibrations_table.c.judge_key == key, limit=1)
         return found[0] if found else None
 
-    def calibrations(self, name: str | None = None, *, limit: int | None = 50) -> list[StoredCalibration]:
+    def find(self, name: str | None = None, *, limit: int | None = 50) -> list[StoredCalibration]:
         """Calibrations newest first, of the judge called ``name`` when given."""
         where = calibrations_table.c.judge_name == name if name is not None else None
         return self._newest(where, limit=limit)

@@ -16,9 +16,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from jurybox.store._engine import StoreError
+from jurybox.store._json import db_jsonable, hashed_definition
 from jurybox.store._repository import Repository
 from jurybox.store._schema import case_edits_table, cases_table, suites_table
-from jurybox.store._serialize import db_jsonable, hashed_definition
 
 CHUNK = 500
 """Rows per statement when a large run plans or imports many cases at once."""
@@ -104,7 +104,7 @@ def upsert_case_versions(
         connection: The caller's write transaction.
         suite: The suite's id.
         cases: (name, definition) pairs; all of them are held at once, so a caller with a
-            huge plan passes it a chunk at a time (``begin_run`` does).
+            huge plan passes it a chunk at a time (``runs.begin`` does).
         first_position: The suite position of the first pair (the pairs before it in an
             earlier chunk).
         lock: Take the suite's row lock (:func:`lock_suite`); a caller upserting chunk after
@@ -236,14 +236,14 @@ SETTINGS_ORDER = (
 
 
 class SuiteRepository(Repository):
-    """The ``suites`` and ``cases`` tables: each suite's settings and its current case definitions."""
+    """The ``suites`` and ``cases`` tables (``store.suites``): each suite's settings and its current cases."""
 
-    def suites(self) -> list[str]:
+    def names(self) -> list[str]:
         """Names of every suite in the store."""
         with self._read() as connection:
             return list(connection.execute(select(suites_table.c.name).order_by(suites_table.c.name)).scalars())
 
-    def import_suite(
+    def save(
         self,
         name: str,
         cases: Sequence[tuple[str, Mapping[str, Any]]],
@@ -293,7 +293,7 @@ class SuiteRepository(Repository):
             "retired": retired,
         }
 
-    def export_suite(self, name: str) -> dict[str, Any]:
+    def export(self, name: str) -> dict[str, Any]:
         """The suite's current cases in the suite-file shape ``{name, <settings>, agent, defaults, cases}``.
 
         Raises:

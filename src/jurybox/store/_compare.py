@@ -117,10 +117,10 @@ class RunComparison:
 
 def compare_runs(store: Store, run_a: str, run_b: str) -> RunComparison:
     """Compare two runs (ids, unique prefixes or ``last``) case by case."""
-    info_a = store.resolve_run(run_a)
-    info_b = store.resolve_run(run_b)
-    outcomes_a = store.case_outcomes(info_a.id)
-    outcomes_b = store.case_outcomes(info_b.id)
+    info_a = store.runs.resolve(run_a)
+    info_b = store.runs.resolve(run_b)
+    outcomes_a = store.results.outcomes(info_a.id)
+    outcomes_b = store.results.outcomes(info_b.id)
     by_name_a = {o.case: o for o in outcomes_a}
     by_name_b = {o.case: o for o in outcomes_b}
     changes = [CaseChange(o.case, by_name_a.get(o.case), o) for o in outcomes_b]

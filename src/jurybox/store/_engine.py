@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import URL, Connection, Engine, make_url
-from sqlalchemy.exc import ArgumentError, DatabaseError
+from sqlalchemy.exc import ArgumentError, DatabaseError, DBAPIError, OperationalError
 
-from jurybox.store._serialize import dumps
+from jurybox.store._json import dumps
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -40,6 +40,34 @@ class StoreVersionError(StoreError):
     """The store was written by a newer jurybox whose schema this version does not know."""
 
 
+class StoreAccessError(RuntimeError):
+    """The database did not answer just now: locked by another process, down, or the connection was lost.
+
+    Trying again later may work. Not a :class:`StoreError` (which says the request itself
+    cannot be met: an unknown run, a bad URL), so a handler of those never mistakes a
+    locked store for a missing run. The message names the store (password hidden) and
+    the driver's own one-line reason, never the statement or what it was writing.
+
+    Attributes:
+        url: The store, password hidden.
+        reason: The driver's reason (``database is locked``, ``connection refused``...).
+        locked: Another process holds the lock the operation waited for.
+    """
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"the store {url} cannot be used right now: {reason}")
+        self.url = url
+        self.reason = reason
+        self.locked = "locked" in reason.lower() or "busy" in reason.lower()
+
+
+def access_error(url: URL, exc: DBAPIError) -> StoreAccessError:
+    """A driver error met while reading or writing, as the store's own error (its first line, no SQL)."""
+    text = str(exc.orig if exc.orig is not None else exc).strip()
+    reason = text.splitlines()[0] if text else type(exc).__name__
+    return StoreAccessError(describe(url), reason)
+
+
 def resolve_url(url: str | None) -> str:
     """The store URL to use: the argument, else ``JURYBOX_STORE``, else the default SQLite file."""
     chosen = url or os.environ.get(ENV_VAR) or DEFAULT_URL
@@ -53,6 +81,30 @@ def resolve_url(url: str | None) -> str:
 def describe(url: URL) -> str:
     """The URL without its password, for messages."""
     return url.render_as_string(hide_password=True)
+
+
+def shown_url(url: str | None) -> str:
+    """A store URL (None: the configured one) as messages show it: password hidden; an invalid one says so."""
+    try:
+        return describe(make_url(resolve_url(url)))
+    except ArgumentError:
+        return "(an invalid store URL)"
+
+
+def store_file(url: str | None) -> Path | None:
+    """The SQLite file a store URL (None: the configured one) names; None for a server, memory or an invalid URL.
+
+    What a command that only reads checks before opening: a file that does not exist is a
+    typo or a store never made, and opening it would create an empty one.
+    """
+    try:
+        parsed = make_url(resolve_url(url))
+    except ArgumentError:
+        return None
+    database = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or database in ("", ":memory:") or database.startswith("file:"):
+        return None
+    return Path(database).expanduser()
 
 
 def create_store_engine(url: str, *, busy_timeout: float = 30.0) -> Engine:
@@ -195,12 +247,8 @@ def lock_notice(url: str | None, busy_timeout: float) -> str | None:
     SQLite waits up to ``busy_timeout`` seconds for the lock in silence; saying so up front keeps
     a run that waits from looking hung. ``url`` None means the configured store (``resolve_url``).
     """
-    parsed = make_url(resolve_url(url))
-    database = parsed.database or ""
-    if parsed.get_backend_name() != "sqlite" or database in ("", ":memory:") or database.startswith("file:"):
-        return None
-    path = Path(database).expanduser()
-    if not path.is_file():
+    path = store_file(url)
+    if path is None or not path.is_file():
         return None
     probe = sqlite3.connect(path, timeout=0, isolation_level=None)
     try:
@@ -227,13 +275,16 @@ def migrate(engine: Engine) -> None:
 
     Raises:
         StoreVersionError: the store has a revision this jurybox does not know.
-        StoreError: the database holds something that is not a jurybox store.
+        StoreError: the database holds something that is not a jurybox store, or cannot be read.
+        StoreAccessError: the database is locked past the busy timeout, or cannot be reached.
     """
     try:
         with engine.connect() as connection:
             if stored_revisions(connection) == (SCHEMA_HEAD,):
                 return
             _check_revisions(engine.url, connection)
+    except OperationalError as exc:  # locked, down, refused: the database is fine, only not answering now
+        raise access_error(engine.url, exc) from exc
     except DatabaseError as exc:
         raise unreadable_store(engine.url, exc) from None
     from alembic import command

@@ -22,9 +22,9 @@ class StoredRecords(Sequence[CaseRecord]):
     Indexing is a scan (reports iterate; they do not index), so prefer ``for``.
 
     Args:
-        outcomes: The run's case summaries in plan order (``Store.case_outcomes``).
+        outcomes: The run's case summaries in plan order (``store.results.outcomes``).
         stream: Called with a set of case names, yields the full records of those cases
-            (at least) in the same order (``Store.iter_records``); records of other
+            (at least) in the same order (``store.results.stream``); records of other
             cases need not be rebuilt.
         cases: Only these cases (None: every recorded case).
     """
@@ -99,14 +99,12 @@ class RunRecords(StoredRecords):
     (results written later, by a process resuming the run, are left out by their id).
 
     Args:
-        store: Streams the records (``Store.iter_records``).
-        results: The store's result repository (counts and names).
+        results: The store's result repository (``store.results``): counts, names and the records.
         run_id: The run.
         batch: Results read at a time on each pass.
     """
 
-    def __init__(self, store: Any, results: Any, run_id: str, *, batch: int) -> None:
-        self._store = store
+    def __init__(self, results: Any, run_id: str, *, batch: int) -> None:
         self._results = results
         self._run_id = run_id
         self._batch = batch
@@ -124,14 +122,14 @@ class RunRecords(StoredRecords):
         wanted = set(names)
         if not wanted:
             return iter(())
-        records = self._store.iter_records(self._run_id, batch=self._batch, cases=wanted, up_to=self._up_to)
+        records = self._results.stream(self._run_id, batch=self._batch, cases=wanted, up_to=self._up_to)
         return cast(Iterator[CaseRecord], records)
 
     def __len__(self) -> int:
         return self._count
 
     def __iter__(self) -> Iterator[CaseRecord]:
-        records = self._store.iter_records(self._run_id, batch=self._batch, up_to=self._up_to)
+        records = self._results.stream(self._run_id, batch=self._batch, up_to=self._up_to)
         return cast(Iterator[CaseRecord], records)
 
     def __repr__(self) -> str:

@@ -1,7 +1,7 @@
 """Lessons: the regressions a store has found (and notes people add), kept, searched and fed to later runs.
 
 A lesson is written when a completed run regresses (see ``_baselines``) or added
-by hand (``jurybox lessons add``). ``lessons_for_run`` closes the loop: before a
+by hand (``jurybox lessons add``). ``for_run`` closes the loop: before a
 run starts, the runner asks once for every case's most relevant lessons, which
 its agent and its opted-in LLM judges then see. Retired lessons stay, for history.
 """
@@ -16,11 +16,10 @@ from sqlalchemy import func, or_, select, update
 from jurybox.core import LessonNote
 from jurybox.store._cases import now, suite_id
 from jurybox.store._engine import StoreError
+from jurybox.store._json import db_jsonable
 from jurybox.store._models import Lesson, as_utc
-from jurybox.store._repository import Repository
-from jurybox.store._rows import dialect_insert
+from jurybox.store._repository import Repository, dialect_insert
 from jurybox.store._schema import lessons_table, runs_table, suites_table
-from jurybox.store._serialize import db_jsonable
 
 LESSON_POOL = 200
 """Newest active lessons of a suite a run ranks its cases' lessons from (one query per run)."""
@@ -33,9 +32,9 @@ if TYPE_CHECKING:
 
 
 class LessonRepository(Repository):
-    """The ``lessons`` table: one row per run and regressed metric."""
+    """The ``lessons`` table (``store.lessons``): one row per run and regressed metric, and people's notes."""
 
-    def add_lesson(
+    def add(
         self,
         run_id: str,
         *,
@@ -73,7 +72,7 @@ class LessonRepository(Repository):
             )
             return connection.execute(statement).scalar_one_or_none() is not None
 
-    def lessons(
+    def find(
         self,
         suite: str | None = None,
         *,
@@ -107,7 +106,7 @@ class LessonRepository(Repository):
         with self._read() as connection:
             return [_lesson(row) for row in connection.execute(query)]
 
-    def add_manual_lesson(self, suite: str, text: str, *, case: str | None = None, judge: str | None = None) -> int:
+    def add_manual(self, suite: str, text: str, *, case: str | None = None, judge: str | None = None) -> int:
         """Store a lesson a person wrote about a suite (a case, a judge); returns its id."""
         if not text.strip():
             raise StoreError("a lesson needs some text")
@@ -132,7 +131,18 @@ class LessonRepository(Repository):
             assert key is not None
             return int(key[0])
 
-    def retire_lesson(self, lesson_id: int, reason: str = "") -> bool:
+    def for_run(
+        self, suite: str, cases: Mapping[str, Collection[str]], *, limit: int, max_chars: int
+    ) -> dict[str, list[LessonNote]]:
+        """Each case's lessons (case -> its judges' names and tiers), most relevant first, in one query.
+
+        What the runner asks once before a run starts (``jurybox.engine``'s lesson feed): the
+        suite's newest ``LESSON_POOL`` active lessons, people's included, ranked per case.
+        """
+        found = self.find(suite, limit=LESSON_POOL, manual=True)
+        return lessons_for_cases(found, cases, limit=limit, max_chars=max_chars)
+
+    def retire(self, lesson_id: int, reason: str = "") -> bool:
         """Stop handing a lesson to runs; it stays in the store with when and why. False if unknown or retired."""
         with self._write() as connection:
             done = connection.execute(
@@ -226,11 +236,11 @@ def lessons_for(store: Store, suite: str | None = None, topic: str | None = None
     """The latest lessons as plain text for a prompt template variable, newest first.
 
     For your own prompt or script; the runner hands each case its lessons itself
-    (``Context.lessons``, see ``Store.lessons_for_run``). ``topic`` keeps lessons whose metric (tier) is
+    (``Context.lessons``, see ``LessonRepository.for_run``). ``topic`` keeps lessons whose metric (tier) is
     the topic or whose text mentions it (a case name, a tag, a word of a
     reason). Returns ``""`` when there is nothing to learn from.
     """
     if limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
-    lessons = store.lessons(suite, topic=topic, limit=limit, manual=True)
+    lessons = store.lessons.find(suite, topic=topic, limit=limit, manual=True)
     return "\n\n".join(lesson.text for lesson in lessons)

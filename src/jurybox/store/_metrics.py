@@ -19,9 +19,9 @@ FAILING_LIMIT = 50
 
 
 class MetricRepository(Repository):
-    """Pass rates read from the ``results`` and ``judgments`` tables."""
+    """Pass rates read from the ``results`` and ``judgments`` tables (``store.metrics``)."""
 
-    def run_metrics(self, run_id: str) -> dict[str, Rate]:
+    def rates(self, run_id: str) -> dict[str, Rate]:
         """Pass rates of a run: ``overall`` (cases) and one per cascade tier.
 
         A tier's rate counts the judgments of that tier (the top-level children
@@ -52,9 +52,7 @@ class MetricRepository(Repository):
                 metrics[str(tier)] = Rate(int(tier_passed or 0), int(count))
         return metrics
 
-    def failing_cases(
-        self, run_id: str, metric: str, *, limit: int = FAILING_LIMIT
-    ) -> tuple[list[dict[str, Any]], int]:
+    def failing(self, run_id: str, metric: str, *, limit: int = FAILING_LIMIT) -> tuple[list[dict[str, Any]], int]:
         """Cases that did not pass ``metric`` (``overall`` or a tier) with their reasons, and how many in all."""
         with self._read() as connection:
             if metric == "overall":

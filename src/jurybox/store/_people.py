@@ -21,10 +21,10 @@ from sqlalchemy.exc import IntegrityError
 
 from jurybox.store._cases import now
 from jurybox.store._engine import StoreError
+from jurybox.store._json import db_jsonable
 from jurybox.store._models import as_utc
 from jurybox.store._repository import Repository
 from jurybox.store._schema import audit_log_table, users_table, web_sessions_table
-from jurybox.store._serialize import db_jsonable
 
 Role = Literal["viewer", "editor", "admin"]
 ROLES: tuple[Role, ...] = ("viewer", "editor", "admin")

@@ -22,10 +22,10 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from jurybox.store._cases import now
 from jurybox.store._engine import StoreError
+from jurybox.store._json import db_jsonable
 from jurybox.store._models import as_utc
 from jurybox.store._repository import Repository
 from jurybox.store._schema import judgments_table, results_table, reviews_table, round_results_table
-from jurybox.store._serialize import db_jsonable
 
 JUDGE_IDENTITIES_KEY = "judge_identities"
 """Where a run's config keeps its LLM judges' identities, by the judgment's path (``llm_judge/correctness``)."""

@@ -1,28 +1,29 @@
-"""Runs: starting and finishing them, and finding them again (by id, prefix, suite or status)."""
+"""Runs (``store.runs``): starting and finishing them, and finding them again (by id, prefix, suite or status)."""
 
 from __future__ import annotations
 
 import secrets
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, Unpack
 
 from sqlalchemy import and_, case, func, insert, or_, select, update
 from sqlalchemy.engine import Connection
 
-from jurybox.core import Status
+from jurybox.core import PlannedCases, RunDetails, Status
 from jurybox.store._cases import batches, chunked, lock_suite, now, suite_id, upsert_case_versions
 from jurybox.store._engine import StoreError
+from jurybox.store._json import db_jsonable
 from jurybox.store._models import RunInfo, as_utc
 from jurybox.store._repository import Repository
 from jurybox.store._schema import results_table, run_cases_table, runs_table, suites_table
-from jurybox.store._serialize import db_jsonable
 
 PLAN_CHUNK = 2_000
 """Cases of a run's plan stored per step: a plan of any size holds one chunk in memory."""
 
 RunStatus = Literal["running", "completed", "interrupted", "failed"]
 FINAL_STATUSES: tuple[str, ...] = ("completed", "interrupted", "failed")
+_DONE = ("completed",)  # the runs a baseline averages by default
 
 TOTAL_COLUMNS = {
     "recorded": "total",
@@ -52,16 +53,7 @@ NO_RESULTS: dict[str, Any] = {
 class RunRepository(Repository):
     """The ``runs`` and ``run_cases`` tables: a run's settings, plan, status and totals."""
 
-    def begin_run(
-        self,
-        suite: str,
-        *,
-        cases: Mapping[str, Mapping[str, Any]] | Iterable[tuple[str, Mapping[str, Any]]],
-        judge_model: str | None = None,
-        agent_version: str | None = None,
-        git_commit: str | None = None,
-        config: Mapping[str, Any] | None = None,
-    ) -> str:
+    def begin(self, suite: str, *, cases: PlannedCases, **details: Unpack[RunDetails]) -> str:
         """Start a run of ``suite`` over ``cases`` and return its id.
 
         ``cases`` is name -> definition, or (name, definition) pairs read once (a plan streamed
@@ -71,11 +63,17 @@ class RunRepository(Repository):
         one transaction, so an error raised by the pairs themselves (a bad line of a cases
         file) leaves no run either.
 
+        Args:
+            suite: The suite's name (created in the store on its first run).
+            cases: The run's plan.
+            **details: What the run records about itself (``jurybox.core.RunDetails``):
+                ``judge_model``, ``agent_version``, ``git_commit`` and ``config`` (a mapping).
+
         Raises:
             ValueError: no suite name, or a case name given twice (nothing is written).
         """
         if not suite:
-            raise ValueError("begin_run needs a suite name")
+            raise ValueError("runs.begin needs a suite name")
         pairs = cases.items() if isinstance(cases, Mapping) else cases
         started = now()
         run_id = f"{started:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
@@ -89,10 +87,10 @@ class RunRepository(Repository):
                     id=run_id,
                     suite_id=suite_key,
                     status="running",
-                    git_commit=git_commit,
-                    judge_model=judge_model,
-                    agent_version=agent_version,
-                    config=db_jsonable(dict(config or {})),
+                    git_commit=details.get("git_commit"),
+                    judge_model=details.get("judge_model"),
+                    agent_version=details.get("agent_version"),
+                    config=db_jsonable(dict(details.get("config") or {})),
                     planned=0,
                     started_at=started,
                     finished_at=None,
@@ -110,11 +108,11 @@ class RunRepository(Repository):
             connection.execute(update(runs_table).where(runs_table.c.id == run_id).values(planned=planned))
         return run_id
 
-    def finish_run(self, run_id: str, status: RunStatus = "completed") -> None:
-        """Close a run with a final status and its totals.
+    def finish(self, run_id: str, status: RunStatus = "completed") -> None:
+        """Close a run's row with a final status and its totals.
 
-        Only the run's row: checking a completed run for regressions is the
-        :class:`~jurybox.store.Store`'s part of finishing it.
+        Only the run's row: :meth:`jurybox.store.Store.finish_run` calls this and then checks a
+        completed run for regressions, which is what a finished run should get.
 
         Raises:
             ValueError: ``status`` is not completed, interrupted or failed.
@@ -139,7 +137,7 @@ class RunRepository(Repository):
                 )
             )
 
-    def update_run_config(self, run_id: str, values: Mapping[str, Any]) -> None:
+    def update_config(self, run_id: str, values: Mapping[str, Any]) -> None:
         """Merge ``values`` into the run's config, replacing keys it already has.
 
         Raises:
@@ -152,7 +150,7 @@ class RunRepository(Repository):
             merged = {**dict(config[0] or {}), **db_jsonable(dict(values))}
             connection.execute(update(runs_table).where(runs_table.c.id == run_id).values(config=merged))
 
-    def get_run(self, run_id: str) -> RunInfo:
+    def get(self, run_id: str) -> RunInfo:
         """The run with this exact id.
 
         Raises:
@@ -163,14 +161,14 @@ class RunRepository(Repository):
             raise StoreError(f"no run {run_id!r} in store {self.url}")
         return runs[0]
 
-    def resolve_run(self, ref: str, *, suite: str | None = None) -> RunInfo:
+    def resolve(self, ref: str, *, suite: str | None = None) -> RunInfo:
         """A run by id, unique id prefix, or ``last`` (the latest run, of ``suite`` when given).
 
         Raises:
             StoreError: nothing matches, or a prefix matches several runs.
         """
         if ref in ("last", "latest"):
-            found = self.latest_run(suite)
+            found = self.latest(suite)
             if found is None:
                 where = f" of suite {suite!r}" if suite else ""
                 raise StoreError(f"no runs{where} in store {self.url}")
@@ -185,7 +183,7 @@ class RunRepository(Repository):
             raise StoreError(f"run id prefix {ref!r} matches several runs; give more of the id")
         raise StoreError(f"no run {ref!r} in store {self.url}")
 
-    def latest_run(self, suite: str | None = None, *, unfinished: bool = False) -> RunInfo | None:
+    def latest(self, suite: str | None = None, *, unfinished: bool = False) -> RunInfo | None:
         """The most recently started run (of ``suite``), or with ``unfinished`` the latest not completed."""
         conditions = []
         if suite is not None:
@@ -195,7 +193,7 @@ class RunRepository(Repository):
         runs = self._select(*conditions, limit=1)
         return runs[0] if runs else None
 
-    def runs(self, suite: str | None = None, *, status: str | None = None, limit: int | None = None) -> list[RunInfo]:
+    def newest(self, suite: str | None = None, *, status: str | None = None, limit: int | None = None) -> list[RunInfo]:
         """Runs, newest first, optionally of one suite and one status."""
         conditions = []
         if suite is not None:
@@ -204,8 +202,8 @@ class RunRepository(Repository):
             conditions.append(runs_table.c.status == status)
         return self._select(*conditions, limit=limit)
 
-    def runs_before(self, run: RunInfo, limit: int, *, statuses: Sequence[str]) -> list[RunInfo]:
-        """Up to ``limit`` runs of ``run``'s suite that started before it and ended with one of ``statuses``."""
+    def before(self, run: RunInfo, limit: int, *, statuses: Sequence[str] = _DONE) -> list[RunInfo]:
+        """Up to ``limit`` runs of ``run``'s suite that started before it and ended as ``statuses``, newest first."""
         return self._select(
             suites_table.c.name == run.suite,
             runs_table.c.status.in_(list(statuses)),

@@ -120,13 +120,13 @@ def read_suite_file(
 
 
 def import_suite_file(store: Store, path: Path) -> tuple[str, dict[str, int]]:
-    """Import a suite file into the store; returns the suite name and the counts of ``Store.import_suite``.
+    """Import a suite file into the store; returns the suite name and the counts of ``store.suites.save``.
 
     Every top-level key is kept (``database``, ``seeds``, ``judge_model``...), so the stored suite
     runs as the file does (``jurybox run --suite``, the dashboard).
     """
     name, agent, defaults, cases, settings = read_suite_file(path)
-    return name, store.import_suite(name, cases, agent=agent, defaults=defaults, settings=settings)
+    return name, store.suites.save(name, cases, agent=agent, defaults=defaults, settings=settings)
 
 
 def dump_suite(data: Mapping[str, Any]) -> str:
@@ -136,7 +136,7 @@ def dump_suite(data: Mapping[str, Any]) -> str:
 
 def export_suite_file(store: Store, suite: str, path: Path) -> int:
     """Write the suite's current cases to ``path`` as YAML; returns how many cases were written."""
-    data = store.export_suite(suite)
+    data = store.suites.export(suite)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(dump_suite(data), encoding="utf-8")
     return len(data["cases"])

@@ -13,10 +13,17 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
-
-from jurybox.store import Store, StoreBrowser, StoreError, StoreVersionError, open_store, resolve_url
+from jurybox.store import (
+    Store,
+    StoreAccessError,
+    StoreBrowser,
+    StoreError,
+    StoreVersionError,
+    open_store,
+    resolve_url,
+    shown_url,
+    store_file,
+)
 
 RETRY_SECONDS = 5
 """How soon a page that could not read the store tries again."""
@@ -36,17 +43,16 @@ class StoreUnavailableError(Exception):
         self.retry = retry
 
 
-def explain_database_error(exc: BaseException, url: str) -> StoreUnavailableError:
-    """A driver error met while reading, as words (``database is locked``, connection refused...)."""
-    text = str(getattr(exc, "orig", exc)).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    if "locked" in text.lower() or "busy" in text.lower():
+def explain_database_error(exc: StoreAccessError, url: str) -> StoreUnavailableError:
+    """A database that did not answer, as words for the page (``database is locked``, connection refused...)."""
+    if exc.locked:
         return StoreUnavailableError(
             f"The store {url} is locked by another process (a run or a migration is writing to it). "
             f"This page tries again in {RETRY_SECONDS} seconds.",
             retry=True,
         )
     return StoreUnavailableError(
-        f"The store {url} cannot be read: {text}. This page tries again in {RETRY_SECONDS} seconds.", retry=True
+        f"The store {url} cannot be read: {exc.reason}. This page tries again in {RETRY_SECONDS} seconds.", retry=True
     )
 
 
@@ -59,27 +65,12 @@ class StoreAccess:
         self._lock = threading.Lock()
         self._store: Store | None = None
         self._browser: StoreBrowser | None = None
-        self.shown_url = self._describe()
-
-    def _describe(self) -> str:
-        try:
-            return make_url(self.url).render_as_string(hide_password=True)
-        except ArgumentError:
-            return "(an invalid store URL)"
+        self.shown_url = shown_url(self.url)
 
     def _missing_file(self) -> Path | None:
         """The SQLite file the URL names when it does not exist (the dashboard never creates a store)."""
-        try:
-            parsed = make_url(self.url)
-        except ArgumentError:
-            return None
-        if parsed.get_backend_name() != "sqlite":
-            return None
-        database = parsed.database or ""
-        if database in ("", ":memory:") or database.startswith("file:"):
-            return None
-        path = Path(database).expanduser()
-        return None if path.exists() else path
+        path = store_file(self.url)
+        return None if path is None or path.exists() else path
 
     def store(self) -> Store:
         """The open store.
@@ -112,10 +103,10 @@ class StoreAccess:
             return open_store(self.url, busy_timeout=self._busy_timeout)
         except StoreVersionError as exc:
             raise StoreUnavailableError(str(exc), retry=False) from exc
+        except StoreAccessError as exc:  # locked or down: a later request may open it
+            raise explain_database_error(exc, self.shown_url) from exc
         except StoreError as exc:
             raise StoreUnavailableError(f"The store cannot be opened: {exc}", retry=False) from exc
-        except (OperationalError, DBAPIError) as exc:
-            raise explain_database_error(exc, self.shown_url) from exc
         except ImportError as exc:
             # e.g. a postgresql+psycopg:// URL without psycopg installed.
             raise StoreUnavailableError(

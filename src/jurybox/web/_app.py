@@ -16,10 +16,10 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
-from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from jurybox import __version__
+from jurybox.store import StoreAccessError
 from jurybox.web import (
     _auth,
     _page_authoring,
@@ -126,8 +126,8 @@ def _install_error_pages(app: FastAPI) -> None:
     async def store_unavailable(request: Request, exc: StoreUnavailableError) -> Response:
         return _error(request, 503, exc.message, retry=exc.retry, title="Store unavailable")
 
-    @app.exception_handler(OperationalError)
-    async def database_error(request: Request, exc: OperationalError) -> Response:
+    @app.exception_handler(StoreAccessError)
+    async def database_error(request: Request, exc: StoreAccessError) -> Response:
         # Locked, down, connection lost: a retry may work. Any other database error is a bug: a 500.
         logger.warning("store read failed: %s", exc)
         problem = explain_database_error(exc, state(request).access.shown_url)

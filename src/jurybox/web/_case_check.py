@@ -1,6 +1,6 @@
 """Checking a case written in the browser with the suite loader, what only an admin may change, and diffs.
 
-A case is checked in its suite: the stored suite (``Store.export_suite``) with the
+A case is checked in its suite: the stored suite (``store.suites.export``) with the
 edited case in its place is written to a file in a temporary folder and loaded with
 ``load_suite`` as ``jurybox run`` would load it, so a problem is found (and worded)
 exactly as the CLI finds it. Nothing is built that runs code: a case whose judges

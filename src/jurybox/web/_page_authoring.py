@@ -49,7 +49,7 @@ def _versions(request: Request, suite: str) -> list[CaseVersion]:
 
 def _suite_file(request: Request, suite: str) -> dict[str, Any]:
     try:
-        return store(request).export_suite(suite)
+        return store(request).suites.export(suite)
     except StoreError:
         raise HTTPException(status_code=404, detail=f"There is no suite {suite!r} in this store.") from None
 

@@ -54,7 +54,7 @@ def calibrations_data(source: Store, judge: str | None, page: int, per_page: int
     """The calibrations page's data (and the JSON of ``/api/calibrations``), newest first."""
     offset, limit = paging(page, per_page)
     # Newest first with a limit, as lessons: reading up to this page and one more row tells whether a next one exists.
-    found = source.calibrations(judge, limit=offset + limit + 1)
+    found = source.calibrations.find(judge, limit=offset + limit + 1)
     number = offset // limit + 1
     return {
         "filters": {"judge": judge},
@@ -84,7 +84,7 @@ def calibration_data(source: Store, calibration: StoredCalibration) -> dict[str,
         "confusion": _confusion(overall.get("confusion")),
         "disagreements": [_disagreement(item) for item in _list(whole.get("disagreements"))],
         "disagreement_count": _count(whole.get("disagreement_count")),
-        "history": [calibration_row(item) for item in source.calibrations(calibration.name, limit=HISTORY)],
+        "history": [calibration_row(item) for item in source.calibrations.find(calibration.name, limit=HISTORY)],
     }
 
 
@@ -152,7 +152,7 @@ CalibrationId = Annotated[int, Path(ge=1, le=2**62)]
 
 def _find(source: Store, calibration_id: int) -> StoredCalibration:
     try:
-        return source.calibration(calibration_id)
+        return source.calibrations.get(calibration_id)
     except StoreError:
         detail = f"There is no calibration {calibration_id} in this store."
         raise HTTPException(status_code=404, detail=detail) from None

@@ -103,10 +103,10 @@ def round_data(record: CaseRecord, round_: RoundRecord) -> dict[str, Any]:
 
 def case_data(reader: StoreBrowser, run: RunInfo, record: CaseRecord) -> dict[str, Any]:
     """The case page's data (and the JSON of ``/api/runs/{id}/case?name=...``)."""
-    before, after = reader.neighbour_cases(run.id, record.case)
+    before, after = reader.cases.neighbours(run.id, record.case)
     rounds = [round_data(record, r) for r in record.rounds]
     show_context = record.context is not None and all(record.context != r.context for r in record.rounds)
-    history = reader.case_in_runs(run.suite, record.case, limit=HISTORY_RUNS)
+    history = reader.cases.in_runs(run.suite, record.case, limit=HISTORY_RUNS)
     return {
         "run": run_summary(run),
         "case": {
@@ -125,7 +125,7 @@ def case_data(reader: StoreBrowser, run: RunInfo, record: CaseRecord) -> dict[st
             "skipped_tiers": skipped_tiers(record),
             "metadata": dict(record.metadata),
         },
-        "definition": reader.case_definition(run.id, record.case),
+        "definition": reader.cases.definition(run.id, record.case),
         "rounds": rounds,
         "context": context_data(record.context) if show_context and record.context is not None else None,
         "judgment": judgment_tree("case", record.judgment),
@@ -152,7 +152,7 @@ CaseName = Annotated[str, Query(min_length=1, max_length=512, description="The c
 
 def _load(request: Request, run_id: str, name: str) -> tuple[RunInfo, CaseRecord]:
     run = find_run(request, run_id)
-    record = browser(request).case_record(run.id, name)
+    record = browser(request).cases.record(run.id, name)
     if record is None:
         raise HTTPException(status_code=404, detail=f"Run {run.id} has no result for a case named {name!r}.")
     return run, record

@@ -91,12 +91,12 @@ def compare_data(
     reader: StoreBrowser, a: RunInfo, b: RunInfo, kind: str | None, page: int, per_page: int
 ) -> dict[str, Any]:
     """The compare page's data (and the JSON of ``/api/compare``)."""
-    summary = reader.compare(a, b)
+    summary = reader.comparisons.compare(a, b)
     counts = summary.counts
     chosen = kind or next((k for k in DEFAULT_ORDER if counts[k]), "broke")
     offset, limit = paging(page, per_page)
-    cases = reader.compared_cases(summary, chosen, offset=offset, limit=limit)
-    stats_a, stats_b = reader.run_stats(a), reader.run_stats(b)
+    cases = reader.comparisons.cases(summary, chosen, offset=offset, limit=limit)
+    stats_a, stats_b = reader.stats.of(a), reader.stats.of(b)
     la, lb = summary.latency_a, summary.latency_b
 
     def link(number: int) -> str:
@@ -157,14 +157,14 @@ def compare_data(
 
 def _resolve(request: Request, ref: str, label: str) -> RunInfo:
     reader = browser(request)
-    found = reader.run(ref)
+    found = reader.runs.find(ref)
     if found is not None:
         return found
     try:
-        resolved = store(request).resolve_run(ref)
+        resolved = store(request).runs.resolve(ref)
     except StoreError as exc:
         raise HTTPException(status_code=404, detail=f"Run {label}: {exc}") from exc
-    exact = reader.run(resolved.id)
+    exact = reader.runs.find(resolved.id)
     assert exact is not None
     return exact
 
@@ -174,7 +174,7 @@ Kind = Annotated[str | None, Query(pattern="^(" + "|".join(COMPARE_KINDS) + ")?$
 
 
 def _picker(request: Request, a: str | None, b: str | None) -> dict[str, Any]:
-    recent = browser(request).runs_page(limit=100).items
+    recent = browser(request).runs.page(limit=100).items
     return {
         "picker": True,
         "a_ref": a or "",

@@ -72,7 +72,7 @@ def _concurrency(text: str) -> int | None:
 
 def _run(request: Request, run_id: str) -> RunInfo:
     try:
-        return store(request).get_run(run_id)
+        return store(request).runs.get(run_id)
     except (StoreError, KeyError):
         raise HTTPException(status_code=404, detail=f"There is no run {run_id!r}.") from None
 

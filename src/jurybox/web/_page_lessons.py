@@ -21,8 +21,8 @@ _ROUND_SUFFIX = re.compile(r" \(round \d+\)$")
 
 
 def lesson_data(reader: StoreBrowser, lesson: Lesson) -> dict[str, Any]:
-    run = reader.run(lesson.run_id)
-    previous = reader.previous_run(run) if run is not None else None
+    run = reader.runs.find(lesson.run_id)
+    previous = reader.runs.previous(run) if run is not None else None
     return {
         "id": lesson.id,
         "suite": lesson.suite,
@@ -59,14 +59,14 @@ def lessons_data(
     offset, limit = paging(page, per_page)
     # The store reads lessons newest first with a limit; lessons are few (one per regression), so
     # reading up to this page and one more row tells whether a next page exists.
-    found = source.lessons(suite, topic=topic, limit=offset + limit + 1)
+    found = source.lessons.find(suite, topic=topic, limit=offset + limit + 1)
     shown = found[offset : offset + limit]
     more = len(found) > offset + limit
     filters = {"suite": suite, "topic": topic}
     number = offset // limit + 1
     return {
         "filters": filters,
-        "suites": reader.suites(),
+        "suites": reader.suites.names(),
         "lessons": [lesson_data(reader, lesson) for lesson in shown],
         "page": {
             "page": number,

@@ -48,10 +48,10 @@ REASON_LIMIT = 300
 def find_run(request: Request, run_id: str) -> RunInfo:
     """The run with this id (or unique id prefix, or ``last``), or a 404 that says so."""
     reader = browser(request)
-    found = reader.run(run_id)
+    found = reader.runs.find(run_id)
     if found is None:
         resolved = resolve_run(request, run_id)
-        found = reader.run(resolved.id) if resolved is not None else None
+        found = reader.runs.find(resolved.id) if resolved is not None else None
     if found is None:
         raise HTTPException(status_code=404, detail=f"There is no run {run_id!r} in this store.")
     return found
@@ -60,7 +60,7 @@ def find_run(request: Request, run_id: str) -> RunInfo:
 def resolve_run(request: Request, ref: str) -> RunInfo | None:
     """A run by unique id prefix or ``last``, as the CLI accepts; None when nothing or several match."""
     try:
-        return store(request).resolve_run(ref)
+        return store(request).runs.resolve(ref)
     except StoreError:
         return None
 
@@ -159,10 +159,10 @@ def case_row(run_id: str, row: CaseRow) -> dict[str, Any]:
 
 def run_data(reader: StoreBrowser, run: RunInfo, query: CaseQuery, policy: RegressionPolicy) -> dict[str, Any]:
     """The run page's data (and the JSON of ``/api/runs/{id}``)."""
-    stats = reader.run_stats(run)
-    previous = reader.previous_run(run)
-    baseline = reader.previous_run(run, completed=True)
-    cases = reader.case_page(run, query)
+    stats = reader.stats.of(run)
+    previous = reader.runs.previous(run)
+    baseline = reader.runs.previous(run, completed=True)
+    cases = reader.cases.page(run, query)
     per_page = query.limit
     filters = {
         "status": query.status,
@@ -195,7 +195,7 @@ def run_data(reader: StoreBrowser, run: RunInfo, query: CaseQuery, policy: Regre
     return {
         "run": run_summary(run),
         "stats": stats_data(stats),
-        "gate": gate_data(run, reader.check(run, policy), policy),
+        "gate": gate_data(run, reader.stats.check(run, policy), policy),
         "calibrations": run_calibrations_data(run),
         "previous": neighbour(previous),
         "baseline": neighbour(baseline),
@@ -266,7 +266,7 @@ CaseFilters = Annotated[CaseQuery, Depends(case_query)]
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 def run_page(request: Request, run_id: str, query: CaseFilters) -> Response:
     reader = browser(request)
-    run = reader.run(run_id)
+    run = reader.runs.find(run_id)
     if run is None:
         # `last` or an id prefix, as the CLI takes them: redirect to the run's own, shareable URL.
         resolved = resolve_run(request, run_id)

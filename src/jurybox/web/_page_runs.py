@@ -49,7 +49,7 @@ def runs_data(reader: StoreBrowser, chosen: RunFilters) -> dict[str, Any]:
     start = datetime.combine(since, time.min, tzinfo=UTC) if since else None
     # ``until`` is a whole day, included.
     end = datetime.combine(until + timedelta(days=1), time.min, tzinfo=UTC) if until else None
-    found = reader.runs_page(
+    found = reader.runs.page(
         suite=chosen.suite, status=chosen.status, since=start, until=end, offset=offset, limit=limit
     )
     filters = {
@@ -66,7 +66,7 @@ def runs_data(reader: StoreBrowser, chosen: RunFilters) -> dict[str, Any]:
     runs = [run_summary(run) for run in found.items]
     return {
         "filters": filters,
-        "suites": reader.suites(),
+        "suites": reader.suites.names(),
         "statuses": list(RUN_STATUSES),
         "runs": runs,
         "page": page_info(found, link),

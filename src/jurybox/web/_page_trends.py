@@ -42,8 +42,8 @@ EVERY_POINT_LIMIT = 200
 def suites_data(reader: StoreBrowser) -> dict[str, Any]:
     """The suites page's data: each suite and its latest run."""
     rows = []
-    for name in reader.suites():
-        latest = reader.runs_page(suite=name, limit=1)
+    for name in reader.suites.names():
+        latest = reader.runs.page(suite=name, limit=1)
         rows.append(
             {
                 "suite": name,
@@ -94,7 +94,7 @@ def _floor(baseline: float | None, threshold: float | None) -> float | None:
 
 def trends_data(reader: StoreBrowser, suite: str, runs: int, policy: RegressionPolicy) -> dict[str, Any]:
     """The trends page's data (and the JSON of ``/api/suites/{name}/trends``)."""
-    points = [point_data(p) for p in reader.trend(suite, limit=runs, policy=policy)]
+    points = [point_data(p) for p in reader.trends.points(suite, limit=runs, policy=policy)]
     metrics: list[str] = []
     tiers: list[str] = []
     for point in points:
@@ -194,7 +194,7 @@ def charts(data: dict[str, Any]) -> list[Chart]:
 def history_data(reader: StoreBrowser, suite: str, runs: int, page: int, per_page: int) -> dict[str, Any]:
     """Each case's status over the suite's last runs, flakiest first (``/api/suites/{name}/cases``)."""
     offset, limit = paging(page, per_page)
-    recent, rows = reader.case_history(suite, runs=runs, offset=offset, limit=limit)
+    recent, rows = reader.trends.case_history(suite, runs=runs, offset=offset, limit=limit)
 
     def link(number: int) -> str:
         return urls.case_history(suite, runs=runs, page=number, per_page=per_page if per_page != PER_PAGE else None)
@@ -229,7 +229,7 @@ def history_data(reader: StoreBrowser, suite: str, runs: int, page: int, per_pag
 
 
 def _known(reader: StoreBrowser, suite: str) -> None:
-    if suite not in reader.suites():
+    if suite not in reader.suites.names():
         raise HTTPException(status_code=404, detail=f"There is no suite {suite!r} in this store.")
 
 

@@ -1,41 +1,34 @@
-"""Between records and rows: what ``record_case`` writes and what ``run_records`` rebuilds.
+"""A finished case as rows, and the one transaction that writes a batch of them.
 
-The hot-path statements are built once here: ``record_case`` runs once per
-case, and constructing a statement with literal values costs more than
-executing it.
+The store's hot path, in one place: ``prepare`` turns a ``CaseRecord`` into its
+``results`` row, its ``round_results`` rows and one ``judgments`` row per node of each
+verdict tree (JSON forms from ``_json``, each computed once); ``insert_records`` writes a
+batch of prepared records with a fixed number of statements, straight to the driver.
+The statements are built once here: ``record_many`` runs once per batch of finished
+cases, and constructing a statement with literal values costs more than executing it.
+What reads these rows back is ``_rebuild``.
 """
 
 from __future__ import annotations
 
 import functools
-import json
-from collections.abc import Callable, Iterator, Sequence
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
-from sqlalchemy import JSON, Boolean, Float, Table, Text, bindparam, insert, select, type_coerce, update
+from sqlalchemy import JSON, Boolean, Float, Select, Table, bindparam, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Connection, Dialect, Row
+from sqlalchemy.engine import Connection, Dialect
 
 from jurybox.core import CaseRecord, Context, Judgment, RoundRecord
-from jurybox.store._cases import now
-from jurybox.store._models import as_utc
-from jurybox.store._schema import results_table, round_results_table, run_cases_table, runs_table
-from jurybox.store._serialize import (
-    RawJson,
-    context_from_json,
-    db_jsonable,
-    json_text,
-    judgment_from_dict,
-    metadata_cost,
-    usage_tokens,
-)
+from jurybox.store._cases import chunked, now
+from jurybox.store._engine import StoreError
+from jurybox.store._json import RawJson, db_jsonable, json_text
+from jurybox.store._schema import judgments_table, results_table, round_results_table, run_cases_table, runs_table
 
-
-def dialect_insert(connection: Connection, table: Table) -> Any:
-    """The dialect's INSERT (it has ``on_conflict_do_nothing``) for the connection's database."""
-    return (postgresql if connection.dialect.name == "postgresql" else sqlite).insert(table)
-
+PreparedRows = tuple[str, tuple[Any, ...], list[tuple[Any, ...]], list[tuple[Any, ...]]]
+"""A record's case name, its result row, and its round and judgment rows, without what only the insert knows."""
 
 RUN_STATUS = select(runs_table.c.status).where(runs_table.c.id == bindparam("run_id"))
 CASE_VERSIONS = select(run_cases_table.c.case_name, run_cases_table.c.case_id).where(
@@ -339,103 +332,146 @@ def result_values(record: CaseRecord, forms: JsonForms | None = None) -> tuple[A
     )
 
 
-class TreeReader:
-    """Judgments and contexts rebuilt from their JSON column values, each distinct text once.
+# Hoisted: ``int | float`` written inside a check builds a new union object on every call, once per node written.
+_NUMBER = (int, float)
+# OpenAI's, Anthropic's and our own judges' names (an LLM judge's metadata says tokens: {input, output, total}).
+_TOKEN_TOTALS = ("total_tokens", "total")
+_TOKEN_PARTS = ("input_tokens", "output_tokens", "prompt_tokens", "completion_tokens", "input", "output")
 
-    A single-round case stores its one verdict and context twice, as the case's
-    and as its round's, with the same text. Read through one reader, the text is
-    decoded and rebuilt once and the round shares the case's objects, as it did
-    when the runner recorded it. A value the driver decoded already (psycopg
-    decodes JSONB itself) is rebuilt as it is. Use one reader per batch of rows:
-    it keeps what it rebuilt.
+
+def usage_tokens(metadata: Mapping[str, Any]) -> int | None:
+    """Tokens a judge or execution reports in its metadata, or None when it reports none.
+
+    Accepts ``tokens`` as a number or as a usage mapping (``total_tokens`` or
+    ``total``, or input plus output tokens under OpenAI's, Anthropic's or our
+    judges' names), and a ``usage`` mapping of the same shape.
     """
-
-    def __init__(self) -> None:
-        self._judgments: dict[str, Judgment] = {}
-        self._contexts: dict[str, Context] = {}
-
-    def judgment(self, value: Any) -> Judgment:
-        return _rebuilt(self._judgments, value, judgment_from_dict)
-
-    def context(self, value: Any) -> Context:
-        return _rebuilt(self._contexts, value, context_from_json)
-
-    def optional_context(self, value: Any) -> Context | None:
-        """A case's context, or None when it has none (SQL NULL or the JSON ``null`` SQLite keeps as text)."""
-        return None if value is None or value == "null" else self.context(value)
-
-
-_T = TypeVar("_T")
+    if not metadata:  # most judges report nothing; this runs once per judgment node written
+        return None
+    for key in ("tokens", "usage"):
+        value = metadata.get(key)
+        if value is None or value is True or value is False:
+            continue
+        if isinstance(value, _NUMBER):
+            if math.isfinite(value):
+                return int(value)
+        elif isinstance(value, Mapping) and value:
+            counted = _counted_tokens(value)
+            if counted is not None:
+                return counted
+    return None
 
 
-def _rebuilt(known: dict[str, _T], value: Any, build: Callable[[Any], _T]) -> _T:
-    """``build`` of a column value; stored text is decoded and rebuilt once per reader."""
-    if type(value) is not str:  # psycopg decoded JSONB already
-        return build(value)
-    item = known.get(value)
-    if item is None:
-        item = known[value] = build(json.loads(value))
-    return item
+def _counted_tokens(usage: Mapping[str, Any]) -> int | None:
+    """A usage mapping's total, else the sum of its input and output counts, else None."""
+    for name in _TOKEN_TOTALS:
+        total = usage.get(name)
+        if isinstance(total, _NUMBER) and total is not True and total is not False:
+            return int(total)
+    counted = None
+    for name in _TOKEN_PARTS:
+        part = usage.get(name)
+        if isinstance(part, _NUMBER) and part is not True and part is not False:
+            counted = int(part) if counted is None else counted + int(part)
+    return counted
 
 
-def _as_text(table: Table, *names: str) -> list[Any]:
-    """The table's columns, those named as their stored JSON text (no decoding; ``TreeReader`` decodes)."""
-    return [type_coerce(column, Text).label(column.name) if column.name in names else column for column in table.c]
+def metadata_cost(metadata: Mapping[str, Any]) -> float | None:
+    """``metadata["cost"]`` as a finite float, or None."""
+    if not metadata:
+        return None
+    value = metadata.get("cost")
+    if isinstance(value, _NUMBER) and value is not True and value is not False and math.isfinite(value):
+        return float(value)
+    return None
 
 
-RESULT_COLUMNS = _as_text(results_table, "judgment", "context")
-"""``results`` columns for ``record_from_row``: the judgment and context as text, for a ``TreeReader``."""
+def prepare(record: CaseRecord) -> PreparedRows:
+    """The result row, round rows and judgment rows of a record, JSON forms computed once."""
+    forms = JsonForms()
+    values = result_values(record, forms)
+    rounds = [round_values(r, forms) for r in record.rounds]
+    judgments = list(judgment_values(record.judgment, None))
+    for r in record.rounds:
+        # A single-round case's one verdict is the case's and its round's: its rows are written once,
+        # as the case's, so a query over judgments (tier rates, failing cases) counts it once.
+        if r.judgment is not record.judgment:
+            judgments.extend(judgment_values(r.judgment, r.index))
+    return record.case, values, rounds, judgments
 
-ROUNDS_OF = (
-    select(*_as_text(round_results_table, "judgment", "context"))
-    .where(round_results_table.c.result_id.in_(bindparam("ids", expanding=True)))
-    .order_by(round_results_table.c.result_id, round_results_table.c.round_index)
-)
 
+def insert_records(connection: Connection, run_id: str, prepared: list[PreparedRows], url: str) -> list[bool]:
+    """Write prepared records in the caller's transaction: a fixed number of statements per batch, whatever its size.
 
-def rounds_of(
-    connection: Connection, result_ids: list[int], reader: TreeReader | None = None
-) -> dict[int, tuple[RoundRecord, ...]]:
-    """The rounds of some results, rebuilt, by result id.
+    Returns, per record, False when the run already had that case (or the batch named it before).
 
-    Args:
-        connection: Where to read.
-        result_ids: The results.
-        reader: Rebuilds the trees; pass the one ``record_from_row`` gets for the same
-            rows so a round and its case share what they stored alike.
+    Raises:
+        StoreError: the run does not exist or is already completed.
     """
-    reader = reader or TreeReader()
-    rounds: dict[int, list[RoundRecord]] = {}
-    for row in connection.execute(ROUNDS_OF, {"ids": result_ids}):
-        rounds.setdefault(row.result_id, []).append(
-            RoundRecord(
-                index=row.round_index,
-                prompt=row.prompt,
-                context=reader.context(row.context),
-                judgment=reader.judgment(row.judgment),
-                follow_ups=tuple((str(q), str(a)) for q, a in row.follow_ups),
-            )
-        )
-    return {key: tuple(value) for key, value in rounds.items()}
+    names = [name for name, _, _, _ in prepared]
+    status = connection.execute(RUN_STATUS, {"run_id": run_id}).scalar_one_or_none()
+    if status is None:
+        raise StoreError(f"unknown run {run_id!r} in store {url}")
+    if status == "completed":
+        if set(names) <= _recorded_among(connection, run_id, names):
+            return [False] * len(names)
+        raise StoreError(f"run {run_id} is completed; it takes no more results")
+    versions = dict(_rows_named(connection, CASE_VERSIONS, run_id, names))
+    first: dict[str, int] = {}  # a case named twice in one batch: its first record is the one written
+    rows = []
+    for index, (name, values, _, _) in enumerate(prepared):
+        if name not in first:
+            first[name] = index
+            rows.append((run_id, name, versions.get(name), *values))
+    new_ids = _insert_results(connection, rows)
+    if not new_ids:
+        return [False] * len(names)
+    if status != "running":
+        connection.execute(REOPEN_RUN, {"run_id": run_id})
+    rounds: list[tuple[Any, ...]] = []
+    judgments: list[tuple[Any, ...]] = []
+    for name, result_id in new_ids.items():
+        _, _, round_rows, judgment_rows = prepared[first[name]]
+        round_ids = (result_id,)
+        rounds.extend(round_ids + row for row in round_rows)
+        judgment_ids = (run_id, result_id)
+        judgments.extend(judgment_ids + row for row in judgment_rows)
+    # Straight to the driver's executemany: SQLAlchemy's per-value parameter processing cost
+    # as much CPU as building the rows, and the prepared values already are what it would bind.
+    dialect = connection.dialect
+    if rounds:
+        connection.exec_driver_sql(driver_insert(dialect, round_results_table, ROUND_COLUMNS), rounds)
+    if judgments:
+        connection.exec_driver_sql(driver_insert(dialect, judgments_table, JUDGMENT_COLUMNS), judgments)
+    return [first[name] == index and name in new_ids for index, name in enumerate(names)]
 
 
-def record_from_row(row: Row[Any], rounds: tuple[RoundRecord, ...], reader: TreeReader | None = None) -> CaseRecord:
-    """Rebuild a CaseRecord from its ``results`` row and its rounds.
+def _rows_named(connection: Connection, statement: Select[Any], run_id: str, names: Sequence[str]) -> Iterator[Any]:
+    """The rows ``statement`` (with ``run_id`` and an expanding ``names`` parameter) finds for ``names``.
 
-    The row's judgment and context may be decoded JSON or its text (``RESULT_COLUMNS``).
+    Asked in chunks, so a big batch stays under the database's limit on bound parameters.
     """
-    reader = reader or TreeReader()
-    return CaseRecord(
-        case=row.case_name,
-        judgment=reader.judgment(row.judgment),
-        rounds=rounds,
-        context=reader.optional_context(row.context),
-        duration=row.duration,
-        tokens=row.tokens,
-        cost=row.cost,
-        judge_calls=row.judge_calls,
-        tags=tuple(str(tag) for tag in row.tags or ()),
-        error=row.error,
-        started_at=as_utc(row.started_at),
-        metadata=dict(row.extra or {}),
-    )
+    for part in chunked(sorted(set(names))):
+        yield from connection.execute(statement, {"run_id": run_id, "names": list(part)})
+
+
+def _recorded_among(connection: Connection, run_id: str, names: Sequence[str]) -> set[str]:
+    """Which of ``names`` the run already has results for."""
+    return {row.case_name for row in _rows_named(connection, RESULTS_NAMED, run_id, names)}
+
+
+def _insert_results(connection: Connection, rows: list[tuple[Any, ...]]) -> dict[str, int]:
+    """Insert ``results`` rows (``RESULT_INSERT_COLUMNS``), skipping cases the run already has.
+
+    Returns ``{case_name: id}`` of the rows inserted.
+    """
+    plan = results_insert(connection.dialect)
+    if plan is None:
+        statement = insert_result(connection.dialect.name)
+        return dict(connection.execute(statement, result_parameters(rows)).all())
+    # Straight to the driver, as the round and judgment rows: SQLAlchemy's rendering and per-value
+    # processing of this one statement were a tenth of record_many's CPU.
+    new_ids: dict[str, int] = {}
+    for part in chunked(rows, plan.rows_per_statement):
+        new_ids.update(connection.exec_driver_sql(plan.statement(len(part)), plan.parameters(part)).all())
+    return new_ids

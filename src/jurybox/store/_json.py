@@ -1,30 +1,19 @@
-"""JSON forms of judgments, contexts and records, and the way back.
+"""The JSON form of everything the store keeps in a JSON column, and the content hash of a case.
 
-The core gives ``to_dict`` for judgments and contexts; reading a judgment tree
-back is the store's job, so ``judgment_from_dict`` lives here rather than in
-the zero-dependency core.
+One encoder for every writer: a record's rows (``_record_rows``), a run's config, a case
+definition, a lesson, a review. ``db_jsonable`` is ``to_jsonable`` for a database column
+(NUL replaced: PostgreSQL text cannot hold it); ``json_text`` is the text that column
+stores, made by the C encoder without a ``to_jsonable`` copy of plain data.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from jurybox.core import (
-    BooleanScore,
-    CategoricalScore,
-    Check,
-    Context,
-    ErrorInfo,
-    Judgment,
-    NumericScore,
-    Score,
-    Status,
-    to_jsonable,
-)
+from jurybox.core import to_jsonable
 
 
 def db_jsonable(value: Any) -> Any:
@@ -177,108 +166,3 @@ def _canonical_text(data: Any, *, allow_nan: bool) -> str:
 
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def score_from_dict(data: Mapping[str, Any] | None) -> Score | None:
-    """Rebuild a score from ``score_to_dict`` output."""
-    if data is None:
-        return None
-    kind = data.get("kind")
-    if kind == "numeric":
-        # Numbers as stored: a judge's integer 2 on a 0..2 scale reads back as 2, not 2.0, so a
-        # report from the store is the same text as the one written during the run.
-        return NumericScore(data["value"], data.get("min", 0.0), data.get("max", 1.0))
-    if kind == "boolean":
-        return BooleanScore(bool(data["value"]))
-    if kind == "categorical":
-        return CategoricalScore(str(data["value"]), dict(data.get("categories") or {}))
-    raise ValueError(f"unknown score kind {kind!r} in stored judgment (expected boolean, numeric or categorical)")
-
-
-_STATUSES: dict[str, Status] = {status.value: status for status in Status}
-
-
-def judgment_from_dict(data: Mapping[str, Any]) -> Judgment:
-    """Rebuild a judgment tree from ``Judgment.to_dict`` output (the derived ``value`` is ignored)."""
-    status = data["status"]
-    score = data.get("score")
-    error = data.get("error")
-    checks = data.get("checks")
-    children = data.get("children")
-    # Judgment copies children and metadata into read-only mappings itself: no copy here.
-    return Judgment(
-        (_STATUSES.get(status) if isinstance(status, str) else None) or Status(status),
-        score=None if score is None else score_from_dict(score),
-        reasoning=data.get("reasoning") or "",
-        checks=tuple(Check(str(c["name"]), bool(c["passed"]), str(c.get("message") or "")) for c in checks)
-        if checks
-        else (),
-        judge=data.get("judge") or "",
-        confidence=data.get("confidence"),
-        degraded=bool(data.get("degraded", False)),
-        error=ErrorInfo(str(error["type"]), str(error["message"]), str(error.get("traceback") or ""))
-        if error
-        else None,
-        children={str(name): judgment_from_dict(child) for name, child in children.items()} if children else {},
-        decided_by=data.get("decided_by"),
-        metadata=data.get("metadata") or {},
-    )
-
-
-def context_from_json(data: Mapping[str, Any]) -> Context:
-    """Rebuild a context stored from ``Context.to_dict``."""
-    return Context.from_dict(data)
-
-
-# Hoisted: ``int | float`` written inside a check builds a new union object on every call, once per node written.
-_NUMBER = (int, float)
-# OpenAI's, Anthropic's and our own judges' names (an LLM judge's metadata says tokens: {input, output, total}).
-_TOKEN_TOTALS = ("total_tokens", "total")
-_TOKEN_PARTS = ("input_tokens", "output_tokens", "prompt_tokens", "completion_tokens", "input", "output")
-
-
-def usage_tokens(metadata: Mapping[str, Any]) -> int | None:
-    """Tokens a judge or execution reports in its metadata, or None when it reports none.
-
-    Accepts ``tokens`` as a number or as a usage mapping (``total_tokens`` or
-    ``total``, or input plus output tokens under OpenAI's, Anthropic's or our
-    judges' names), and a ``usage`` mapping of the same shape.
-    """
-    if not metadata:  # most judges report nothing; this runs once per judgment node written
-        return None
-    for key in ("tokens", "usage"):
-        value = metadata.get(key)
-        if value is None or value is True or value is False:
-            continue
-        if isinstance(value, _NUMBER):
-            if math.isfinite(value):
-                return int(value)
-        elif isinstance(value, Mapping) and value:
-            counted = _counted_tokens(value)
-            if counted is not None:
-                return counted
-    return None
-
-
-def _counted_tokens(usage: Mapping[str, Any]) -> int | None:
-    """A usage mapping's total, else the sum of its input and output counts, else None."""
-    for name in _TOKEN_TOTALS:
-        total = usage.get(name)
-        if isinstance(total, _NUMBER) and total is not True and total is not False:
-            return int(total)
-    counted = None
-    for name in _TOKEN_PARTS:
-        part = usage.get(name)
-        if isinstance(part, _NUMBER) and part is not True and part is not False:
-            counted = int(part) if counted is None else counted + int(part)
-    return counted
-
-
-def metadata_cost(metadata: Mapping[str, Any]) -> float | None:
-    """``metadata["cost"]`` as a finite float, or None."""
-    if not metadata:
-        return None
-    value = metadata.get("cost")
-    if isinstance(value, _NUMBER) and value is not True and value is not False and math.isfinite(value):
-        return float(value)
-    return None
