@@ -152,9 +152,6 @@ STORAGE_OUTSIDE_THE_STORE = {
 }
 """Modules outside ``jurybox.store`` that may import SQLAlchemy, and why."""
 
-PRIVATE_NAMES_CHECKED = ("_cli", "store")
-"""Packages whose modules import no private name (``_name``) from another module."""
-
 
 def third_party_imports(path: Path) -> Iterator[tuple[int, str]]:
     """(line, dotted module) of every absolute import in a file, inside functions and TYPE_CHECKING too."""
@@ -182,36 +179,12 @@ def test_only_the_store_imports_sqlalchemy_and_alembic() -> None:
     assert not found, "storage libraries imported outside jurybox.store:\n" + "\n".join(found)
 
 
-def private_name_imports(path: Path) -> Iterator[tuple[int, str, str]]:
-    """(line, module, name) of every ``from jurybox... import _name`` in a file."""
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(ROOT_PACKAGE):
-            for alias in node.names:
-                if alias.name.startswith("_") and not alias.name.startswith("__"):
-                    yield node.lineno, node.module or "", alias.name
-
-
-def private_names_crossing(package: str) -> Iterator[str]:
-    for path in sorted((SOURCE / package).rglob("*.py")):
-        for line, module, name in private_name_imports(path):
-            own_init = path.name == "__init__.py" and module.startswith(f"{ROOT_PACKAGE}.{package}.")
-            if not own_init:
-                yield f"{path.relative_to(ROOT)}:{line}: from {module} import {name}"
-
-
-@pytest.mark.parametrize("package", PRIVATE_NAMES_CHECKED)
-def test_no_private_name_is_imported_from_another_module(package: str) -> None:
-    """What several modules share is public where it lives (``_cli/common.py``), not borrowed as ``_name``."""
-    found = list(private_names_crossing(package))
-    assert not found, "private names imported across modules:\n" + "\n".join(found)
-
-
 @pytest.mark.parametrize(
     ("planted", "source", "expected"),
     [
         ("web/_planted.py", "from sqlalchemy.exc import OperationalError\n", "imports sqlalchemy.exc"),
         ("_cli/_planted.py", "def f():\n    import alembic.command\n", "imports alembic.command"),
-        ("_cli/_planted.py", "from jurybox._cli.history import _console\n", "import _console"),
+        ("_cli/_planted.py", "from jurybox._cli.history import _console\n", "the private name _console"),
     ],
 )
 def test_the_storage_and_private_name_checks_catch_a_planted_import(
@@ -225,5 +198,53 @@ def test_the_storage_and_private_name_checks_catch_a_planted_import(
     (fake / planted).write_text(source)
     monkeypatch.setattr(sys.modules[__name__], "SOURCE", fake)
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
-    found = [*storage_imports_outside_the_store(), *private_names_crossing("_cli")]
+    found = [*storage_imports_outside_the_store(), *private_name_imports(fake)]
     assert len(found) == 1 and expected in found[0], found
+
+
+def private_name_imports(root: Path) -> Iterator[str]:
+    """``from module import _name`` where ``_name`` is another module's private function, class or value.
+
+    A private *module* of the importer's own package (``from jurybox.web import _format``) is
+    the package's business and is allowed; a package's ``__init__`` may gather its private
+    modules' names. Everything else that starts with an underscore stays in its module.
+    """
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        module_parts = path.relative_to(root.parent).with_suffix("").parts
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or (not node.module and not node.level):
+                continue
+            if node.level:
+                base = module_parts[: len(module_parts) - node.level]
+                parts = (*base, *(node.module.split(".") if node.module else ()))
+            else:
+                parts = tuple((node.module or "").split("."))
+            if parts[0] != ROOT_PACKAGE:
+                continue
+            folder = root.parent.joinpath(*parts)
+            for alias in node.names:
+                name = alias.name
+                if not name.startswith("_") or name.startswith("__"):
+                    continue
+                if (folder / f"{name}.py").exists() or (folder / name / "__init__.py").exists():
+                    continue  # a private module of that package, not a private name
+                rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+                yield f"{rel}:{node.lineno}: imports the private name {name} from {'.'.join(parts)}"
+
+
+def test_no_private_name_is_imported_from_another_module() -> None:
+    found = list(private_name_imports(SOURCE))
+    assert not found, "private names imported across modules:\n" + "\n".join(found)
+
+
+def test_the_private_name_walk_catches_a_planted_import(tmp_path: Path) -> None:
+    fake = tmp_path / "jurybox"
+    (fake / "web").mkdir(parents=True)
+    (fake / "web" / "__init__.py").write_text("")
+    (fake / "web" / "_format.py").write_text("def _money(x): return x\n")
+    (fake / "web" / "_page.py").write_text("from jurybox.web import _format\nfrom jurybox.web._format import _money\n")
+    found = list(private_name_imports(fake))
+    assert len(found) == 1 and "_money" in found[0]
