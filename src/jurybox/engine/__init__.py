@@ -9,7 +9,15 @@ display (``ProgressSink``) as protocols, so it imports neither.
 """
 
 from jurybox.engine._execute import CaseExecutor
-from jurybox.engine._executor import CaseDone, Executor, ExecutorPlugin, ExecutorSummary, StreamedResults, TakeResult
+from jurybox.engine._executor import (
+    CaseDone,
+    Executor,
+    ExecutorPlugin,
+    ExecutorSummary,
+    StreamedResults,
+    TakeResult,
+    WorkerPlacement,
+)
 from jurybox.engine._resume import resumable_cases
 from jurybox.engine._runner import DEFAULT_CONCURRENCY, ProgressSink, RunOptions, RunResult, RunStore, SuiteRunner
 from jurybox.engine._sql import SqlPort
@@ -36,6 +44,7 @@ __all__ = [
     "StreamedResults",
     "SuiteRunner",
     "TakeResult",
+    "WorkerPlacement",
     "llm_was_skipped",
     "resumable_cases",
 ]
