@@ -31,8 +31,9 @@ RayAddressOption = Annotated[
     str | None,
     typer.Option(
         "--ray-address",
-        help="--executor ray: the cluster, 'auto' (the one this machine belongs to) or ray://HOST:10001. "
-        "Default: a local Ray started for the run.",
+        help="--executor ray: the cluster, HOST:PORT (its GCS address), 'auto' (the one this machine belongs to) "
+        "or ray://HOST:10001. A token, if the cluster wants one: $RAY_AUTH_TOKEN, $RAY_AUTH_TOKEN_PATH or "
+        "~/.ray/auth_token. Default: a local Ray started for the run.",
         show_default=False,
     ),
 ]

@@ -9,9 +9,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from jurybox._cli.run_views import llm_skip_plan, plan_view
-from jurybox.engine import RunResult
+from jurybox.engine import RunResult, WorkerPlacement
 from jurybox.runs import Notice
 from jurybox.suites import HOW_TO_ENABLE, RunPlan
+
+NODE_ID_SHOWN = 12
+"""Hex digits of a Ray node id the summary shows (``ray list nodes`` shows it whole)."""
 
 
 def print_plan(plan: RunPlan, console: Console) -> None:
@@ -69,6 +72,8 @@ def print_outro(result: RunResult, status: Console, *, resume_command: str | Non
         f"run {result.run_id}: {result.status}; judge calls {spend.calls}, judge tokens {tokens}, cost {cost}",
         highlight=False,
     )
+    for line in placement_lines(result.placement):
+        status.print(escape(line), highlight=False, soft_wrap=True)
     if result.status not in ("interrupted", "failed"):
         return
     if resume_command is None:
@@ -76,6 +81,22 @@ def print_outro(result: RunResult, status: Console, *, resume_command: str | Non
     else:
         # One line however narrow the terminal, so it can be copied and pasted as it is.
         status.print(f"finish it with: {resume_command} --resume {result.run_id}", highlight=False, soft_wrap=True)
+
+
+def placement_lines(placement: Sequence[WorkerPlacement]) -> list[str]:
+    """Where the run's actors ran: a count, then one line per node with its actors, their process and cases."""
+    if not placement:
+        return []
+    by_node: dict[tuple[str, str], list[WorkerPlacement]] = {}
+    for worker in placement:
+        by_node.setdefault((worker.node, worker.address), []).append(worker)
+    nodes = len(by_node)
+    lines = [f"{len(placement)} actor(s) on {nodes} node(s):"]
+    for (node, address), workers in by_node.items():
+        where = f"node {node[:NODE_ID_SHOWN] or '?'}" + (f" ({address})" if address else "")
+        shown = ", ".join(f"{w.worker} (pid {w.pid}, {w.cases:,} cases)" for w in workers)
+        lines.append(f"  {where}: {shown}")
+    return lines
 
 
 def _estimate_line(plan: RunPlan) -> str:

@@ -10,7 +10,15 @@ protocols, so it imports neither.
 """
 
 from jurybox.engine._execute import CaseExecutor
-from jurybox.engine._executor import CaseDone, Executor, ExecutorPlugin, ExecutorSummary, StreamedResults, TakeResult
+from jurybox.engine._executor import (
+    CaseDone,
+    Executor,
+    ExecutorPlugin,
+    ExecutorSummary,
+    StreamedResults,
+    TakeResult,
+    WorkerPlacement,
+)
 from jurybox.engine._resume import resumable_cases
 from jurybox.engine._runner import DEFAULT_CONCURRENCY, ProgressSink, RunOptions, RunResult, SuiteRunner
 from jurybox.engine._sql import SqlPort
@@ -40,6 +48,7 @@ __all__ = [
     "StreamedResults",
     "SuiteRunner",
     "TakeResult",
+    "WorkerPlacement",
     "llm_was_skipped",
     "resumable_cases",
 ]

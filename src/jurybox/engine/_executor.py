@@ -45,6 +45,25 @@ class CaseDone:
     record: CaseRecord | None = None
 
 
+@dataclass(frozen=True)
+class WorkerPlacement:
+    """Where one of an executor's long-lived workers (a Ray actor) ran, and how many cases it finished.
+
+    Attributes:
+        worker: Its name in the run's summary (``actor 0``).
+        node: The machine it ran on (a Ray node's id).
+        address: That machine's IP address.
+        pid: Its process id there.
+        cases: Cases it finished.
+    """
+
+    worker: str
+    node: str
+    address: str
+    pid: int
+    cases: int
+
+
 @dataclass
 class ExecutorSummary:
     """How an executor's share of the run ended, read once its results are exhausted.
@@ -53,11 +72,13 @@ class ExecutorSummary:
         status: ``completed``, ``interrupted`` (stopped) or ``failed`` (part of it died).
         store_errors: Writes it made itself that failed.
         problems: Parts of it (worker processes, actors) that ended before finishing their cases, and how.
+        placement: Where its workers ran (the Ray executor's actors that answered at the end); empty for others.
     """
 
     status: RunStatus
     store_errors: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    placement: list[WorkerPlacement] = field(default_factory=list)
 
 
 TakeResult = Callable[[CaseDone], Awaitable[None]]

@@ -23,7 +23,7 @@ from typing import Any, Protocol, cast
 from jurybox.agents import Target
 from jurybox.core import CaseRecord, Judgment, RunStatus, Status
 from jurybox.engine._execute import CaseExecutor
-from jurybox.engine._executor import CaseDone, Executor
+from jurybox.engine._executor import CaseDone, Executor, WorkerPlacement
 from jurybox.engine._executor_choice import (
     LOCAL,
     check_executor,
@@ -119,6 +119,7 @@ class RunResult:
         store_errors: Writes that failed (the run went on; the store misses these cases).
         llm_skipped_cases: Cases whose LLM judges were left out for want of a judge model.
         worker_errors: Worker processes that ended before finishing their cases, and how.
+        placement: Where the executor's long-lived workers ran (the Ray executor's actors: node, cases).
     """
 
     suite: str
@@ -135,6 +136,7 @@ class RunResult:
     store_errors: list[str] = field(default_factory=list)
     llm_skipped_cases: int = 0
     worker_errors: list[str] = field(default_factory=list)
+    placement: list[WorkerPlacement] = field(default_factory=list)
 
     def count(self, status: Status) -> int:
         return self._status_counts()[status]
@@ -201,6 +203,7 @@ class SuiteRunner:
         self._executor: Executor | None = None
         self._stopping = False
         self._worker_errors: list[str] = []
+        self._placement: list[WorkerPlacement] = []
         self._llm_skipped_cases = 0
         self._kept: list[CaseRecord] | None = None
         self._on_open = on_open
@@ -283,6 +286,7 @@ class SuiteRunner:
             store_errors=list(self.store_errors),
             llm_skipped_cases=self._llm_skipped_cases,
             worker_errors=list(self._worker_errors),
+            placement=list(self._placement),
         )
 
     async def run_share(self, run_id: str, cases: Sequence[Case]) -> RunStatus:
@@ -352,6 +356,7 @@ class SuiteRunner:
         summary = executor.summary()
         self.store_errors.extend(summary.store_errors)
         self._worker_errors.extend(summary.problems)
+        self._placement.extend(summary.placement)
         return "interrupted" if self._stopping and summary.status == "completed" else summary.status
 
     async def _take(self, done: CaseDone) -> None:

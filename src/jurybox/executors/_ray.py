@@ -25,12 +25,12 @@ import contextlib
 import itertools
 import uuid
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from jurybox.core import LessonNote, RunStatus
-from jurybox.engine import CaseDone, ExecutorSummary, TakeResult
+from jurybox.engine import CaseDone, ExecutorSummary, TakeResult, WorkerPlacement
 from jurybox.executors import _ray_cluster as cluster
 from jurybox.executors._ray_actor import CaseActor
 from jurybox.executors._ray_rates import start_rate_signal, stop_rate_signal
@@ -67,6 +67,8 @@ class _Slot:
     share: int
     unfinished: int = 0
     """Cases sent to it that the driver has not heard of yet."""
+    finished: int = 0
+    """Cases it finished, as the driver heard (a restarted actor's earlier lives included)."""
     failures: int = 0
     state: Literal["ready", "recovering", "retired"] = "ready"
     error: str = ""
@@ -101,6 +103,8 @@ class RayExecutor:
         self._timeout = timeout
         self._retries = retries
         self._owns_ray = False
+        self._client = False
+        """Joined through Ray Client (``ray://``): batches come back whole."""
         self._rates: Any = None  # the run's RateSignalActor: a 429 on one actor pauses all of them
         self._slots: list[_Slot] = []
         self._todo: Iterator[Case | CaseLine] = iter(())
@@ -119,7 +123,9 @@ class RayExecutor:
         self._idle: asyncio.Future[None] | None = None
         self._stopping = False
         self.actor_stats: list[ActorStats] = []
-        """Each actor's process, peak memory and cases, read when the executor closes (for benchmarks)."""
+        """Each actor's process, node, peak memory and cases, read when the run ends (for benchmarks)."""
+        self._stats_by_actor: dict[int, ActorStats] = {}
+        self._stats_read = False
 
     def start(self, run_id: str, cases: Sequence[Case]) -> None:
         """Connect to Ray (or start a local one) and start the actors; they load the suite while the run begins.
@@ -129,6 +135,7 @@ class RayExecutor:
         """
         settings = self._settings
         self._owns_ray = cluster.connect(settings.address, cpus=settings.actors or cluster.LOCAL_CPUS)
+        self._client = cluster.is_client()
         self._todo = cases.items() if isinstance(cases, StreamedCases) else iter(cases)
         self._unsent = len(cases)
         wanted = settings.actors or cluster.cluster_cpus()
@@ -137,6 +144,7 @@ class RayExecutor:
         remote = cluster.import_ray().remote(CaseActor)
         tag = f"jurybox-{run_id[:12]}-{uuid.uuid4().hex[:6]}"
         rates, self._rates = start_rate_signal(tag)
+        nodes = cluster.actor_nodes()
         for index, share in enumerate(split_evenly(self._concurrency, count)):
             setup = ActorSetup(
                 run_id=run_id,
@@ -153,9 +161,10 @@ class RayExecutor:
             )
             actor = remote.options(
                 name=f"{tag}-{index}",
+                num_cpus=0,  # it waits on the network: no CPU held, and no free CPU needed to place it where it is sent
                 max_restarts=MAX_ACTOR_FAILURES - 1,
                 max_task_retries=0,  # a lost batch is the driver's to send again: it knows which cases finished
-                scheduling_strategy="SPREAD",
+                scheduling_strategy=cluster.placement_for(nodes, index),
                 runtime_env=cluster.actor_runtime_env() or None,
             ).remote(setup)
             self._slots.append(_Slot(index, actor, share))
@@ -173,6 +182,7 @@ class RayExecutor:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+        await self._read_stats()
 
     @property
     def spend(self) -> Spend:
@@ -204,16 +214,20 @@ class RayExecutor:
                 f"{self._pending()} case(s) have no result: every actor was retired (resume the run to judge them)"
             )
         status: RunStatus = "interrupted" if self._stopping else "failed" if unjudged else "completed"
-        return ExecutorSummary(status, list(self._store_errors), problems)
+        placement = [
+            WorkerPlacement(f"actor {slot.index}", stats.node, stats.address, stats.pid, slot.finished)
+            for slot in self._slots
+            if (stats := self._stats_by_actor.get(slot.index)) is not None
+        ]
+        return ExecutorSummary(status, list(self._store_errors), problems, placement)
 
     async def aclose(self) -> None:
-        """Read each actor's figures, let it close its agent and connections, kill it; leave the Ray it started."""
+        """Read the actors' figures (unless the run did), let each close its agent and connections, kill it."""
+        await self._read_stats()
         live = [slot for slot in self._slots if slot.state != "retired"]
         if live:
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(ACTOR_CLOSE_TIMEOUT):
-                    stats = await asyncio.gather(*(_get(slot.actor.stats.remote()) for slot in live))
-                    self.actor_stats = list(stats)
                     await asyncio.gather(*(_get(slot.actor.close.remote()) for slot in live))
         for slot in self._slots:
             cluster.kill(slot.actor)
@@ -221,6 +235,20 @@ class RayExecutor:
         if self._owns_ray:
             self._owns_ray = False
             cluster.disconnect()
+
+    async def _read_stats(self) -> None:
+        """Each live actor's process, node, memory and cases, once, at the end (one that does not answer: left out)."""
+        if self._stats_read:
+            return
+        self._stats_read = True
+        live = [slot for slot in self._slots if slot.state != "retired"]
+        if not live:
+            return
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(ACTOR_CLOSE_TIMEOUT):
+                stats = await asyncio.gather(*(_get(slot.actor.stats.remote()) for slot in live))
+                self._stats_by_actor = {slot.index: found for slot, found in zip(live, stats, strict=True)}
+                self.actor_stats = list(stats)
 
     # -- feeding the actors ------------------------------------------------------------------------
 
@@ -276,9 +304,7 @@ class RayExecutor:
         take = self._take
         assert take is not None
         try:
-            generator = slot.actor.run_batch.options(num_returns="streaming").remote(batch)
-            async for ref in generator:
-                chunk: Chunk = await ref
+            async for chunk in self._chunks(slot, batch):
                 self._latest[chunk.actor] = chunk.spend
                 self._store_errors.extend(chunk.store_errors)
                 spend = self.spend
@@ -287,6 +313,7 @@ class RayExecutor:
                         continue
                     del left[item.case]
                     slot.unfinished -= 1
+                    slot.finished += 1
                     self._losses.pop(item.case, None)
                     await take(CaseDone(item.case, item.status, item.llm_skipped, spend, item.record))
                 self._feed()
@@ -304,6 +331,20 @@ class RayExecutor:
             if left and not self._stopping:  # an actor stopped by someone else: its cases are not lost
                 self._send_again(left)
                 self._feed()
+
+    async def _chunks(self, slot: _Slot, batch: list[Work]) -> AsyncIterator[Chunk]:
+        """The batch's chunks as the actor sends them; through Ray Client (``ray://``), all of them when it ends.
+
+        Ray Client cannot stream an actor's results: there the driver hears of a batch's cases
+        at its end, and an actor that dies mid-batch has all of them sent again (the store keeps
+        a case's first record, so none is stored twice).
+        """
+        if self._client:
+            for chunk in await slot.actor.run_whole_batch.remote(batch):
+                yield chunk
+            return
+        async for ref in slot.actor.run_batch.options(num_returns="streaming").remote(batch):
+            yield await ref
 
     def _send_again(self, lost: dict[str, Work]) -> None:
         """Put cases lost with an actor first in line (in their order), or give up on one lost too often."""

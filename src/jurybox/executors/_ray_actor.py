@@ -25,6 +25,7 @@ from typing import cast
 
 from jurybox.core import CaseRecord, Judgment, Status, freeze_for_life, paused_collector
 from jurybox.engine import BatchedWriter, CaseExecutor, StoreThread, llm_was_skipped
+from jurybox.executors import _ray_cluster as cluster
 from jurybox.executors._ray_rates import RaySignal
 from jurybox.executors._ray_setup import ActorSetup, ActorStats, Chunk, Finished, Work
 from jurybox.judges import SqlDatabases
@@ -79,6 +80,7 @@ class CaseActor:
         # The process lives for this run only, as `jurybox run` does: the loaded suite stays out of collections.
         freeze_for_life()
         self._loaded_rss = _peak_rss()
+        self._node, self._address = cluster.this_node()
         self._store = setup.open_store() if setup.open_store is not None else None
         self._incarnation = uuid.uuid4().hex
         self._work: asyncio.Queue[tuple[Case, Outbox]] | None = None
@@ -119,6 +121,10 @@ class CaseActor:
         finally:
             self._outboxes.discard(outbox)
 
+    async def run_whole_batch(self, batch: list[Work]) -> list[Chunk]:
+        """``run_batch``'s chunks, all at once when the batch ends: Ray Client (``ray://``) cannot stream them."""
+        return [chunk async for chunk in self.run_batch(batch)]
+
     async def stop(self) -> None:
         """Take no new case and abandon the ones in flight (a resume re-runs them); each batch ends."""
         self._stopping = True
@@ -146,8 +152,8 @@ class CaseActor:
             close()
 
     def stats(self) -> ActorStats:
-        """This actor's process id, peak memory (now, and once loaded) and cases finished."""
-        return ActorStats(os.getpid(), _peak_rss(), self._loaded_rss, self._finished)
+        """This actor's process id, peak memory (now, and once loaded), cases finished and node."""
+        return ActorStats(os.getpid(), _peak_rss(), self._loaded_rss, self._finished, self._node, self._address)
 
     # -- inside the actor -------------------------------------------------------------------------
 

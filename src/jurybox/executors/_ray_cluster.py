@@ -11,10 +11,12 @@ import contextlib
 import logging
 import os
 import socket
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from jurybox.executors import _ray_join as _join
 from jurybox.executors._ray_setup import RAY_EXTRA_MISSING, ExecutorError
 
 LOCAL_CPUS = 2
@@ -23,6 +25,10 @@ LOCAL_OBJECT_STORE = 128 * 1024 * 1024
 """Bytes of shared memory for a local Ray's object store: chunks of results are small and consumed at once."""
 PROBE_TIMEOUT = 5.0
 """Seconds a cluster's address gets to accept a connection before the run says nothing answers there."""
+CLIENT_ATTEMPTS = 3
+"""Times a ``ray://`` join is tried when the Ray Client server fails to start the session (see ``_join_ray``)."""
+CLIENT_RETRY_PAUSE = 1.0
+"""Seconds between those tries."""
 CURRENT_CLUSTER_FILE = "/tmp/ray/ray_current_cluster"
 """Where ``ray start`` notes the address of the cluster this machine runs (what ``auto`` means)."""
 JURYBOX_SETTINGS = ("JURYBOX_JUDGE_MODEL", "JURYBOX_JUDGE_TIMEOUT", "JURYBOX_JUDGE_RETRIES")
@@ -64,15 +70,52 @@ def connect(address: str | None, *, cpus: int) -> bool:
             **quiet,
         )
     else:
-        problem = unreachable(address)
+        problem = join_problem(address)
         if problem is not None:
             raise ExecutorError(f"--ray-address {address}: {problem}")
         try:
-            ray.init(address=address, **quiet)
-        except (ConnectionError, ValueError, RuntimeError, TimeoutError) as exc:
+            _join_ray(ray, address, quiet)
+        except (ConnectionError, ValueError, RuntimeError, TimeoutError, ray.exceptions.RayError) as exc:
+            _join.restore()
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ExecutorError(f"--ray-address {address}: cannot join that Ray cluster: {reason}") from exc
     return True
+
+
+def _join_ray(ray: ModuleType, address: str, quiet: dict[str, Any]) -> None:
+    """``ray.init(address)``; through Ray Client, again when the server failed to start this client's session.
+
+    The Ray Client server starts a process per client; on a loaded machine that process
+    sometimes dies before it serves ("Initialization failure from server"), and the next
+    connection gets a new one.
+    """
+    for attempt in range(1, CLIENT_ATTEMPTS + 1):
+        try:
+            ray.init(address=address, **quiet)
+            return
+        except ConnectionAbortedError:
+            if not address.startswith("ray://") or attempt == CLIENT_ATTEMPTS:
+                raise
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+            time.sleep(CLIENT_RETRY_PAUSE)
+
+
+def join_problem(address: str) -> str | None:
+    """Why this process cannot join the cluster at ``address`` (found in milliseconds); None when it may.
+
+    Nothing answers there, the port is of the other kind (GCS or Ray Client), or the cluster
+    wants a token this process does not have (``_ray_join``: this process's token mode is set
+    to what the cluster wants). Ray's own errors come from ``ray.init`` afterwards.
+    """
+    problem = unreachable(address)
+    if problem is not None:
+        return problem
+    target = _target(address)
+    if target is None:
+        return None
+    host_port, client = target
+    return _join.auth_problem(host_port, client=client)
 
 
 def unreachable(address: str, *, timeout: float = PROBE_TIMEOUT) -> str | None:
@@ -81,14 +124,10 @@ def unreachable(address: str, *, timeout: float = PROBE_TIMEOUT) -> str | None:
     ``auto`` is the cluster this machine last started (``$RAY_ADDRESS``, else the file ``ray start``
     writes); with neither, ``ray.init`` itself says so at once.
     """
-    where = address
-    if address == "auto":
-        where = os.environ.get("RAY_ADDRESS", "") or _current_cluster()
-        if not where or where == "auto":
-            return None
-    host, _, port = where.removeprefix("ray://").rpartition(":")
-    if not host or not port.isdigit():
-        return None  # a form Ray reads its own way: let it say what is wrong
+    target = _target(address)
+    if target is None:
+        return None  # a form Ray reads its own way (or auto with no cluster): let it say what is wrong
+    host, _, port = target[0].rpartition(":")
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
             return None
@@ -98,6 +137,20 @@ def unreachable(address: str, *, timeout: float = PROBE_TIMEOUT) -> str | None:
         return f"no Ray cluster answers at {host}:{port} ({reason}); {hint}"
 
 
+def _target(address: str) -> tuple[str, bool] | None:
+    """``(HOST:PORT, is_ray_client)`` that ``address`` means; None for ``auto`` with no cluster, or a form Ray reads."""
+    where = address
+    if address == "auto":
+        where = os.environ.get("RAY_ADDRESS", "") or _current_cluster()
+        if not where or where == "auto":
+            return None
+    client = where.startswith("ray://")
+    host, _, port = where.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return None
+    return f"{host}:{port}", client
+
+
 def _current_cluster() -> str:
     try:
         return Path(CURRENT_CLUSTER_FILE).read_text(encoding="utf-8").strip()
@@ -105,10 +158,47 @@ def _current_cluster() -> str:
         return ""
 
 
+def is_client() -> bool:
+    """True when this process joined through Ray Client (``ray://``)."""
+    from ray.util.client import ray as client
+
+    connected: Any = client.is_connected  # untyped in Ray
+    return bool(connected())
+
+
 def cluster_cpus() -> int:
     """The connected cluster's CPU count (at least 1)."""
     cpus = import_ray().cluster_resources().get("CPU", 1)
     return max(1, int(cpus))
+
+
+def actor_nodes() -> list[str]:
+    """The ids of the live nodes that take actors (with CPUs: a head started with ``--num-cpus 0`` takes none)."""
+    return [
+        node["NodeID"]
+        for node in import_ray().nodes()
+        if node.get("Alive") and node.get("Resources", {}).get("CPU", 0) > 0
+    ]
+
+
+def placement_for(nodes: list[str], index: int) -> Any:
+    """Where actor ``index`` starts: the nodes in turn, so N actors on N nodes take one each.
+
+    Ray's ``SPREAD``, and a soft node affinity, put two actors of two on one node of two about
+    half the time here. Held to its node, an actor whose node is lost cannot be restarted: it is
+    retired, and its cases go to the others (the run's summary says so).
+    """
+    if not nodes:
+        return "SPREAD"
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    return NodeAffinitySchedulingStrategy(node_id=nodes[index % len(nodes)], soft=False)
+
+
+def this_node() -> tuple[str, str]:
+    """The id and IP address of the node this process (an actor) runs on."""
+    ray = import_ray()
+    return ray.get_runtime_context().get_node_id(), ray.util.get_node_ip_address()
 
 
 def actor_runtime_env() -> dict[str, Any]:
@@ -118,8 +208,9 @@ def actor_runtime_env() -> dict[str, Any]:
 
 
 def disconnect() -> None:
-    """Leave Ray (and stop the local one this process started)."""
+    """Leave Ray (and stop the local one this process started); this process's token mode goes back as it was."""
     import_ray().shutdown()
+    _join.restore()
 
 
 def kill(actor: Any) -> None:

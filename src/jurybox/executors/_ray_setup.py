@@ -35,8 +35,9 @@ class RaySettings:
     """Where and how a run uses Ray (``jurybox run --executor ray``).
 
     Attributes:
-        address: The cluster: ``auto`` (the one this machine belongs to) or ``ray://HOST:10001``;
-            None starts a small local Ray for the run and shuts it down afterwards.
+        address: The cluster: ``HOST:PORT`` (its GCS), ``auto`` (the one this machine belongs to) or
+            ``ray://HOST:10001`` (Ray Client); None starts a small local Ray for the run and shuts it
+            down afterwards. A cluster with token authentication gets the token Ray's own places hold.
         actors: Long-lived actors that run the cases; None: the cluster's CPU count (at least 1),
             at most the run's concurrency and its number of cases.
         load_suite: How an actor loads the suite, on its node (a picklable callable: the CLI hands
@@ -125,6 +126,10 @@ class ActorStats:
     """Peak resident memory in bytes once the suite was loaded and the agent built (what the run adds is the rest)."""
     cases: int
     """Cases it finished."""
+    node: str = ""
+    """The id of the Ray node it runs on."""
+    address: str = ""
+    """That node's IP address."""
 
 
 def default_suite_loader(suite: Suite, concurrency: int) -> Callable[[], Suite]:
