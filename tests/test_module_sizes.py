@@ -1,9 +1,10 @@
-"""No module under src/jurybox is over 500 lines, and no class over 300.
+"""No module under src/jurybox is over 1,000 lines, and no class over 400: a backstop, not a target.
 
-A module that grows past that does more than one job, and a newcomer reads it
-end to end to find the one they need: split it by job. Lines are physical lines
-(blank lines, comments and docstrings count); a class is measured from its first
-decorator to its last line.
+Modules are split by job, not by size: a module may be long when it does one
+thing and its name says which. These limits only catch a file that has
+clearly grown several jobs (a newcomer would read it end to end to find the one
+they need). Lines are physical lines (blank lines, comments and docstrings
+count); a class is measured from its first decorator to its last line.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import ast
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "jurybox"
-MAX_MODULE_LINES = 500
-MAX_CLASS_LINES = 300
+MAX_MODULE_LINES = 1000
+MAX_CLASS_LINES = 400
 
 
 def _modules() -> list[Path]:

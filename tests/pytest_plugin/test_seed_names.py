@@ -195,7 +195,7 @@ def test_seed_002_markers(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_inprocess("--strict-markers")
     outcomes = result.parseoutcomes()
     assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("errors")) == (3, 1, 1)
-    result.stdout.fnmatch_lines(["*llm_drift_threshold is seed 002's name for*similarity_threshold*"])
+    result.stdout.fnmatch_lines(["*llm_drift_threshold is another name for*similarity_threshold*"])
     # The tiers select as markers do.
     pytester.runpytest_inprocess("--strict-markers", "-m", "unit").assert_outcomes(passed=1, deselected=4)
 

@@ -74,29 +74,29 @@ class ServerUrl:
         return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def _field(obj: Any, snake: str, camel: str) -> Any:
+def mcp_field(obj: Any, snake: str, camel: str) -> Any:
     """Read a field from an ``mcp`` model under its v2 (snake_case) or v1 (camelCase) name."""
     return getattr(obj, snake, getattr(obj, camel, None))
 
 
 def _tool_schema(tool: Any) -> dict[str, Any]:
-    schema = _field(tool, "input_schema", "inputSchema") or {"type": "object", "properties": {}}
+    schema = mcp_field(tool, "input_schema", "inputSchema") or {"type": "object", "properties": {}}
     return {
         "type": "function",
         "function": {"name": tool.name, "description": tool.description or "", "parameters": schema},
     }
 
 
-def _result_value(result: Any) -> tuple[Any, str]:
+def tool_result_value(result: Any) -> tuple[Any, str]:
     """(value to record, text to show the model) for a CallToolResult."""
     texts = [block.text for block in result.content or () if getattr(block, "type", None) == "text"]
     text = "\n".join(texts)
-    structured = _field(result, "structured_content", "structuredContent")
+    structured = mcp_field(result, "structured_content", "structuredContent")
     if isinstance(structured, Mapping) and set(structured) == {"result"}:
         # Servers wrap a plain return value as {"result": value}; record the value itself.
         structured = structured["result"]
     value: Any = structured if structured is not None else _json_or_text(text)
-    if _field(result, "is_error", "isError"):
+    if mcp_field(result, "is_error", "isError"):
         return {"error": text or str(structured)}, f"error: {text or structured}"
     shown = text if text else json.dumps(structured, default=str)
     return value, shown
@@ -269,7 +269,7 @@ class McpTarget:
         tools: list[Any] = []
         listing = await session.list_tools()
         tools.extend(listing.tools)
-        cursor = _field(listing, "next_cursor", "nextCursor")
+        cursor = mcp_field(listing, "next_cursor", "nextCursor")
         while cursor:
             from mcp import types
 
@@ -278,7 +278,7 @@ class McpTarget:
             except TypeError:  # mcp 1.x takes the cursor itself
                 listing = await session.list_tools(cursor=cursor)
             tools.extend(listing.tools)
-            cursor = _field(listing, "next_cursor", "nextCursor")
+            cursor = mcp_field(listing, "next_cursor", "nextCursor")
         if self.allowed_tools is not None:
             names = {tool.name for tool in tools}
             missing = sorted(set(self.allowed_tools) - names)
@@ -334,7 +334,7 @@ class McpTarget:
                 raise AgentError(f"agent {self.name}: the MCP server stopped during {call.name}: {detail}") from exc
             # A protocol-level error (bad arguments, tool raised): shown to the model like a tool error.
             return {"error": f"{type(exc).__name__}: {detail}"}, f"error: {detail}"
-        return _result_value(result)
+        return tool_result_value(result)
 
     async def close_session(self, session_id: str) -> None:
         self._history.pop(session_id, None)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jurybox.agents._errors import AgentError, TargetConfigError
-from jurybox.agents._mcp import McpTarget, _field, _result_value
+from jurybox.agents._mcp import McpTarget, mcp_field, tool_result_value
 from jurybox.agents._reply import AgentReply
 from jurybox.core import ToolCall
 
@@ -80,7 +80,7 @@ class McpCallTarget:
     async def _ask(self, session: Any) -> AgentReply:
         if self.call.tool:
             result = await session.call_tool(self.call.tool, dict(self.call.arguments))
-            value, shown = _result_value(result)
+            value, shown = tool_result_value(result)
             call = ToolCall(name=self.call.tool, arguments=dict(self.call.arguments), result=value)
             return AgentReply(text=shown, tool_calls=(call,))
         if self.call.list_tools:
@@ -89,7 +89,7 @@ class McpCallTarget:
                 {
                     "name": tool.name,
                     "description": tool.description or "",
-                    "input_schema": _field(tool, "input_schema", "inputSchema") or {},
+                    "input_schema": mcp_field(tool, "input_schema", "inputSchema") or {},
                 }
                 for tool in listing.tools
             ]

@@ -1,6 +1,6 @@
 """``named(judge, name=..., **metadata)``: a judge under a name of your choosing, with labels.
 
-Seed 004 puts a judge's metadata on it by composition rather than by subclassing:
+A judge's metadata is put on it by composition rather than by subclassing:
 any judge (a function, a factory's judge, a Jury, a Cascade) is wrapped, and every
 judgment it gives carries the name and the metadata, so a report, a cascade's
 children and the store all see them.

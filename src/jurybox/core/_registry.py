@@ -24,8 +24,8 @@ from jurybox.core._plugins import KIND_JUDGE, Plugin, PluginRegistry, PluginUnav
 TIER_DETERMINISTIC = "deterministic"
 TIER_SIMILARITY = "similarity"
 TIER_LLM_OPERATIONS = "llm_operations"
-"""Checks of an LLM operation's output (seed 003's middle tier): deterministic or similarity checks a
-suite places here with ``tier: llm_operations``, because what they check came from a model."""
+"""Checks of an LLM operation's output, run between similarity and the LLM judges: deterministic or
+similarity checks a suite places here with ``tier: llm_operations``, because what they check came from a model."""
 TIER_LLM = "llm_judge"
 TIERS: tuple[str, ...] = (TIER_DETERMINISTIC, TIER_SIMILARITY, TIER_LLM_OPERATIONS, TIER_LLM)
 """Cascade tiers in the order they run; the store and reports use these names."""

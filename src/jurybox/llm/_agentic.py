@@ -1,4 +1,4 @@
-"""An agentic judge: an LLM judge that may look around the workspace before it decides (seed 004).
+"""An agentic judge: an LLM judge that may look around the workspace before it decides.
 
 The model answers each turn with one JSON action: list the workspace's files,
 read one, run an allowed command, or give its verdict. It works with any judge

@@ -113,7 +113,7 @@ def relevance(
             this fraction of them is (default 0.3, "at least 30% relevant").
         max_results: Judge at most this many results, the first ones (default 10).
         max_chars: Cut each result to this many characters, with a visible note (default 200,
-            as seed 000's relevance judge does: enough for a title and a snippet).
+            enough for a title and a snippet).
         results: Where the results are: ``"sources"``, ``"output"``,
             ``"tool_results"``, or ``"auto"`` (sources if any, else the output).
         name: The judge's name in reports.

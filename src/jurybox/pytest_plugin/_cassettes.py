@@ -39,7 +39,7 @@ def cassette_path(
 ) -> Path:
     """``<test dir>/cassettes/<test module>/<test name>.yaml`` (``Class.test`` for methods).
 
-    With ``root`` (``[tool.jurybox] cassette_root``, seed 002's layout) every cassette is in
+    With ``root`` (``[tool.jurybox] cassette_root``) every cassette is in
     one tree instead: ``<root>/<test file relative to rootdir, no .py>/<test name>.yaml``, so
     ``jurybox lint-cassettes <root>`` scans them all. Characters that are not safe in file
     names on every OS (parametrize ids can hold anything) are replaced by ``_``.

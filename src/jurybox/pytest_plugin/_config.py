@@ -72,7 +72,7 @@ class JuryboxSettings:
         similarity_threshold: Default threshold of ``expect(...).is_similar_to``.
         cassettes: Redaction and replay settings.
         cassette_root: One folder for every cassette (``<root>/<test path>/<test id>.yaml``,
-            seed 002's layout), relative to the rootdir; None keeps them beside each test.
+            one tree for all), relative to the rootdir; None keeps them beside each test.
     """
 
     model: str | None = None
@@ -180,7 +180,7 @@ def build_settings(
 ) -> JuryboxSettings:
     """Merge the three sources; the command line wins over the environment, which wins over pyproject.
 
-    Seed 000's variables (``LLM_JUDGE_MODEL``, ``OLLAMA_LIVE``...; see ``_seed_env``) fill in a knob
+    Spector's variables (``LLM_JUDGE_MODEL``, ``OLLAMA_LIVE``...; see ``_seed_env``) fill in a knob
     only where none of jurybox's own settings for it is given.
 
     Args:
@@ -205,7 +205,7 @@ def build_settings(
     except SeedEnvError as exc:
         raise ConfigError(str(exc)) from None
     model, source = _string(table, "model", where), f"[tool.jurybox] model in {where}"
-    if model is None and seed.model is not None:  # seed 000's names fill in what ours leave unset
+    if model is None and seed.model is not None:  # Spector's names fill in what ours leave unset
         model, source = seed.model, "LLM_JUDGE_MODEL"
     if environ.get("JURYBOX_JUDGE_MODEL"):
         model, source = environ["JURYBOX_JUDGE_MODEL"], "JURYBOX_JUDGE_MODEL"

@@ -13,9 +13,9 @@ MARKERS = (
     "(unless its traffic is on a cassette)",
     "live_llm: the test calls a real LLM provider; skipped unless --jurybox-live",
     "similarity_threshold(value): this test's default threshold for expect(...).is_similar_to (0..1)",
-    "llm_drift_threshold(value): seed 002's name for similarity_threshold",
-    "unit: a fast test with no network and no model (seed 002's tier; select with -m unit)",
-    "integration: a test that wires real components together (seed 002's tier; select with -m integration)",
+    "llm_drift_threshold(value): another name for similarity_threshold",
+    "unit: a fast test with no network and no model (select with -m unit)",
+    "integration: a test that wires real components together (select with -m integration)",
     "cassette(name=None, **vcr_options): record/replay this test's HTTP traffic in "
     "<test dir>/cassettes/<module>/<test>.yaml (module- and class-level too)",
     "trials(n, min_pass_rate=p, confidence=0.95): rerun the test body up to n times and pass when the "

@@ -154,13 +154,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def _similarity_override(item: pytest.Item, default: float) -> float:
-    # Seed 002 calls it llm_drift_threshold; one test may not give both.
+    # llm_drift_threshold is another name for it; one test may not give both.
     found = [(n, m) for n in ("similarity_threshold", "llm_drift_threshold") if (m := item.get_closest_marker(n))]
     if not found:
         return default
     if len(found) > 1:
         raise pytest.UsageError(
-            f"{item.nodeid}: @pytest.mark.llm_drift_threshold is seed 002's name for "
+            f"{item.nodeid}: @pytest.mark.llm_drift_threshold is another name for "
             "@pytest.mark.similarity_threshold: give one of them, not both"
         )
     name, marker = found[0]

@@ -1,6 +1,6 @@
-"""Seed 000's (Spector's) environment variables, read as fallbacks for jurybox's own settings.
+"""Spector's environment variables, read as fallbacks for jurybox's own settings.
 
-| seed 000 | jurybox | meaning |
+| Spector | jurybox | meaning |
 | --- | --- | --- |
 | ``OLLAMA_LIVE=1`` | ``--jurybox-live`` | run tests marked ``live_llm`` |
 | ``LLM_JUDGE=1`` / ``0`` | a judge model is configured / not | turn the LLM judge on or off |
@@ -10,7 +10,7 @@
 | ``LLM_JUDGE_FAIL_ON_REJECT=1`` | ``JURYBOX_FAIL_ON_REJECT=1`` | soft checks fail the test |
 
 jurybox's own setting for a knob wins whenever it is given (command line, ``JURYBOX_*``
-variable or ``[tool.jurybox]`` key); the seed's variable fills in only what is left unset.
+variable or ``[tool.jurybox]`` key); Spector's variable fills in only what is left unset.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-#: The seed's variables, in the order the docs list them.
+#: Spector's variables, in the order the docs list them.
 SEED_VARIABLES = (
     "OLLAMA_LIVE",
     "LLM_JUDGE",
@@ -31,7 +31,7 @@ SEED_VARIABLES = (
 
 @dataclass(frozen=True)
 class SeedKnobs:
-    """What seed 000's variables ask for; None where a variable is unset.
+    """What Spector's variables ask for; None where a variable is unset.
 
     Attributes:
         enabled: ``LLM_JUDGE`` (on, off, or unset).
@@ -49,7 +49,7 @@ class SeedKnobs:
 
 
 class SeedEnvError(ValueError):
-    """A seed 000 variable holds a value that cannot be read; the message names it."""
+    """A Spector variable holds a value that cannot be read; the message names it."""
 
 
 ParseBool = Callable[[str, str], bool]
@@ -57,7 +57,7 @@ ParseBool = Callable[[str, str], bool]
 
 
 def read_seed_knobs(environ: Mapping[str, str], *, parse_bool: ParseBool) -> SeedKnobs:
-    """Read seed 000's variables.
+    """Read Spector's variables.
 
     Args:
         environ: The environment.

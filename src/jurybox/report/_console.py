@@ -195,7 +195,7 @@ def _tier_line(report: RunReport) -> Text | None:
         if index:
             line.append(" · ", style="dim")
         line.append(f"{fmt.visible(tier.tier)} {fmt.rate(tier.rate)} ({tier.passed}/{tier.ran})")
-        if tier.target is not None:  # seed 003's targets: deterministic 95%, llm_operations 80%, llm_judge 70%
+        if tier.target is not None:  # the tiers' targets: deterministic 95%, llm_operations 80%, llm_judge 70%
             line.append(f" target {fmt.target(tier.target, tier.target_met)}", style="dim")
     return line
 

@@ -62,7 +62,7 @@ class TierRate:
 
     @property
     def target(self) -> float | None:
-        """The pass rate this tier should reach (seed 003: deterministic 95%, llm_operations 80%, llm_judge 70%)."""
+        """The pass rate this tier should reach (deterministic 95%, llm_operations 80%, llm_judge 70%)."""
         return DEFAULT_TARGETS.get(self.tier)
 
     @property
@@ -389,7 +389,7 @@ class _Tally:
             judge_calls=self.judge_calls,
             duration=duration,
             case_time=self.case_time,
-            # In run order (deterministic, similarity, llm_operations, llm_judge), as seed 003 lays them out.
+            # In run order (deterministic, similarity, llm_operations, llm_judge).
             tiers=MappingProxyType({tier: TierRate(tier, *tiers[tier]) for tier in sorted(tiers, key=_tier_position)}),
             degraded_judgments=self.degraded_judgments,
             degraded_cases=self.degraded_cases,

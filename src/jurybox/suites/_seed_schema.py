@@ -1,8 +1,8 @@
 """Seed schemas: which front-matter fields a seed file must have, of what type and range.
 
 jurybox's own seed format is checked by ``_seeds._FrontMatter`` (free-text ``type``,
-``valence`` in -1..1 or a word). Other formats are declared here as data: seed 000
-(Spector) memory files have an integer ``valence`` in -20..20, a ``type`` from a fixed set
+``valence`` in -1..1 or a word). Other formats are declared here as data: Spector
+memory files have an integer ``valence`` in -20..20, a ``type`` from a fixed set
 and a ``source`` that defaults to OBSERVED, and a suite may declare a schema of its own::
 
     seed_schema:
@@ -138,7 +138,7 @@ def _bound(value: float | None) -> str:
 
 
 def _tags(rule: FieldRule, value: Any) -> tuple[Any, str | None]:
-    # Seed 000 writes "tags: database, postgresql, connection-pool": one string, commas between.
+    # Spector writes "tags: database, postgresql, connection-pool": one string, commas between.
     if isinstance(value, str):
         return [part.strip() for part in value.split(",") if part.strip()], None
     if isinstance(value, list) and all(isinstance(item, str | int | float) for item in value):
@@ -173,7 +173,7 @@ SPECTOR = SeedSchema(
         "valence": FieldRule(type="integer", min=-20, max=20, default=0),
     },
 )
-"""Seed 000's memory files: ``type`` EPISODIC/SEMANTIC/PROCEDURAL/PROSPECTIVE (required), ``source``
+"""Spector's memory files: ``type`` EPISODIC/SEMANTIC/PROCEDURAL/PROSPECTIVE (required), ``source``
 OBSERVED/REFLECTED/IMAGINED (default OBSERVED), integer ``valence`` -20..20 (default 0),
 ``tags`` a list or one comma-separated string."""
 
@@ -202,7 +202,7 @@ def resolve_schema(ref: SeedSchemaRef) -> SeedSchema | Literal["auto", "jurybox"
 
 
 def is_spector_record(front: Mapping[str, Any]) -> bool:
-    """Whether a file reads as a seed 000 memory: its ``type`` is one of Spector's four, spelt as Spector does.
+    """Whether a file reads as a Spector memory: its ``type`` is one of Spector's four, spelt as Spector does.
 
     Upper case only: a jurybox record of ``type: semantic`` keeps jurybox's rules.
     """

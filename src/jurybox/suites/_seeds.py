@@ -16,8 +16,8 @@ A seed file looks like::
 unique across the directory. Errors name the file, the line and the field.
 
 ``schema=`` picks the rules (see ``_seed_schema``): ``"auto"`` (default) reads a file whose
-``type`` is one of seed 000's memory types (EPISODIC, SEMANTIC, PROCEDURAL, PROSPECTIVE) by
-seed 000's rules and every other file by jurybox's; ``"jurybox"`` and ``"spector"`` apply one
+``type`` is one of Spector's memory types (EPISODIC, SEMANTIC, PROCEDURAL, PROSPECTIVE) by
+Spector's rules and every other file by jurybox's; ``"jurybox"`` and ``"spector"`` apply one
 set to every file; a declared schema checks the fields it lists.
 """
 
@@ -60,8 +60,8 @@ class _FrontMatter(BaseModel):
             raise ValueError(f"valence must be a number in -1..1 or one of {', '.join(VALENCE_WORDS)}")
         if isinstance(value, float | int) and not -1.0 <= value <= 1.0:
             raise ValueError(
-                "valence must be in -1..1 (seed 000's integer -20..20 scale needs 'seed_schema: spector', "
-                "or a seed 000 memory type such as type: SEMANTIC)"
+                "valence must be in -1..1 (Spector's integer -20..20 scale needs 'seed_schema: spector', "
+                "or a Spector memory type such as type: SEMANTIC)"
             )
         return value
 
@@ -76,7 +76,7 @@ class Seed:
         source: Where it came from.
         tags: Labels for filtering.
         valence: A number in -1..1 or ``positive``/``negative``/``neutral``/``mixed``
-            (jurybox's rules), or an integer in -20..20 (seed 000's).
+            (jurybox's rules), or an integer in -20..20 (Spector's).
         body: The Markdown text after the front matter.
         extra: Every other front-matter field.
         file: The file it was read from.

@@ -70,7 +70,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-#: Seed 001's names for case and round keys (its test-case dicts), accepted as aliases of ours.
+#: Other spellings of case and round keys (test-case dicts written for earlier tools), accepted as aliases.
 #: An error about a value names the key the file wrote; both spellings in one case is an error.
 CASE_KEY_ALIASES = {
     "expected_tools": "expect_tools",
@@ -81,12 +81,12 @@ CASE_KEY_ALIASES = {
 
 
 def _also(canonical: str) -> AliasChoices:
-    """Our key, or seed 001's name for it."""
+    """Our key, or another accepted spelling of it."""
     return AliasChoices(canonical, *(alias for alias, name in CASE_KEY_ALIASES.items() if name == canonical))
 
 
 def written_key(raw: Any, canonical: str) -> str:
-    """The spelling of ``canonical`` a case or round mapping used (seed 001's alias, or ours)."""
+    """The spelling of ``canonical`` a case or round mapping used (an alias, or ours)."""
     if isinstance(raw, dict):
         for alias, name in CASE_KEY_ALIASES.items():
             if name == canonical and alias in raw:
@@ -101,7 +101,7 @@ class _SeedAliased(_Strict):
         if isinstance(data, dict):
             for alias, canonical in CASE_KEY_ALIASES.items():
                 if alias in data and canonical in data and canonical in cls.model_fields:
-                    raise ValueError(f"'{alias}' is seed 001's name for '{canonical}': give one of them, not both")
+                    raise ValueError(f"'{alias}' is another name for '{canonical}': give one of them, not both")
         return data
 
 
@@ -254,7 +254,7 @@ class SuiteModel(_Strict):
     judge_timeout: Seconds | None = None
     judge_retries: Retries | None = None
     seeds: str | list[str] | None = None
-    # How seed files are checked: auto (default), jurybox, spector (seed 000), or {fields: {...}} of your own.
+    # How seed files are checked: auto (default), jurybox, spector (Spector's memory files), or {fields: {...}}.
     seed_schema: str | dict[str, Any] | None = None
     # Modules imported (from the suite's folder too) before the cases are built, for the judges they register.
     plugins: list[str] = Field(default_factory=list)

@@ -5,6 +5,7 @@
 See docs/pytest.md.
 """
 
+from jurybox.stats import wilson_interval
 from jurybox.testing._errors import JudgeNotConfiguredError, JuryboxAssertionError, JuryboxWarning
 from jurybox.testing._expect import Expect, Expectation, expect
 from jurybox.testing._scope import (
@@ -16,7 +17,7 @@ from jurybox.testing._scope import (
     current_scope,
     test_scope,
 )
-from jurybox.testing._stats import Decision, StoppingRule, wilson_interval
+from jurybox.testing._stats import Decision, StoppingRule
 from jurybox.testing._trials import TrialsResult, assert_pass_rate, failure_message, report_trials, run_trials
 from jurybox.testing._verdict import Verdict
 

@@ -1,9 +1,9 @@
-"""Seed 000's (Spector's) names for two ``expect`` steps, with the seed's defaults.
+"""Spector's names for two ``expect`` steps, with Spector's defaults.
 
 Spector's ``hasGoodRanking`` and ``coversTopics`` warn by default: a poor ranking or a
 missing topic is reported in the test summary and the test goes on (``strict`` mode, or
 ``LLM_JUDGE_FAIL_ON_REJECT=1``, makes them fail). jurybox's own ``has_good_ranking`` and
-``covers_topics`` stay hard. ``hard=True`` gives the seed's names the hard behaviour.
+``covers_topics`` stay hard. ``hard=True`` gives Spector's names the hard behaviour.
 """
 
 from __future__ import annotations
@@ -21,18 +21,18 @@ class _Steps(Protocol):
 
 
 class SeedStepNames:
-    """Mixed into ``Expectation``: the camelCase steps seed 000's tests call."""
+    """Mixed into ``Expectation``: the camelCase steps Spector's tests call."""
 
-    def hasGoodRanking(  # noqa: N802 - seed 000's name, kept as written so its tests run unchanged
+    def hasGoodRanking(  # noqa: N802 - Spector's name, kept as written so its tests run unchanged
         self: _Steps, criteria: str | None = None, *, hard: bool = False, **options: Any
     ) -> Expectation:
-        """Seed 000's ranking check: warns by default (``warn_if_poorly_ranked``); ``hard=True`` fails instead."""
+        """Spector's ranking check: warns by default (``warn_if_poorly_ranked``); ``hard=True`` fails instead."""
         __tracebackhide__ = True
         return self._ranking("hasGoodRanking", criteria, not hard, options)
 
-    def coversTopics(  # noqa: N802 - seed 000's name
+    def coversTopics(  # noqa: N802 - Spector's name
         self: _Steps, *topics: str, hard: bool = False, **options: Any
     ) -> Expectation:
-        """Seed 000's coverage check: warns by default (``warn_if_missing_topics``); ``hard=True`` fails instead."""
+        """Spector's coverage check: warns by default (``warn_if_missing_topics``); ``hard=True`` fails instead."""
         __tracebackhide__ = True
         return self._coverage("coversTopics", topics, not hard, options)

@@ -1,42 +1,12 @@
-"""Pass-rate statistics: the Wilson score interval and the sequential stopping rule for trials."""
+"""The sequential stopping rule for trials (the Wilson interval itself is ``jurybox.stats``'s)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from enum import StrEnum
-from statistics import NormalDist
 
-
-def wilson_interval(passes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
-    """The Wilson score interval for a pass rate.
-
-    Unlike the plain ``p ± z·sqrt(p(1-p)/n)`` interval it stays inside 0..1 and
-    is honest at 0/n and n/n, which is exactly where small trial counts live.
-
-    Args:
-        passes: Trials that passed.
-        trials: Trials run (0 gives the uninformative interval 0..1).
-        confidence: Two-sided confidence level, e.g. 0.95.
-
-    Raises:
-        ValueError: when the counts or the confidence make no sense.
-    """
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
-    if trials < 0 or not 0 <= passes <= trials:
-        raise ValueError(f"need 0 <= passes <= trials, got passes={passes}, trials={trials}")
-    if trials == 0:
-        return 0.0, 1.0
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    rate = passes / trials
-    denominator = 1 + z * z / trials
-    centre = (rate + z * z / (2 * trials)) / denominator
-    spread = z * math.sqrt(rate * (1 - rate) / trials + z * z / (4 * trials * trials)) / denominator
-    # At 0/n and n/n the exact bound is 0 or 1; clamp float noise there.
-    low = 0.0 if passes == 0 else max(0.0, centre - spread)
-    high = 1.0 if passes == trials else min(1.0, centre + spread)
-    return low, high
+from jurybox.stats import wilson_interval
 
 
 class Decision(StrEnum):

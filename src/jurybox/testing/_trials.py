@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from jurybox.core import Judgment, run_sync
+from jurybox.stats import wilson_interval
 from jurybox.testing._errors import JuryboxAssertionError
 from jurybox.testing._scope import current_scope
-from jurybox.testing._stats import Decision, StoppingRule, wilson_interval
+from jurybox.testing._stats import Decision, StoppingRule
 
 #: How many failure messages a result keeps (the first ones), so a report stays readable.
 KEPT_FAILURES = 3

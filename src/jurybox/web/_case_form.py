@@ -49,7 +49,7 @@ ALIASES = {
     "judge_threshold": "threshold",
     "test_agent_revival": "revive_between_rounds",
 }
-"""Seed 001's spellings (the loader accepts both); the form shows and saves ours."""
+"""Other accepted spellings of case keys (the loader takes both); the form shows and saves ours."""
 
 _WEIGHT = re.compile(r"^(?P<text>.*?)\s*\[weight\s+(?P<weight>[^\]]+)\]\s*$")
 _TOOL_LINE = re.compile(r"^(?P<name>[^\s{]+)\s*(?P<args>\{.*\})?\s*$")
@@ -88,7 +88,7 @@ class CaseForm:
 
 
 def canonical(definition: Mapping[str, Any]) -> dict[str, Any]:
-    """The case with seed 001's key spellings replaced by ours (in rounds too)."""
+    """The case with other accepted key spellings replaced by ours (in rounds too)."""
     out = {ALIASES.get(key, key): value for key, value in definition.items()}
     if isinstance(out.get("rounds"), list):
         out["rounds"] = [

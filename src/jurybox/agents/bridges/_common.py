@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from typing import Any
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from jurybox.agents._chat import parse_arguments
-from jurybox.core import Context, Message, ToolCall
+from jurybox.core import Context, Judgment, Message, ToolCall, aevaluate, evaluate
 
 _MISSING = object()
 
@@ -107,3 +108,96 @@ def agent_run_context(
         duration=duration,
         metadata=metadata,
     )
+
+
+class AsyncEvaluator(Protocol):
+    """``aevaluate_<framework>(target, prompt, judge, ...)``: one run of the framework, judged."""
+
+    async def __call__(
+        self,
+        target: Any,
+        prompt: str,
+        judge: Any,
+        *,
+        expected: str | None = None,
+        sources: Sequence[str] = (),
+        **options: Any,
+    ) -> Judgment: ...
+
+
+class SyncEvaluator(Protocol):
+    """``evaluate_<framework>(target, prompt, judge, ...)``: the same from sync code."""
+
+    def __call__(
+        self,
+        target: Any,
+        prompt: str,
+        judge: Any,
+        *,
+        expected: str | None = None,
+        sources: Sequence[str] = (),
+        **options: Any,
+    ) -> Judgment: ...
+
+
+ContextOf = Callable[..., Context]
+"""A bridge's ``context_from_<framework>(result, *, expected, sources, duration)``."""
+
+
+def evaluators(
+    name: str,
+    *,
+    run: Callable[[Any, str, dict[str, Any]], Awaitable[Any]],
+    run_sync: Callable[[Any, str, dict[str, Any]], Any],
+    context: ContextOf,
+    sync_path: str,
+) -> tuple[AsyncEvaluator, SyncEvaluator]:
+    """The one-call evaluators of a framework: run ``target`` on ``prompt``, build the Context, judge it.
+
+    Args:
+        name: The framework's name in the functions' names (``aevaluate_<name>``, ``evaluate_<name>``).
+        run: Runs the target asynchronously: ``(target, prompt, options) -> result``.
+        run_sync: Runs it from sync code through the framework's own sync path (never a private
+            event loop: frameworks keep async clients bound to the loop that first used them).
+        context: Builds the Context of a result.
+        sync_path: The framework's sync entry point, named in the sync function's docstring.
+    """
+
+    async def aevaluate_framework(
+        target: Any,
+        prompt: str,
+        judge: Any,
+        *,
+        expected: str | None = None,
+        sources: Sequence[str] = (),
+        **options: Any,
+    ) -> Judgment:
+        started = time.perf_counter()
+        result = await run(target, prompt, options)
+        built = context(result, expected=expected, sources=sources, duration=time.perf_counter() - started)
+        return await aevaluate(judge, built)
+
+    def evaluate_framework(
+        target: Any,
+        prompt: str,
+        judge: Any,
+        *,
+        expected: str | None = None,
+        sources: Sequence[str] = (),
+        **options: Any,
+    ) -> Judgment:
+        started = time.perf_counter()
+        result = run_sync(target, prompt, options)
+        built = context(result, expected=expected, sources=sources, duration=time.perf_counter() - started)
+        return evaluate(judge, built)
+
+    aevaluate_framework.__name__ = aevaluate_framework.__qualname__ = f"aevaluate_{name}"
+    aevaluate_framework.__doc__ = (
+        f"Run the target on ``prompt``, build the Context and judge it in one call.\n\n"
+        f"Keyword options other than ``expected`` and ``sources`` go to the framework's run ({name})."
+    )
+    evaluate_framework.__name__ = evaluate_framework.__qualname__ = f"evaluate_{name}"
+    evaluate_framework.__doc__ = (
+        f"``aevaluate_{name}`` from sync code, through {sync_path} (the framework's own sync path)."
+    )
+    return aevaluate_framework, evaluate_framework

@@ -18,8 +18,8 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from jurybox.agents.bridges._common import add_usage, arguments_of, get, text_of
-from jurybox.core import Context, Judgment, Message, ToolCall, aevaluate, evaluate
+from jurybox.agents.bridges._common import add_usage, arguments_of, evaluators, get, text_of
+from jurybox.core import Context, Message, ToolCall
 
 _ROLES = {
     "human": "user",
@@ -155,38 +155,10 @@ def langgraph_sessions(graph: Any, **config: Any) -> Callable[[], LangGraphSessi
     return functools.partial(LangGraphSession, graph, **config)
 
 
-async def aevaluate_langgraph(
-    graph: Any,
-    prompt: str,
-    judge: Any,
-    *,
-    expected: str | None = None,
-    sources: Sequence[str] = (),
-    **config: Any,
-) -> Judgment:
-    """Invoke ``graph`` on ``prompt``, build the Context and judge it (seed 004's one line)."""
-    started = time.perf_counter()
-    state = await graph.ainvoke({"messages": [("user", prompt)]}, config=config or None)
-    duration = time.perf_counter() - started
-    context = context_from_langchain(state, expected=expected, sources=sources, duration=duration)
-    return await aevaluate(judge, context)
-
-
-def evaluate_langgraph(
-    graph: Any,
-    prompt: str,
-    judge: Any,
-    *,
-    expected: str | None = None,
-    sources: Sequence[str] = (),
-    **config: Any,
-) -> Judgment:
-    """``aevaluate_langgraph`` from sync code, through ``graph.invoke``.
-
-    The graph's own sync path, not a private event loop: LangChain models keep async
-    clients bound to the loop that first used them, so a second private loop would fail.
-    """
-    started = time.perf_counter()
-    state = graph.invoke({"messages": [("user", prompt)]}, config=config or None)
-    duration = time.perf_counter() - started
-    return evaluate(judge, context_from_langchain(state, expected=expected, sources=sources, duration=duration))
+aevaluate_langgraph, evaluate_langgraph = evaluators(
+    "langgraph",
+    run=lambda graph, prompt, config: graph.ainvoke({"messages": [("user", prompt)]}, config=config or None),
+    run_sync=lambda graph, prompt, config: graph.invoke({"messages": [("user", prompt)]}, config=config or None),
+    context=context_from_langchain,
+    sync_path="``graph.invoke``",
+)

@@ -16,8 +16,16 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from jurybox.agents.bridges._common import add_usage, agent_run_context, arguments_of, get, output_text, text_of
-from jurybox.core import Context, Judgment, Message, aevaluate, evaluate
+from jurybox.agents.bridges._common import (
+    add_usage,
+    agent_run_context,
+    arguments_of,
+    evaluators,
+    get,
+    output_text,
+    text_of,
+)
+from jurybox.core import Context, Message
 
 
 def _input_text(value: Any) -> str:
@@ -143,39 +151,18 @@ def openai_agents_sessions(agent: Any, **options: Any) -> Callable[[], OpenAIAge
     return functools.partial(OpenAIAgentsSession, agent, **options)
 
 
-async def aevaluate_openai_agents(
-    agent: Any,
-    prompt: str,
-    judge: Any,
-    *,
-    expected: str | None = None,
-    sources: Sequence[str] = (),
-    **run_options: Any,
-) -> Judgment:
-    """Run ``agent`` on ``prompt``, build the Context and judge it (seed 004's one line)."""
+def _run(agent: Any, prompt: str, options: dict[str, Any]) -> Any:
     from agents import Runner
 
-    started = time.perf_counter()
-    result = await Runner.run(agent, prompt, **run_options)
-    context = context_from_openai_agents(
-        result, expected=expected, sources=sources, duration=time.perf_counter() - started
-    )
-    return await aevaluate(judge, context)
+    return Runner.run(agent, prompt, **options)
 
 
-def evaluate_openai_agents(
-    agent: Any,
-    prompt: str,
-    judge: Any,
-    *,
-    expected: str | None = None,
-    sources: Sequence[str] = (),
-    **run_options: Any,
-) -> Judgment:
-    """``aevaluate_openai_agents`` from sync code, through ``Runner.run_sync`` (the SDK's own sync path)."""
+def _run_sync(agent: Any, prompt: str, options: dict[str, Any]) -> Any:
     from agents import Runner
 
-    started = time.perf_counter()
-    result = Runner.run_sync(agent, prompt, **run_options)
-    duration = time.perf_counter() - started
-    return evaluate(judge, context_from_openai_agents(result, expected=expected, sources=sources, duration=duration))
+    return Runner.run_sync(agent, prompt, **options)
+
+
+aevaluate_openai_agents, evaluate_openai_agents = evaluators(
+    "openai_agents", run=_run, run_sync=_run_sync, context=context_from_openai_agents, sync_path="``Runner.run_sync``"
+)

@@ -18,8 +18,16 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from jurybox.agents.bridges._common import add_usage, agent_run_context, arguments_of, get, output_text, text_of
-from jurybox.core import Context, Judgment, Message, aevaluate, evaluate
+from jurybox.agents.bridges._common import (
+    add_usage,
+    agent_run_context,
+    arguments_of,
+    evaluators,
+    get,
+    output_text,
+    text_of,
+)
+from jurybox.core import Context, Message
 
 
 def _call(value: Any) -> Any:
@@ -129,35 +137,10 @@ def pydantic_ai_sessions(agent: Any, **run_options: Any) -> Callable[[], Pydanti
     return functools.partial(PydanticAISession, agent, **run_options)
 
 
-async def aevaluate_pydantic_ai(
-    agent: Any,
-    prompt: str,
-    judge: Any,
-    *,
-    expected: str | None = None,
-    sources: Sequence[str] = (),
-    **run_options: Any,
-) -> Judgment:
-    """Run ``agent`` on ``prompt``, build the Context and judge it (seed 004's one line)."""
-    started = time.perf_counter()
-    result = await agent.run(prompt, **run_options)
-    context = context_from_pydantic_ai(
-        result, expected=expected, sources=sources, duration=time.perf_counter() - started
-    )
-    return await aevaluate(judge, context)
-
-
-def evaluate_pydantic_ai(
-    agent: Any,
-    prompt: str,
-    judge: Any,
-    *,
-    expected: str | None = None,
-    sources: Sequence[str] = (),
-    **run_options: Any,
-) -> Judgment:
-    """``aevaluate_pydantic_ai`` from sync code, through ``agent.run_sync`` (the agent's own sync path)."""
-    started = time.perf_counter()
-    result = agent.run_sync(prompt, **run_options)
-    duration = time.perf_counter() - started
-    return evaluate(judge, context_from_pydantic_ai(result, expected=expected, sources=sources, duration=duration))
+aevaluate_pydantic_ai, evaluate_pydantic_ai = evaluators(
+    "pydantic_ai",
+    run=lambda agent, prompt, options: agent.run(prompt, **options),
+    run_sync=lambda agent, prompt, options: agent.run_sync(prompt, **options),
+    context=context_from_pydantic_ai,
+    sync_path="``agent.run_sync``",
+)
