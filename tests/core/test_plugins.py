@@ -63,10 +63,13 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_a_plugin_is_found_by_name_or_alias_and_listed_by_kind() -> None:
     registry = PluginRegistry()
-    plugin = registry.register(KIND_REPORT, "csv", Csv(), aliases=("comma",), summary="")
+    plugin = registry.register(KIND_REPORT, "csv", Csv, aliases=("comma",), summary="")
+    instance = registry.register(KIND_REPORT, "tsv", Csv())
 
     assert registry.plugin(KIND_REPORT, "comma") is plugin is registry.plugin(KIND_REPORT, "csv")
-    assert plugin.summary == "One row per case."  # the target's docstring when none is given
+    assert plugin.summary == "One row per case."  # a class's (or function's) docstring when none is given
+    assert instance.summary == ""  # an instance's class docstring says what the class is, not this plug-in
+    registry.unregister(KIND_REPORT, "tsv")
     assert plugin.module == __name__ and plugin.distribution is None and not plugin.lazy
     assert registry.names(KIND_REPORT) == ["csv"] and registry.names(KIND_AGENT) == []
     assert [p.name for p in registry.plugins()] == ["csv"]

@@ -233,7 +233,9 @@ def test_an_alias_names_the_same_executor(
     log = tmp_path / "serial.log"
     suite = suite_file(tmp_path, SUITE.replace("judge_model: stubwire:judge-1\n", ""))
 
-    done = jurybox_cli("run", str(suite), "--executor", "one_by_one", "--no-store", env={"JURYBOX_SAMPLE_LOG": str(log)})
+    done = jurybox_cli(
+        "run", str(suite), "--executor", "one_by_one", "--no-store", env={"JURYBOX_SAMPLE_LOG": str(log)}
+    )
 
     assert done.returncode == 0, done.stdout + done.stderr
     assert sorted(log.read_text(encoding="utf-8").split()) == ["asks", "greets"]
@@ -254,9 +256,7 @@ def test_discovery_calls_a_registering_function_and_keeps_what_failed(
     plugin = registry.plugin(KIND_REPORT, "lines")  # a miss: discovery runs, the function registers it
 
     assert plugin.distribution == DISTRIBUTION and plugin.summary == "one line per case"
-    assert [problem.split(" (")[0] for problem in registry.problems] == [
-        "entry point missing = jurybox_no_such_module"
-    ]
+    assert [problem.split(" (")[0] for problem in registry.problems] == ["entry point missing = jurybox_no_such_module"]
     assert registry.get(KIND_AGENT, "echo") is None  # the module entry point was not in this distribution
     assert "jurybox_sample_plugins" not in sys.modules  # nothing of the package was imported here
     before: Any = registry.problems

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from jurybox._cli.judges import import_plugins
 from jurybox.suites import suite_schema
 
 EXIT_USAGE = 2
@@ -27,13 +28,22 @@ def suite(
             "--output", "-o", help="Write the schema to this file (default: standard output).", show_default=False
         ),
     ] = None,
+    plugin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--plugin",
+            help="A module of your own judges to describe too, as a suite's plugins: names it "
+            "(imported from the current folder; repeatable).",
+        ),
+    ] = None,
 ) -> None:
     """Write the JSON Schema (draft 2020-12) of suite files: every key, judge and agent adapter installed here.
 
     Judges and adapters an installed plug-in registers are in it too, each judge with its
-    options and their docs. Point an editor at it with a first line
-    ``# yaml-language-server: $schema=suite.schema.json``.
+    options and their docs; --plugin adds the judges of a suite's plugins: modules. Point
+    an editor at it with a first line ``# yaml-language-server: $schema=suite.schema.json``.
     """
+    import_plugins(plugin or ())
     text = json.dumps(suite_schema(), indent=2, ensure_ascii=False) + "\n"
     if output is None:
         typer.echo(text, nl=False)

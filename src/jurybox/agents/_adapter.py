@@ -79,12 +79,14 @@ def register_adapter(
         name: The key in the suite's ``agent:`` mapping.
         target: An ``AgentAdapter``, a ``build(settings, *, name, base_dir) -> Target`` function,
             or ``"package.module:ADAPTER"`` to import only when a suite names it.
-        summary: One line for ``jurybox plugins``.
+        summary: One line for ``jurybox plugins`` (default: the first line of the build function's docstring).
         extra: The extra that installs its dependency, for the install hint.
         requires: The import names of that dependency.
         aliases: Other keys it answers to.
         registry: Where to register it (default: the process-wide registry).
     """
+    if not summary and isinstance(target, AgentAdapter):
+        summary = (target.build.__doc__ or "").strip().split("\n", 1)[0]
     (registry or PluginRegistry.default()).register(
         KIND_AGENT, name, target, aliases=aliases, summary=summary, extra=extra, requires=requires
     )

@@ -190,7 +190,7 @@ class PluginRegistry:
             name: Its name.
             target: The plug-in, or ``"package.module:attribute"`` to import when first used.
             aliases: Other names it answers to.
-            summary: One line on what it is (default: the first line of the target's docstring).
+            summary: One line on what it is (default: the first line of a function's or class's docstring).
             extra: The extra that brings its optional dependency (``"ray"``: ``pip install 'jurybox[ray]'``).
             requires: The import names of that dependency (``("ray",)``), checked without importing.
             details: What the kind needs to know about it before loading it (see ``Plugin.details``).
@@ -212,8 +212,8 @@ class PluginRegistry:
             raise ValueError(
                 f"{KIND_WORDS[kind]} {name!r}: a lazy target is 'package.module:attribute', got {target!r}"
             )
-        if not summary and not isinstance(target, str):
-            summary = _first_line(getattr(target, "__doc__", None))
+        if not summary and (inspect.isroutine(target) or inspect.isclass(target)):
+            summary = _first_line(target.__doc__)  # an instance's class docstring says what the class is, not it
         registering = getattr(self._local, "distribution", None)
         where = module or _module_of(target)
         distribution = registering or (JURYBOX_DISTRIBUTION if _is_jurybox(where) else None)

@@ -231,6 +231,10 @@ class JudgeBuilder:
             raise self.problem(path, f"bad options for {factory.name!r}: {said}; it accepts: {accepted}") from exc
         except (ValueError, LookupError) as exc:
             raise self.problem(path, f"{factory.name}: {exc}") from exc
+        except (
+            Exception
+        ) as exc:  # a factory's own code (a plug-in's, say) failed on these options: say so, no traceback
+            raise self.problem(path, f"bad options for {factory.name!r}: {type(exc).__name__}: {exc}") from exc
         if not callable(judge):
             raise self.problem(path, f"{factory.name} did not return a judge (got {type(judge).__name__})")
         return judge
