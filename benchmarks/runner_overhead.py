@@ -1,8 +1,8 @@
 """How much the suite runner adds on top of the judge model's latency.
 
 Runs N cases (one LLM judge call each: ``correctness``) through the same code
-as ``jurybox run`` (the calls ``jurybox._cli.run.execute`` makes: load_suite,
-SuiteRunner.run, build_report, write_reports; each phase timed) against a stub OpenAI server
+as ``jurybox run`` (the calls ``jurybox._cli.run.execute`` makes: the run service's
+prepare and run, build_report, write_reports; each phase timed) against a stub OpenAI server
 with a fixed latency, started in a separate process
 (``python -m jurybox.stubs openai --latency 0.2``), and prints:
 
@@ -253,16 +253,12 @@ def main() -> None:
 
     # The pieces ``jurybox run`` (jurybox._cli.run.execute) calls, in the same order and with the same
     # collector settings, timed one by one.
-    import asyncio
-
     from rich.console import Console
 
     from jurybox._cli.run import build_report
-    from jurybox.core import frozen_heap, paused_collector
-    from jurybox.engine import RunOptions, SuiteRunner
+    from jurybox.core import frozen_heap
     from jurybox.report import write_reports
-    from jurybox.store import open_store
-    from jurybox.suites import load_suite
+    from jurybox.runs import RunRequest, prepare
 
     if not args.cache:
         os.environ["JURYBOX_CACHE"] = "off"
@@ -287,20 +283,27 @@ def main() -> None:
                 # (the Alembic migration, about 11 MB more peak RSS, once) happens in a child process.
                 create = "import sys; from jurybox.store import open_store; open_store(sys.argv[1]).close()"
                 subprocess.run([sys.executable, "-c", create, store_url], check=True)
-            store = open_store(store_url) if args.store == "sqlite" else None
             profiler = None
             if args.profile:
                 from pyinstrument import Profiler
 
                 profiler = Profiler(async_mode="enabled")
                 profiler.start()
-            with _phase(phases, "load"), paused_collector():
+            with _phase(phases, "load"):
                 model = SleepingModel(args.latency) if args.in_process_model else None
-                suite = load_suite(path, concurrency=args.concurrency, judge_model=model)
-            with _phase(phases, "run"), frozen_heap():
-                options = RunOptions(concurrency=args.concurrency, workers=args.workers)
-                runner = SuiteRunner(suite, options, store=store)
-                result = asyncio.run(runner.run())
+                request = RunRequest(
+                    suites=(path,),
+                    judge_model=model,
+                    concurrency=args.concurrency,
+                    workers=args.workers,
+                    store=store_url,
+                    no_store=args.store != "sqlite",
+                )
+                prepared = prepare(request, tune_gc=True)  # loads with the collector paused
+            prepared.open()  # the store, opened before the run as ``jurybox run`` does
+            with _phase(phases, "run"):
+                [result] = prepared.run()  # on a frozen heap
+            suite = prepared.suites[0].suite
             with _phase(phases, "report"), frozen_heap():
                 report = build_report(result, suite)
                 write_reports(report, ["json", "console"], folder, console=Console(file=io.StringIO()), console_rows=50)
@@ -309,8 +312,7 @@ def main() -> None:
                 html = args.profile.endswith(".html")
                 text = profiler.output_html() if html else profiler.output_text(unicode=True, show_all=False)
                 Path(args.profile).write_text(text, encoding="utf-8")
-            if store is not None:
-                store.close()
+            prepared.close()
     finally:
         stats = stop_stub(stub)
     code = 0 if result.ok else 1

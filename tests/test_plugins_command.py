@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from jurybox._cli.run_executor import ExecutorChoice, executor_options, executor_problem, executor_resume_args
+from jurybox._cli.run_executor import ExecutorChoice, executor_problem, executor_resume_args, executor_settings
 from jurybox.cli import app
 from jurybox.core import KIND_EXECUTOR, PLUGIN_KINDS, PluginRegistry
 
@@ -81,7 +81,7 @@ def test_an_installed_executor_is_a_choice_with_its_default_settings(picky: str)
     assert executor_problem(Request(choice, no_store=True)) == "--executor picky: needs a store"
     assert executor_problem(Request(choice, workers=2)) == "--executor picky: no workers here"
     assert executor_problem(Request(choice)) is None
-    assert executor_options(Request(choice), None, {}, 4, None) == {"executor": "picky", "workers": 1}  # type: ignore[arg-type]
+    assert executor_settings(Request(choice)) == {}  # its defaults: the Ray options are Ray's
     assert executor_resume_args(Request(choice)) == [
         ("--executor", "picky"),
         ("--ray-address", None),

@@ -78,7 +78,7 @@ def test_a_locked_store_says_it_waits_and_for_how_long(folder: Path, monkeypatch
         release.start()
         return notice
 
-    monkeypatch.setattr("jurybox._cli.run.lock_notice", notice_then_release)
+    monkeypatch.setattr("jurybox.runs._prepared.lock_notice", notice_then_release)
     try:
         assert "waiting up to 30 s" in str(lock_notice("sqlite:///runs.db", 30))
         result = CliRunner().invoke(app, ["run", "s.yaml", "--store", "sqlite:///runs.db", "--no-progress"])

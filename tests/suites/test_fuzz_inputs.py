@@ -215,4 +215,4 @@ def fast_cli(monkeypatch: pytest.MonkeyPatch) -> None:
     garbage collector (a full collection after each run, for big suites): 2,000 runs then take seconds."""
     command = typer.main.get_command(app)
     monkeypatch.setattr("typer.testing._get_command", lambda _app: command)
-    monkeypatch.setattr("jurybox._cli.run.paused_collector", _no_pause)
+    monkeypatch.setattr("jurybox.runs._prepared.paused_collector", _no_pause)

@@ -13,9 +13,9 @@ import pytest
 from suite_helpers import grading_model
 from typer.testing import CliRunner
 
-from jurybox._cli.preflight import suite_targets
 from jurybox._cli.run import EXIT_USAGE
 from jurybox.cli import app
+from jurybox.runs import preflight_targets
 from jurybox.stubs import StubServer
 from jurybox.suites import load_suite
 
@@ -137,11 +137,11 @@ def test_models_without_a_server_and_offline_suites_are_not_checked(
     make_suite: Callable[[str], Path], tmp_path: Path
 ) -> None:
     suite_file = make_suite("openai:m@http://127.0.0.1:9/v1")
-    assert [t.label for t in suite_targets(load_suite(suite_file))] == ["judge model openai:m"]
-    assert suite_targets(load_suite(suite_file, judge_model=grading_model())) == []
+    assert [t.label for t in preflight_targets(load_suite(suite_file))] == ["judge model openai:m"]
+    assert preflight_targets(load_suite(suite_file, judge_model=grading_model())) == []
     offline = tmp_path / "offline.yaml"
     offline.write_text(SUITE.replace('judge_model: "{model}"\n', "").format())
-    assert suite_targets(load_suite(offline)) == []
+    assert preflight_targets(load_suite(offline)) == []
 
 
 def test_an_openai_agent_endpoint_is_checked_too(tmp_path: Path, closed_port: int) -> None:
@@ -151,5 +151,5 @@ def test_an_openai_agent_endpoint_is_checked_too(tmp_path: Path, closed_port: in
         f'name: a\nagent: {{openai: {{model: bot, base_url: "{url}"}}}}\n'
         "cases:\n  - name: one\n    prompt: hi\n    judges: [{contains: hi}]\n"
     )
-    (target,) = suite_targets(load_suite(path))
+    (target,) = preflight_targets(load_suite(path))
     assert target.label == "agent endpoint (model bot)" and target.check_url == f"{url}/models"

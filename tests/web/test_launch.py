@@ -7,7 +7,9 @@ cancelled while it is under way.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +18,9 @@ from typing import Any
 import pytest
 import yaml
 from fastapi.testclient import TestClient
+from typer.testing import CliRunner
 
+from jurybox.cli import app
 from jurybox.store import import_suite_file, open_store
 from jurybox.web import create_app
 
@@ -158,3 +162,39 @@ def test_hostile_run_posts_start_nothing(stored: tuple[str, dict[str, str]]) -> 
     assert statuses["filter matching nothing"] == 422 and statuses["logged out"] == 401
     with open_store(url) as store:
         assert store.runs("pm-suite") == []
+
+
+def _git(folder: Path, *args: str) -> str:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    env.update(GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
+    command = ["git", "-c", "user.name=jurybox", "-c", "user.email=jurybox@example.invalid", *args]
+    return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_a_browser_run_records_the_git_commit_as_the_command_line_does(
+    stored: tuple[str, dict[str, str]], tmp_path: Path
+) -> None:
+    url, tokens = stored
+    # The server's folder (where the suite was imported from, its agent resolves) is a checkout.
+    _git(tmp_path, "init", "-q", "-b", "main")
+    _git(tmp_path, "add", "agents", "suite.yaml")
+    _git(tmp_path, "commit", "-q", "-m", "suite")
+    commit = _git(tmp_path, "rev-parse", "HEAD")
+    with _client(url, tokens["pm.alice"]) as client:
+        started = client.post("/suites/pm-suite/run", data={"csrf": _csrf(client), "filter": "smoke"})
+        assert started.status_code == 303, started.text
+        run_id = started.headers["location"].split("/")[2]
+        finished = _wait(client, run_id, lambda d: not d["launch"]["running"])
+        assert finished["run"]["status"] == "completed", finished
+        assert finished["run"]["git_commit"] == commit and finished["run"]["git_branch"] == "main"
+    cli = CliRunner().invoke(app, ["run", "--store", url, "--suite", "pm-suite", "-k", "smoke", "--no-progress"])
+    assert cli.exit_code == 0, cli.output
+    with open_store(url) as store:
+        browser, command = store.get_run(run_id), store.latest_run("pm-suite")
+    assert command is not None and command.id != run_id
+    # Started from either place, a run is put together one way: the same facts are recorded.
+    assert browser.git_commit == command.git_commit == commit
+    assert {k: v for k, v in browser.config.items() if k != "suite_file"} == {
+        k: v for k, v in command.config.items() if k != "suite_file"
+    }
+    assert browser.config["git_dirty"] is False and browser.judge_model == command.judge_model

@@ -2,47 +2,31 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 import shlex
-import subprocess
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
+from jurybox import runs
 from jurybox._cli import run_executor as executors
-from jurybox._cli.preflight import servers_answer
 from jurybox._cli.progress import RichProgress
 from jurybox._cli.reports import print_written
 from jurybox._cli.run_calibrations import run_calibrations
 from jurybox._cli.run_fleet import CacheOption, JudgeEndpointOption, fleet_and_cache
-from jurybox._cli.run_messages import print_intro, print_outro, print_plan
-from jurybox._cli.run_stored import StoredSuiteOption, run_request
+from jurybox._cli.run_messages import print_intro, print_notice, print_outro, print_plan, servers_answer
 from jurybox._cli.run_views import build_report
 from jurybox._cli.serve import dashboard_hint
 from jurybox.agents import TargetConfigError
-from jurybox.core import frozen_heap, paused_collector
-from jurybox.engine import RunOptions, RunResult, SuiteRunner, resumable_cases
-from jurybox.executors import ExecutorError, fork_available
+from jurybox.engine import RunResult
+from jurybox.executors import ExecutorError
 from jurybox.report import FORMATS, CalibratedJudge, check_report_output, write_reports
-from jurybox.store import Store, StoreError, lock_notice, open_store
-from jurybox.suites import (
-    MAX_CONCURRENCY,
-    MAX_RETRIES,
-    MAX_TIMEOUT,
-    Case,
-    JudgeModelError,
-    RunPlan,
-    Suite,
-    SuiteError,
-    load_suite,
-    plan_run,
-)
+from jurybox.store import Store, StoreError
+from jurybox.suites import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT, JudgeModelError, Suite, SuiteError
 
 EXIT_OK = 0
 EXIT_NOT_PASSED = 1
@@ -50,8 +34,6 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 DEFAULT_CONSOLE_ROWS = 50
 """The console table of a bigger run shows this many cases, failing first (the files have them all)."""
-STORE_BUSY_TIMEOUT = 30.0
-"""Seconds a write waits for another process's lock on a SQLite store before it fails."""
 
 
 @dataclass(frozen=True)
@@ -80,8 +62,19 @@ class RunRequest:
     actors: int | None = None
     preflight: bool = True
     verbose: bool = False
-    stored_suites: tuple[str, ...] = ()  # --suite NAME: suites kept in the store (run_stored.py)
+    stored_suites: tuple[str, ...] = ()  # --suite NAME: suites kept in the store
     base_dir: Path | None = None  # where relative paths resolve (None: each suite file's folder)
+
+
+StoredSuiteOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--suite",
+        help="Run the current version of this suite kept in the store (--store), instead of suite files "
+        "(repeatable). Its relative paths resolve against the current directory.",
+        show_default=False,
+    ),
+]
 
 
 class UsageProblemError(Exception):
@@ -229,7 +222,7 @@ def run(
         preflight=preflight,
         verbose=verbose,
     )
-    raise typer.Exit(run_request(request, execute))
+    raise typer.Exit(execute(request))
 
 
 def execute(request: RunRequest, *, console: Console | None = None, status: Console | None = None) -> int:
@@ -244,196 +237,119 @@ def execute(request: RunRequest, *, console: Console | None = None, status: Cons
     status = status or Console(stderr=True)
     try:
         _check_request(request)
-        with paused_collector():
-            loaded = [_load(path, request) for path in request.suites]
-    except (UsageProblemError, SuiteError, JudgeModelError) as exc:
-        status.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
-        return EXIT_USAGE
-    twice = _same_names(loaded)
-    if twice:
-        status.print(f"[red]error:[/] {escape(twice)}", highlight=False)
-        return EXIT_USAGE
-    plans = [(suite, plan_run(suite, suite.select(request.selectors))) for suite in loaded]
-    empty = [suite.name for suite, plan in plans if not plan.cases]
-    if empty:
-        matches = f"matches --filter {' '.join(request.selectors)}" if request.selectors else "is left to run"
-        if len(empty) == len(plans) or not request.selectors:
-            status.print(f"[red]error:[/] no case of suite {escape(', '.join(empty))} {escape(matches)}")
-            return EXIT_USAGE
-        # `jurybox run suites/*.yaml -k smoke`: the suites without a smoke case are not an error.
-        status.print(f"skipped: no case of suite {escape(', '.join(empty))} {escape(matches)}", highlight=False)
-        plans = [(suite, plan) for suite, plan in plans if plan.cases]
-    if request.dry_run:
-        for _suite, plan in plans:
-            print_plan(plan, console)
-        return EXIT_OK
-    # An unreachable judge would cost every case its retries; find out once, in a second or two.
-    if request.preflight and not servers_answer([suite for suite, _ in plans], status):
-        return EXIT_USAGE
-    try:
-        notice = None if request.no_store else lock_notice(request.store, STORE_BUSY_TIMEOUT)
-        if notice is not None:
-            status.print(f"waiting: {escape(notice)}", highlight=False)
-        store = None if request.no_store else open_store(request.store, busy_timeout=STORE_BUSY_TIMEOUT)
-    except (StoreError, ValueError) as exc:
-        status.print(f"[red]error:[/] cannot open the store: {escape(str(exc))}")
-        return EXIT_USAGE
-    try:
-        with frozen_heap():
-            return asyncio.run(_run_all(plans, request, store, console, status))
-    except (UsageProblemError, StoreError, TargetConfigError, ExecutorError) as exc:
+        prepared = runs.prepare(_service_request(request), tune_gc=True)
+    except runs.NoCasesError as exc:
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE
-    finally:
-        if store is not None:
-            store.close()
+    except (UsageProblemError, runs.RunRequestError, SuiteError, JudgeModelError, StoreError, OSError) as exc:
+        status.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        return EXIT_USAGE
+    with prepared:
+        return _execute(prepared, request, console, status)
 
 
-def _same_names(suites: Sequence[Suite]) -> str | None:
-    """Why the suites cannot run together: two of them share a name (their reports and stored runs would mix)."""
-    first: dict[str, Path] = {}
-    for suite in suites:
-        earlier = first.setdefault(suite.name, suite.path)
-        if earlier is suite.path:
-            continue
-        if earlier.resolve() == suite.path.resolve():
-            return f"suite file {suite.path} is given twice"
-        return (
-            f"suites {earlier} and {suite.path} are both named {suite.name!r}: reports and stored runs "
-            "are kept by suite name, so one would overwrite the other; rename one"
+def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, status: Console) -> int:
+    if prepared.skipped:  # `jurybox run suites/*.yaml -k smoke`: the suites without a smoke case are not an error
+        left_out = runs.NoCasesError(prepared.skipped, request.selectors)
+        status.print(f"skipped: {escape(str(left_out))}", highlight=False)
+    if request.dry_run:
+        for planned in prepared.suites:
+            print_plan(planned.plan, console)
+        return EXIT_OK
+    # An unreachable judge would cost every case its retries; find out once, in a second or two.
+    if request.preflight and not servers_answer(prepared.preflight(), status):
+        return EXIT_USAGE
+    try:
+        prepared.open(lambda notice: print_notice(notice, status))
+    except (StoreError, runs.RunRequestError) as exc:
+        status.print(f"[red]error:[/] {escape(str(exc))}")
+        return EXIT_USAGE
+    codes: list[int] = []
+
+    def starting(planned: runs.PlannedSuite) -> RichProgress | None:
+        # A resumed run's intro shows what it planned, not the suite's selection now.
+        print_intro(planned.plan, status, planned.resume)
+        return RichProgress(status) if request.progress and status.is_terminal else None
+
+    def finished(planned: runs.PlannedSuite, result: RunResult) -> None:
+        codes.extend(_report(planned.suite, result, request, prepared.store, console, status))
+
+    try:
+        prepared.run(starting=starting, finished=finished)
+    except (runs.RunRequestError, StoreError, TargetConfigError, ExecutorError) as exc:
+        status.print(f"[red]error:[/] {escape(str(exc))}")
+        return EXIT_USAGE
+    if prepared.store is not None:  # the last line: where to read every case and judgment of these runs
+        status.print(
+            f"see the results in the dashboard: {dashboard_hint(prepared.store.url)}", highlight=False, soft_wrap=True
         )
-    return None
+    return max(codes, key=lambda code: (code == EXIT_INTERRUPTED, code))
 
 
 def _check_request(request: RunRequest) -> None:
+    """What only the command line can get wrong: report formats and files, and executor flags."""
     try:  # the formats and --output write_reports would refuse, here rather than after a long run
         check_report_output(request.formats, request.output)
     except ValueError as exc:
         raise UsageProblemError(str(exc)) from exc
-    if len(request.suites) > 1 and request.output not in (None, "-") and Path(request.output).suffix:
+    several = len(request.suites) + len(request.stored_suites) > 1
+    if several and request.output not in (None, "-") and Path(request.output).suffix:
         raise UsageProblemError("with several suites, --output must be a directory (one report file per suite)")
-    if request.resume is not None and request.no_store:
-        raise UsageProblemError("--resume reads the earlier run from the store; it cannot be used with --no-store")
-    if request.workers > 1 and request.no_store:
-        raise UsageProblemError(
-            "--workers: each worker writes its results to the store; it cannot be used with --no-store"
-        )
-    if request.workers > 1 and not fork_available():
-        raise UsageProblemError("--workers needs os.fork (Linux or macOS); run without it here")
+
+
+def _service_request(request: RunRequest) -> runs.RunRequest:
+    """What the run service is asked: the command line without its reports and display."""
+    service = runs.RunRequest(
+        suites=request.suites,
+        stored_suites=request.stored_suites,
+        judge_model=request.judge_model,
+        concurrency=request.concurrency,
+        selectors=request.selectors,
+        timeout=request.timeout,
+        retries=request.retries,
+        judge_timeout=request.judge_timeout,
+        judge_retries=request.judge_retries,
+        store=request.store,
+        no_store=request.no_store,
+        resume=request.resume,
+        workers=request.workers,
+        executor=request.executor,
+        executor_options=executors.executor_settings(request),
+        base_dir=request.base_dir,
+    )
     problem = executors.executor_problem(request)
     if problem is not None:
         raise UsageProblemError(problem)
-    if request.resume is not None and request.selectors:
-        raise UsageProblemError(
-            "--resume finishes the cases the run planned (with the --filter it was started with); drop --filter"
-        )
-    if request.resume not in (None, "last") and len(request.suites) > 1:
-        raise UsageProblemError(
-            "--resume RUN_ID names one run of one suite; give a single suite (or use --resume last)"
-        )
+    return service
 
 
-def _load(path: Path, request: RunRequest) -> Suite:
-    return load_suite(path, **_load_options(request))
-
-
-def _load_options(request: RunRequest) -> dict[str, Any]:
-    """How the command line loads a suite: a Ray actor loads it again the same way."""
-    return {
-        "judge_model": request.judge_model,
-        "concurrency": request.concurrency,
-        "judge_timeout": request.judge_timeout,
-        "judge_retries": request.judge_retries,
-        **({"base_dir": request.base_dir} if request.base_dir is not None else {}),
-    }
-
-
-async def _run_all(
-    plans: Sequence[tuple[Suite, RunPlan]], request: RunRequest, store: Store | None, console: Console, status: Console
-) -> int:
+def _report(
+    suite: Suite, result: RunResult, request: RunRequest, store: Store | None, console: Console, status: Console
+) -> list[int]:
+    """Write and print one suite's reports and its last lines; its exit codes."""
     codes = []
-    # Every suite's run to resume is found (or refused) before any suite runs.
-    resumes = [_resume_id(suite, request, store, status) for suite, _ in plans]
-    for (suite, selected), (resume, planned) in zip(plans, resumes, strict=True):
-        # A resumed run's intro shows what it planned, not the suite's selection now.
-        print_intro(selected if planned is None else plan_run(suite, planned), status, resume)
-        concurrency = request.concurrency or suite.concurrency or RunOptions().concurrency
-        options = RunOptions(
-            concurrency=concurrency,
-            selectors=request.selectors,
-            timeout=request.timeout,
-            retries=request.retries,
-            git_commit=_git_commit(suite.base_dir),
-            **executors.executor_options(request, suite.path, _load_options(request), concurrency, store),
+    report = build_report(result, suite, _calibrations(store, suite, result, status))
+    try:
+        rows = request.rows or None
+        written = write_reports(
+            report,
+            request.formats,
+            request.output,
+            console=console,
+            console_rows=rows,
+            console_verbose=request.verbose,
         )
-        if options.workers > options.concurrency:
-            raise UsageProblemError(
-                f"--workers {options.workers} is more than the run's concurrency ({options.concurrency}): "
-                "each worker runs at least one case at a time; raise --concurrency"
-            )
-        progress = RichProgress(status) if request.progress and status.is_terminal else None
-        runner = SuiteRunner(suite, options, store=store, progress=progress)
-        result = await runner.run(resume=resume)
-        report = build_report(result, suite, _calibrations(store, suite, result, status))
-        try:
-            rows = request.rows or None
-            written = write_reports(
-                report,
-                request.formats,
-                request.output,
-                console=console,
-                console_rows=rows,
-                console_verbose=request.verbose,
-            )
-            print_written(report, written, status)  # the summary and every file written, whatever the formats
-        except (ValueError, OSError) as exc:
-            status.print(f"[red]error:[/] cannot write the report: {escape(str(exc))}")
-            codes.append(EXIT_USAGE)
-        # The run id even when a report failed: the results are in the store.
-        print_outro(result, status, resume_command=_resume_command(suite, request, stored=store is not None))
-        if result.status == "interrupted":
-            codes.append(EXIT_INTERRUPTED)
-            break
+        print_written(report, written, status)  # the summary and every file written, whatever the formats
+    except (ValueError, OSError) as exc:
+        status.print(f"[red]error:[/] cannot write the report: {escape(str(exc))}")
+        codes.append(EXIT_USAGE)
+    # The run id even when a report failed: the results are in the store.
+    print_outro(result, status, resume_command=_resume_command(suite, request, stored=store is not None))
+    if result.status == "interrupted":
+        codes.append(EXIT_INTERRUPTED)
+    else:
         codes.append(EXIT_OK if result.ok else EXIT_NOT_PASSED)
-    if store is not None:  # the last line: where to read every case and judgment of these runs
-        status.print(f"see the results in the dashboard: {dashboard_hint(store.url)}", highlight=False, soft_wrap=True)
-    return max(codes, key=lambda code: (code == EXIT_INTERRUPTED, code))
-
-
-def _resume_id(
-    suite: Suite, request: RunRequest, store: Store | None, status: Console
-) -> tuple[str | None, Sequence[Case] | None]:
-    """The run of ``suite`` to resume and the cases it planned (None, None: a new run)."""
-    run_id = _run_to_resume(suite, request, store, status)
-    if run_id is None or store is None:
-        return None, None
-    planned = store.planned_cases(run_id)
-    if not planned:  # a run stored before runs kept their plan
-        return run_id, None
-    try:  # refused here, before the intro says a run resumes
-        return run_id, resumable_cases(suite, planned, run_id)
-    except ValueError as exc:
-        raise UsageProblemError(str(exc)) from exc
-
-
-def _run_to_resume(suite: Suite, request: RunRequest, store: Store | None, status: Console) -> str | None:
-    if request.resume is None or store is None:
-        return None
-    if request.resume == "last":
-        found = store.latest_run(suite.name, unfinished=True)
-        if found is None:
-            status.print(f"no unfinished run of suite {suite.name!r} to resume; starting a new run")
-            return None
-        return found.id
-    info = store.resolve_run(request.resume, suite=suite.name)
-    if info.suite != suite.name:
-        raise UsageProblemError(f"run {info.id} is a run of suite {info.suite!r}, not {suite.name!r}")
-    if info.judge_model != suite.judge_model:
-        status.print(
-            f"[yellow]note:[/] run {info.id} started with judge model {info.judge_model or 'none'}; "
-            f"the rest is judged with {suite.judge_model or 'none'}"
-        )
-    return info.id
+    return codes
 
 
 def _calibrations(store: Store | None, suite: Suite, result: RunResult, status: Console) -> list[CalibratedJudge]:
@@ -476,14 +392,3 @@ def _resume_command(suite: Suite, request: RunRequest, *, stored: bool) -> str |
 
 # The password of a URL's user:password@ part (a store URL, a judge model's base URL).
 _PASSWORD = re.compile(r"(?P<user>[A-Za-z][\w+.-]*://[^\s/:@]+):[^\s/@]+@")
-
-
-def _git_commit(where: Path) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = done.stdout.strip()
-    return commit if done.returncode == 0 and commit else None

@@ -1,4 +1,4 @@
-"""``jurybox run --executor NAME``: the options, their checks, and what the runner is handed.
+"""``jurybox run --executor NAME``: the options, their checks, and what the run service is handed.
 
 NAME is any registered executor: ``local``, ``processes``, ``ray``, or one an installed
 package registers through the ``jurybox`` entry points (it runs with its default settings).
@@ -6,22 +6,14 @@ package registers through the ``jurybox`` entry points (it runs with its default
 
 from __future__ import annotations
 
-import functools
 import importlib.util
-import os
-from pathlib import Path
 from typing import Annotated, Any, ClassVar, Protocol
 
 import typer
 
 from jurybox.core import KIND_EXECUTOR, PluginError, PluginRegistry, UnknownPluginError
 from jurybox.engine import ExecutorPlugin, RunOptions
-from jurybox.executors import RAY_EXTRA_MISSING, RaySettings, fork_available
-from jurybox.store import Store, open_store
-from jurybox.suites import load_suite
-
-STORE_BUSY_TIMEOUT = 30.0
-"""Seconds an actor's write waits for a lock on the store before it fails (as the driver's do)."""
+from jurybox.executors import RAY_EXTRA_MISSING, fork_available
 
 
 class ExecutorChoice(str):
@@ -136,32 +128,12 @@ def _plugin_problem(request: ExecutorRequest) -> str | None:
     return None
 
 
-def executor_options(
-    request: ExecutorRequest, suite_path: Path, load: dict[str, Any], concurrency: int, store: Store | None
-) -> dict[str, Any]:
-    """The ``RunOptions`` fields of the chosen executor.
-
-    ``--executor processes`` without ``--workers`` forks one worker per core (at least 2). A Ray
-    actor loads the suite file itself with ``load`` (the command line's ``load_suite`` keywords);
-    on a PostgreSQL store it writes its cases itself, on SQLite the driver does (one writer).
-    """
-    workers = request.workers
-    if request.executor == ExecutorChoice.processes:
-        return {
-            "executor": "processes",
-            "workers": workers if workers > 1 else max(2, min(os.cpu_count() or 2, concurrency)),
-        }
-    if request.executor not in (ExecutorChoice.ray, ExecutorChoice.local):  # an installed one: its defaults
-        return {"executor": str(request.executor), "workers": workers}
+def executor_settings(request: ExecutorRequest) -> dict[str, Any]:
+    """The chosen executor's own options, as the run service takes them (``RunRequest.executor_options``)."""
     if request.executor != ExecutorChoice.ray:
-        return {"executor": "local", "workers": workers}
-    settings = RaySettings(
-        address=request.ray_address,
-        actors=request.actors,
-        load_suite=functools.partial(load_suite, suite_path.resolve(), **load),
-        open_store=_actor_store(store),
-    )
-    return {"executor": "ray", "executor_settings": settings}
+        return {}
+    given = (("address", request.ray_address), ("actors", request.actors))
+    return {name: value for name, value in given if value is not None}
 
 
 def executor_resume_args(request: ExecutorRequest) -> list[tuple[str, Any]]:
@@ -169,12 +141,3 @@ def executor_resume_args(request: ExecutorRequest) -> list[tuple[str, Any]]:
     if request.executor == ExecutorChoice.local:
         return []
     return [("--executor", request.executor), ("--ray-address", request.ray_address), ("--actors", request.actors)]
-
-
-def _actor_store(store: Store | None) -> Any:
-    """How actors open the store to write to it themselves: only a server database takes many writers well."""
-    if store is None or store.engine.dialect.name == "sqlite":
-        return None
-    # The real URL (password included) goes to the actors in their start-up arguments, like the driver's own.
-    url = store.engine.url.render_as_string(hide_password=False)
-    return functools.partial(open_store, url, busy_timeout=STORE_BUSY_TIMEOUT)

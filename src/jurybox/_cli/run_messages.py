@@ -1,12 +1,16 @@
-"""What ``jurybox run`` prints around its report: the ``--dry-run`` plan, the intro line and the outro."""
+"""What ``jurybox run`` prints around its report: the ``--dry-run`` plan, the model servers that do not
+answer, the run service's notices, the intro line and the outro."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape
 
 from jurybox._cli.run_views import llm_skip_plan, plan_view
 from jurybox.engine import RunResult
+from jurybox.runs import Notice
 from jurybox.suites import HOW_TO_ENABLE, RunPlan
 
 
@@ -18,6 +22,25 @@ def print_plan(plan: RunPlan, console: Console) -> None:
         console.print(
             f"[yellow]LLM tier SKIPPED[/] ({plan.skipped_judges} LLM judge(s) would not run): {HOW_TO_ENABLE}"
         )
+
+
+def servers_answer(problems: Sequence[str], status: Console) -> bool:
+    """Print one line per model server that failed the check before the run; whether all answered."""
+    for line in problems:
+        status.print(f"[red]error:[/] {escape(line)}", highlight=False, soft_wrap=True, emoji=False)
+    if problems:
+        status.print("(skip this check with --no-preflight)", highlight=False)
+    return not problems
+
+
+def print_notice(notice: Notice, status: Console) -> None:
+    """What the run service says as it opens the store: a lock it waits for, a run it cannot resume."""
+    if notice.kind == "waiting":
+        status.print(f"waiting: {escape(notice.text)}", highlight=False)
+    elif notice.kind == "note":
+        status.print(f"[yellow]note:[/] {escape(notice.text)}")
+    else:
+        status.print(escape(notice.text))
 
 
 def print_intro(plan: RunPlan, status: Console, resume: str | None) -> None:

@@ -110,6 +110,8 @@ class RunOptions:
             ``ray``); None: its defaults.
         lessons: Stored lessons each case is handed at most (0: none), most relevant first.
         lesson_chars: Characters of lesson text each case is handed at most.
+        extra_config: More facts recorded in the run's config in the store (the git branch and
+            whether the working tree had changes; an experiment's id); the runner's own keys win.
     """
 
     concurrency: int = DEFAULT_CONCURRENCY
@@ -123,6 +125,7 @@ class RunOptions:
     executor_settings: Any = field(default=None, compare=False)
     lessons: int = LESSON_LIMIT
     lesson_chars: int = LESSON_CHARS
+    extra_config: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -344,6 +347,7 @@ class SuiteRunner:
         if resume is not None:
             return resume, set(await self._store_call(self.store.recorded_cases, resume))
         config = {
+            **self.options.extra_config,
             "concurrency": self.options.concurrency,
             "selectors": list(self.options.selectors),
             "suite_file": str(self.suite.path),

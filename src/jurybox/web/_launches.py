@@ -1,28 +1,28 @@
-"""Runs started from the browser: the stored suite runs in a thread of the server, through the CLI's runner.
+"""Runs started from the browser: the stored suite runs in a thread of the server, through the run service.
 
-The suite is exported from the store to a file in a temporary folder and loaded
-as ``jurybox run --suite`` loads it (relative paths from the server's current
-directory); a ``SuiteRunner`` with a store of its own writes every case as it
-ends, so the run page shows its progress and a kill of the server leaves a run
-that ``jurybox run --resume`` (or the browser) finishes. Cancel is Ctrl-C:
-``SuiteRunner.stop()`` on the run's own event loop.
+The run is prepared as ``jurybox run --suite`` prepares it (``jurybox.runs``:
+the suite exported from the store and loaded with relative paths from the
+server's current directory, the same options, git facts and store), so a run
+started here and one started from the command line cannot differ. The runner
+writes every case as it ends, so the run page shows its progress and a kill of
+the server leaves a run that ``jurybox run --resume`` (or the browser)
+finishes. This module keeps only the thread, the wait for the run to open, and
+cancel, which is Ctrl-C: ``PreparedRun.stop()`` on the run's own event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from jurybox.engine import RunOptions, RunStore, SuiteRunner
-from jurybox.store import Store, StoreError, export_suite_file, open_store
-from jurybox.suites import JudgeModelError, SuiteError, load_suite
+from jurybox.runs import NoCasesError, PreparedRun, RunRequest, RunRequestError, prepare
+from jurybox.store import StoreError
+from jurybox.suites import JudgeModelError, SuiteError
 
 logger = logging.getLogger("jurybox.web")
 
@@ -44,40 +44,21 @@ class Launch:
     error: str | None = None
     finished: bool = False
     opened: threading.Event = field(default_factory=threading.Event)
-    runner: SuiteRunner | None = None
+    prepared: PreparedRun | None = None
     loop: asyncio.AbstractEventLoop | None = None
     thread: threading.Thread | None = None
 
     def stop(self) -> bool:
         """Ask the run to stop as Ctrl-C does; False when it is not running here any more."""
-        if self.finished or self.runner is None or self.loop is None:
+        if self.finished or self.prepared is None or self.loop is None:
             return False
-        self.loop.call_soon_threadsafe(self.runner.stop)
+        self.loop.call_soon_threadsafe(self.prepared.stop)
         return True
 
-
-class _Recording:
-    """The run's store, telling the launch the run's id as soon as the runner opens it."""
-
-    def __init__(self, store: Store, launch: Launch) -> None:
-        self._store = store
-        self._launch = launch
-
-    def begin_run(self, *args: Any, **kwargs: Any) -> str:
-        run_id = self._store.begin_run(*args, **kwargs)
-        self._launch.run_id = run_id
-        self._launch.opened.set()
-        return run_id
-
-    def recorded_cases(self, run_id: str) -> set[str]:
-        # A resumed run is not begun again: the runner reads what it has recorded instead.
-        done = self._store.recorded_cases(run_id)
-        self._launch.run_id = run_id
-        self._launch.opened.set()
-        return done
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
+    def open_as(self, run_id: str) -> None:
+        """The run is open in the store (begun, or resumed): the start request may answer."""
+        self.run_id = run_id
+        self.opened.set()
 
 
 class Launches:
@@ -117,15 +98,19 @@ class Launches:
             LaunchError: the suite cannot be exported or loaded, no case matches, or the agent cannot start.
         """
         launch = Launch(suite, started_by)
-        folder = tempfile.TemporaryDirectory(prefix="jurybox-web-run-")
         try:
-            store = self._prepare(launch, Path(folder.name), selectors, concurrency, judge_model)
-        except BaseException:
-            folder.cleanup()
-            raise
-        thread = threading.Thread(
-            target=self._run, args=(launch, store, folder, resume), name=f"jurybox-run-{suite}", daemon=True
-        )
+            request = RunRequest(
+                stored_suites=(suite,),
+                store=self.store_url,
+                selectors=tuple(selectors),
+                concurrency=concurrency,
+                judge_model=judge_model,
+                resume=resume,
+            )
+        except RunRequestError as exc:
+            raise LaunchError(str(exc)) from None
+        launch.prepared = _prepared(request)
+        thread = threading.Thread(target=self._run, args=(launch,), name=f"jurybox-run-{suite}", daemon=True)
         launch.thread = thread
         thread.start()
         if not launch.opened.wait(START_WAIT_SECONDS) or launch.run_id is None:
@@ -134,37 +119,13 @@ class Launches:
             self._by_run[launch.run_id] = launch
         return launch
 
-    def _prepare(
-        self, launch: Launch, folder: Path, selectors: Sequence[str], concurrency: int | None, judge_model: str | None
-    ) -> Store:
-        """Load the stored suite and make the launch's runner; the run's own store, open."""
-        suite = launch.suite
-        store = open_store(self.store_url, busy_timeout=30.0)
-        try:
-            path = folder / "suite.yaml"
-            export_suite_file(store, suite, path)
-            loaded = load_suite(path, base_dir=Path.cwd(), judge_model=judge_model, concurrency=concurrency)
-            if not loaded.select(selectors):
-                raise LaunchError(f"no case of suite {suite!r} matches {' '.join(selectors) or 'the run'}")
-            options = RunOptions(
-                concurrency=concurrency or loaded.concurrency or RunOptions().concurrency, selectors=tuple(selectors)
-            )
-            launch.runner = SuiteRunner(loaded, options, store=cast(RunStore, _Recording(store, launch)))
-            return store
-        except (StoreError, SuiteError, JudgeModelError) as exc:
-            store.close()
-            raise LaunchError(str(exc)) from None
-        except BaseException:
-            store.close()
-            raise
-
-    def _run(self, launch: Launch, store: Store, folder: tempfile.TemporaryDirectory[str], resume: str | None) -> None:
-        runner = launch.runner
-        assert runner is not None
+    def _run(self, launch: Launch) -> None:
+        prepared = launch.prepared
+        assert prepared is not None
 
         async def main() -> None:
             launch.loop = asyncio.get_running_loop()
-            await runner.run(resume=resume)
+            await prepared.start(on_open=launch.open_as)
 
         try:
             asyncio.run(main())
@@ -174,8 +135,31 @@ class Launches:
         finally:
             launch.finished = True
             launch.opened.set()
-            store.close()
-            folder.cleanup()
+            prepared.close()
+
+
+def _prepared(request: RunRequest) -> PreparedRun:
+    """The stored suite loaded and its run's store open, or why not.
+
+    Raises:
+        LaunchError: the suite cannot be exported or loaded, no case matches, or the run to resume cannot be.
+    """
+    try:
+        prepared = prepare(request)
+    except NoCasesError as exc:
+        wanted = " ".join(exc.selectors) or "the run"
+        raise LaunchError(f"no case of suite {request.stored_suites[0]!r} matches {wanted}") from None
+    except (RunRequestError, StoreError, SuiteError, JudgeModelError) as exc:
+        raise LaunchError(str(exc)) from None
+    try:
+        prepared.open()
+    except (RunRequestError, StoreError) as exc:
+        prepared.close()
+        raise LaunchError(str(exc)) from None
+    except BaseException:
+        prepared.close()
+        raise
+    return prepared
 
 
 def launch_view(launch: Launch | None) -> Mapping[str, Any]:

@@ -2,7 +2,7 @@
 
 An editor starts a run from the suite's cases page (a filter and a concurrency; the
 judge model is an admin's to pick, as it is the suite's); it runs in a thread of this
-server through the CLI's runner (``_launches``). The progress page polls with htmx:
+server through the run service ``jurybox run`` uses (``_launches``). The progress page polls with htmx:
 cases done of planned, pass / fail so far and cost, read from the store, where the
 runner writes each case as it ends. Cancel stops it like Ctrl-C; a stopped run (or one
 a server restart left unfinished) is resumed here or with ``jurybox run --resume``.

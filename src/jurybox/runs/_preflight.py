@@ -1,8 +1,10 @@
-"""``jurybox run``'s check of every model server a suite names, once, before the first case.
+"""The check of every model server a run's suites name, once, before the first case (``--preflight``).
 
-The probing itself is the models layer's (``ProviderModel.probe_target``, ``probe_all``);
-this module only collects what to check from the loaded suites: the run's judge model,
-the models judges name themselves, and an OpenAI-compatible agent endpoint.
+An unreachable judge would cost every case its retries; this finds out once, in a
+second or two. The probing itself is the models layer's (``ProviderModel.probe_target``,
+``probe_all``); this module only collects what to check from the loaded suites: the
+run's judge model, the models judges name themselves, and an OpenAI-compatible agent
+endpoint.
 """
 
 from __future__ import annotations
@@ -13,25 +15,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from rich.console import Console
-from rich.markup import escape
-
 from jurybox.core import printable_url
 from jurybox.models import PROBE_TIMEOUT, ProbeTarget, openai_compatible_target, probe_all
 from jurybox.suites import Suite
 
 _NESTED = ("judges", "members", "tiers", "judge")  # where a jury, a cascade or a wrapper keeps its judges
 _MOST_JUDGES = 10_000  # objects a walk visits at most: a suite's judges, never a cycle
-
-
-def servers_answer(suites: Sequence[Suite], status: Console) -> bool:
-    """Check the suites' model servers; print one line per failure to ``status`` and say whether all answered."""
-    problems = preflight_problems(suites)
-    for line in problems:
-        status.print(f"[red]error:[/] {escape(line)}", highlight=False, soft_wrap=True, emoji=False)
-    if problems:
-        status.print("(skip this check with --no-preflight)", highlight=False)
-    return not problems
 
 
 def preflight_problems(suites: Sequence[Suite], *, timeout: float = PROBE_TIMEOUT) -> list[str]:
@@ -41,14 +30,14 @@ def preflight_problems(suites: Sequence[Suite], *, timeout: float = PROBE_TIMEOU
     Models without a server (FakeModel, a Python judge model) are not checked, nor is
     anything when no suite names a model: the offline default makes no network call.
     """
-    targets = [target for suite in suites for target in suite_targets(suite)]
+    targets = [target for suite in suites for target in preflight_targets(suite)]
     if not targets:
         return []
     failed = asyncio.run(probe_all(targets, timeout=timeout))
     return [f"{target.label}: {problem}" for target, problem in failed]
 
 
-def suite_targets(suite: Suite) -> list[ProbeTarget]:
+def preflight_targets(suite: Suite) -> list[ProbeTarget]:
     """What to check for one suite: each distinct model server, then the agent's chat endpoint."""
     targets = []
     seen: set[int] = set()

@@ -1,0 +1,366 @@
+"""Starting a run: ``prepare(request)`` loads and plans the suites; the ``PreparedRun`` opens the store and runs them.
+
+``jurybox run SUITE.yaml``, ``jurybox run --suite NAME`` and the dashboard's
+"Run" button all come through here, so a run is put together one way: the same
+loading, judge model, concurrency fallback, executor settings, git facts, store
+and resume, whoever starts it. The callers keep their own words and threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, cast
+
+from jurybox.core import frozen_heap, paused_collector
+from jurybox.engine import DEFAULT_CONCURRENCY, ProgressSink, RunOptions, RunResult, RunStore, SuiteRunner
+from jurybox.executors import fork_available
+from jurybox.models import PROBE_TIMEOUT
+from jurybox.runs._executors import STORE_BUSY_TIMEOUT, executor_fields
+from jurybox.runs._git import git_info
+from jurybox.runs._preflight import preflight_problems
+from jurybox.runs._request import NoCasesError, RunRequest, RunRequestError
+from jurybox.runs._resume import Notice, Notify, resume_point
+from jurybox.runs._stored import export_stored_suites
+from jurybox.store import Store, StoreError, lock_notice, open_store
+from jurybox.suites import RunPlan, Suite, load_suite, plan_run
+
+Starting = Callable[["PlannedSuite"], ProgressSink | None]
+"""Called as each suite's run starts (to say so); returns where its progress goes, or None."""
+Finished = Callable[["PlannedSuite", RunResult], None]
+"""Called with each suite's result as its run ends (to report it)."""
+
+
+@dataclass
+class PlannedSuite:
+    """One suite of a prepared run: loaded, its cases chosen, and the stored run it finishes.
+
+    Attributes:
+        suite: The loaded suite.
+        plan: What will run: the cases, their judges per tier and their judge calls (``--dry-run``
+            prints it). When a run is resumed, the cases that run planned.
+        resume: The id of the stored run this one finishes (known once the run is opened); None: a new run.
+    """
+
+    suite: Suite
+    plan: RunPlan
+    resume: str | None = None
+
+
+def prepare(request: RunRequest, *, tune_gc: bool = False) -> PreparedRun:
+    """Load, check and plan every suite of ``request``; nothing runs and no run is opened yet.
+
+    Args:
+        request: What to run and how.
+        tune_gc: For a process that runs this one request (a command line): the garbage collector
+            runs less while the suites load and leaves them alone while they run. A server that
+            runs several requests at once leaves the collector as it is (the default).
+
+    Raises:
+        RunRequestError: the request cannot run here (``NoCasesError``: no case matches its filter).
+        SuiteError, JudgeModelError: a suite file (or the judge model it names) is wrong; the
+            message names the file, line and field.
+        StoreError: a stored suite cannot be read from the store.
+        OSError: a stored suite cannot be written to a temporary file.
+    """
+    if request.workers > 1 and not fork_available():
+        raise RunRequestError("--workers needs os.fork (Linux or macOS); run without it here")
+    store: Store | None = None
+    folder: tempfile.TemporaryDirectory[str] | None = None
+    try:
+        paths, base_dir = request.suites, request.base_dir
+        if request.stored_suites:
+            store = _open_store(request.store)
+            folder = tempfile.TemporaryDirectory(prefix="jurybox-stored-")
+            paths = tuple(export_stored_suites(store, request.stored_suites, Path(folder.name)))
+            base_dir = Path.cwd()  # where `jurybox store import` was run from
+        load = load_keywords(request, base_dir)
+        with paused_collector() if tune_gc else contextlib.nullcontext():
+            suites = [load_suite(path, **load) for path in paths]
+        twice = _same_names(suites)
+        if twice is not None:
+            raise RunRequestError(twice)
+        planned, skipped = _plans(suites, request.selectors)
+    except BaseException:
+        if store is not None:
+            store.close()
+        if folder is not None:
+            folder.cleanup()
+        raise
+    return PreparedRun(request, planned, skipped, load=load, store=store, folder=folder, tune_gc=tune_gc)
+
+
+def load_keywords(request: RunRequest, base_dir: Path | None) -> dict[str, Any]:
+    """How the request loads a suite (``load_suite``'s keywords): a Ray actor loads it again the same way."""
+    return {
+        "judge_model": request.judge_model,
+        "concurrency": request.concurrency,
+        "judge_timeout": request.judge_timeout,
+        "judge_retries": request.judge_retries,
+        **({"base_dir": base_dir} if base_dir is not None else {}),
+    }
+
+
+class PreparedRun:
+    """A request's suites, loaded and planned, ready to run one after another (a context manager).
+
+    ``open()`` opens the store and finds the runs to resume; ``start(planned)`` runs one
+    suite in the caller's event loop, ``run()`` runs them all in one of its own;
+    ``close()`` releases the store and the stored suites' temporary files.
+
+    Attributes:
+        request: The request it was prepared from.
+        suites: The suites to run, in the request's order.
+        skipped: Names of the suites left out because no case of theirs matches the filter.
+    """
+
+    def __init__(
+        self,
+        request: RunRequest,
+        suites: Sequence[PlannedSuite],
+        skipped: Sequence[str],
+        *,
+        load: dict[str, Any],
+        store: Store | None,
+        folder: tempfile.TemporaryDirectory[str] | None,
+        tune_gc: bool,
+    ) -> None:
+        self.request = request
+        self.suites = tuple(suites)
+        self.skipped = tuple(skipped)
+        self._load = load
+        self._store = store
+        self._folder = folder
+        self._tune_gc = tune_gc
+        self._opened = False
+        self._stopping = False
+        self._runner: SuiteRunner | None = None
+
+    @property
+    def store(self) -> Store | None:
+        """The store the runs are written to (once opened); None with ``no_store``."""
+        return self._store
+
+    def preflight(self, *, timeout: float = PROBE_TIMEOUT) -> list[str]:
+        """Check every model server the suites name: one line per server that does not answer (or refuses the key)."""
+        return preflight_problems([planned.suite for planned in self.suites], timeout=timeout)
+
+    def open(self, notify: Notify | None = None) -> None:
+        """Open the store and find each suite's run to resume, before any suite runs (done once).
+
+        Args:
+            notify: Told what is worth saying: the store is locked by another process (a run that
+                waits for it must not look hung), there is no run to resume, a resumed run started
+                with another judge model.
+
+        Raises:
+            StoreError: the store cannot be opened, or has no run with the id to resume.
+            RunRequestError: the run to resume is another suite's, or planned cases the suite no longer has.
+        """
+        if self._opened or self.request.no_store:
+            self._opened = True
+            return
+        if notify is not None:
+            waiting = lock_notice(self.request.store, STORE_BUSY_TIMEOUT)
+            if waiting is not None:
+                notify(Notice("waiting", waiting))
+        if self._store is None:
+            try:
+                self._store = open_store(self.request.store, busy_timeout=STORE_BUSY_TIMEOUT)
+            except (StoreError, ValueError) as exc:
+                raise StoreError(f"cannot open the store: {exc}") from exc
+        for planned in self.suites:
+            run_id, cases = resume_point(self._store, planned.suite, self.request.resume, notify or _ignore)
+            planned.resume = run_id
+            if cases is not None:  # the intro and the report speak of what that run planned
+                planned.plan = plan_run(planned.suite, cases)
+        self._opened = True
+
+    def options(self, planned: PlannedSuite) -> RunOptions:
+        """How ``planned`` runs: concurrency (the request's, else the suite's, else 8), filter, timeouts,
+        retries, lessons, the executor and its settings, and the git facts of the suite's folder.
+
+        Raises:
+            RunRequestError: more worker processes than cases in flight, or an executor no plug-in provides.
+        """
+        request, suite = self.request, planned.suite
+        concurrency = request.concurrency or suite.concurrency or DEFAULT_CONCURRENCY
+        git = git_info(suite.base_dir)
+        fields = executor_fields(request, suite, self._load, concurrency, self.store)
+        if request.lessons is not None:
+            fields["lessons"] = request.lessons
+        try:
+            options = RunOptions(
+                concurrency=concurrency,
+                selectors=request.selectors,
+                timeout=request.timeout,
+                retries=request.retries,
+                git_commit=git.commit if git is not None else None,
+                extra_config={**(git.run_config() if git is not None else {}), **request.extra_config},
+                **fields,
+            )
+        except ValueError as exc:
+            raise RunRequestError(str(exc)) from exc
+        if options.workers > options.concurrency:
+            raise RunRequestError(
+                f"--workers {options.workers} is more than the run's concurrency ({options.concurrency}): "
+                "each worker runs at least one case at a time; raise --concurrency"
+            )
+        return options
+
+    async def start(
+        self,
+        planned: PlannedSuite | None = None,
+        *,
+        progress: ProgressSink | None = None,
+        on_open: Callable[[str], None] | None = None,
+    ) -> RunResult:
+        """Run one suite (the only one when ``planned`` is None) in this event loop; its result.
+
+        Args:
+            planned: One of ``suites``.
+            progress: Where the run reports each finished case.
+            on_open: Told the run's id as soon as the run is opened (or resumed) in the store.
+
+        Raises:
+            RunRequestError: see ``options``.
+            TargetConfigError: the suite's agent cannot be built (no run is opened).
+            ExecutorError: the executor cannot start (Ray cannot reach its cluster, say).
+        """
+        if planned is None:
+            if len(self.suites) != 1:
+                raise RunRequestError(f"name the suite to start: this run has {len(self.suites)}")
+            planned = self.suites[0]
+        self.open()
+        options = self.options(planned)
+        store: Any = self.store
+        if store is not None and on_open is not None:
+            store = _Announcing(store, on_open)
+        runner = SuiteRunner(planned.suite, options, store=cast(RunStore | None, store), progress=progress)
+        self._runner = runner
+        if self._stopping:
+            runner.stop()
+        try:
+            return await runner.run(resume=planned.resume)
+        finally:
+            self._runner = None
+
+    def run(self, *, starting: Starting | None = None, finished: Finished | None = None) -> list[RunResult]:
+        """Run every suite, one after another, in one event loop of its own; their results.
+
+        A run that was interrupted (Ctrl-C, ``stop()``) ends the request: the suites after it do
+        not start.
+
+        Args:
+            starting: Called as each suite's run starts; returns where its progress goes.
+            finished: Called with each suite's result as its run ends.
+        """
+        self.open()
+
+        async def each() -> list[RunResult]:
+            results: list[RunResult] = []
+            for planned in self.suites:
+                if self._stopping:
+                    break
+                progress = starting(planned) if starting is not None else None
+                result = await self.start(planned, progress=progress)
+                results.append(result)
+                if finished is not None:
+                    finished(planned, result)
+                if result.status == "interrupted":
+                    break
+            return results
+
+        # The loaded suites are left out of collections while they run (a command's one request).
+        with frozen_heap() if self._tune_gc else contextlib.nullcontext():
+            return asyncio.run(each())
+
+    def stop(self) -> None:
+        """Stop as Ctrl-C does: the running suite takes no new case (it stays resumable); no other starts.
+
+        Call it on the event loop the run is in (``loop.call_soon_threadsafe(prepared.stop)`` from another thread).
+        """
+        self._stopping = True
+        if self._runner is not None:
+            self._runner.stop()
+
+    def close(self) -> None:
+        """Close the store and remove the stored suites' temporary files."""
+        store, self._store = self._store, None
+        if store is not None:
+            store.close()
+        folder, self._folder = self._folder, None
+        if folder is not None:
+            folder.cleanup()
+
+    def __enter__(self) -> PreparedRun:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class _Announcing:
+    """The run's store, telling ``on_open`` the run's id as soon as the runner opens (or resumes) the run."""
+
+    def __init__(self, store: Store, on_open: Callable[[str], None]) -> None:
+        self._store = store
+        self._on_open = on_open
+
+    def begin_run(self, *args: Any, **kwargs: Any) -> str:
+        run_id = self._store.begin_run(*args, **kwargs)
+        self._on_open(run_id)
+        return run_id
+
+    def recorded_cases(self, run_id: str) -> set[str]:
+        # A resumed run is not begun again: the runner reads what it has recorded instead.
+        done = self._store.recorded_cases(run_id)
+        self._on_open(run_id)
+        return done
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def _open_store(url: str | None) -> Store:
+    try:
+        return open_store(url, busy_timeout=STORE_BUSY_TIMEOUT)
+    except ValueError as exc:  # a URL SQLAlchemy cannot parse
+        raise StoreError(str(exc)) from exc
+
+
+def _same_names(suites: Sequence[Suite]) -> str | None:
+    """Why the suites cannot run together: two of them share a name (their reports and stored runs would mix)."""
+    first: dict[str, Path] = {}
+    for suite in suites:
+        earlier = first.setdefault(suite.name, suite.path)
+        if earlier is suite.path:
+            continue
+        if earlier.resolve() == suite.path.resolve():
+            return f"suite file {suite.path} is given twice"
+        return (
+            f"suites {earlier} and {suite.path} are both named {suite.name!r}: reports and stored runs "
+            "are kept by suite name, so one would overwrite the other; rename one"
+        )
+    return None
+
+
+def _plans(suites: Sequence[Suite], selectors: Sequence[str]) -> tuple[list[PlannedSuite], list[str]]:
+    """Each suite's plan; a suite no case of which matches the filter is left out, unless all are."""
+    plans = [(suite, plan_run(suite, suite.select(selectors))) for suite in suites]
+    empty = [suite.name for suite, plan in plans if not plan.cases]
+    # `jurybox run suites/*.yaml -k smoke`: the suites without a smoke case are not an error.
+    if empty and (len(empty) == len(plans) or not selectors):
+        raise NoCasesError(empty, selectors)
+    return [PlannedSuite(suite, plan) for suite, plan in plans if plan.cases], empty
+
+
+def _ignore(_notice: Notice) -> None:
+    """Nobody to tell (a server's launch): notices are dropped."""
