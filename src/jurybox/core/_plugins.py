@@ -223,9 +223,7 @@ class PluginRegistry:
         with self._lock:
             replaced = self._plugins[kind].get(name)
             if replaced is not None:
-                for alias in replaced.aliases:
-                    if self._aliases[kind].get(alias) == name:
-                        del self._aliases[kind][alias]
+                self._drop_aliases(replaced)
             self._plugins[kind][name] = plugin
             self._loaded.pop((kind, name), None)
             for alias in plugin.aliases:
@@ -239,9 +237,7 @@ class PluginRegistry:
         with self._lock:
             removed = self._plugins[kind].pop(name, None)
             if removed is not None:
-                for alias in removed.aliases:
-                    if self._aliases[kind].get(alias) == name:
-                        del self._aliases[kind][alias]
+                self._drop_aliases(removed)
                 self._loaded.pop((kind, name), None)
                 self._generation += 1
             return removed
@@ -413,6 +409,12 @@ class PluginRegistry:
         _check_kind(kind)
         with self._lock:
             return len(self._plugins[kind])
+
+    def _drop_aliases(self, plugin: Plugin) -> None:
+        aliases = self._aliases[plugin.kind]
+        for alias in plugin.aliases:
+            if aliases.get(alias) == plugin.name:  # not one another plug-in took over since
+                del aliases[alias]
 
     def _find(self, kind: str, name: str) -> Plugin | None:
         plugins = self._plugins[kind]
