@@ -82,8 +82,8 @@ def __getattr__(name: str) -> Any:
     # The provider classes import their SDKs, which is slow: ``from jurybox.models import OpenAIModel``
     # loads the built-in provider whose registered class has that name, only when asked for.
     for provider in BUILT_IN:
-        target = PluginRegistry.default().get(KIND_PROVIDER, provider)
-        if target is not None and isinstance(target.target, str) and target.target.endswith(f":{name}"):
+        plugin = PluginRegistry.default().get(KIND_PROVIDER, provider)
+        if plugin is not None and isinstance(plugin.target, str) and plugin.target.endswith(f":{name}"):
             return provider_class(provider)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
