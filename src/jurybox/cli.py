@@ -5,7 +5,21 @@ from __future__ import annotations
 import typer
 
 from jurybox import __version__
-from jurybox._cli import cache, calibrate, check, history, judges, lessons, lint, people, reports, run, serve
+from jurybox._cli import (
+    cache,
+    calibrate,
+    check,
+    history,
+    judges,
+    lessons,
+    lint,
+    people,
+    plugins,
+    reports,
+    run,
+    schema,
+    serve,
+)
 from jurybox._cli.help_format import hide_flag_types
 
 app = typer.Typer(
@@ -27,6 +41,8 @@ for register in (
     run.register,
     cache.register,
     judges.register,
+    plugins.register,
+    schema.register,
     serve.register,
     calibrate.register,
     people.register,

@@ -22,6 +22,7 @@ from jurybox.models import (
     cache_key,
     get_model,
     open_cache,
+    provider_info,
 )
 
 cache_app = typer.Typer(
@@ -93,7 +94,8 @@ def explain(
     try:
         parsed = ModelSpec.parse(spec)
         # The API key is not part of the key, so explaining needs none.
-        credentials = {} if parsed.provider == "ollama" else {"api_key": "not-needed-to-explain"}
+        keyless = provider_info(parsed.provider).key_variable is None  # ollama, say: it takes no api_key
+        credentials = {} if keyless else {"api_key": "not-needed-to-explain"}
         model = get_model(parsed, base_url=base_url, **credentials)
     except ModelConfigError as error:
         raise typer.BadParameter(str(error)) from error

@@ -105,8 +105,7 @@ def judges(
     Built-in judges and those registered with @judge_factory in the --plugin modules,
     as a suite's plugins: key imports them.
     """
-    for module in plugin or ():
-        _import(module)
+    import_plugins(plugin or ())
     entries = registered(JudgeRegistry.default())
     if json_output:
         typer.echo(json.dumps(as_json(entries), indent=2))
@@ -121,14 +120,20 @@ def _plain(doc: str) -> str:
     return escape(doc.replace("``", "`"))
 
 
-def _import(module: str) -> None:
+def import_plugins(modules: Iterable[str]) -> None:
+    """Import modules of the user's own judges (from the current folder too), as a suite's ``plugins:`` does.
+
+    Raises:
+        typer.Exit: code 2, after saying which module failed and why.
+    """
     if str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
-    try:
-        importlib.import_module(module)
-    except Exception as exc:  # the plugin's own code runs here: report whatever it raises
-        typer.echo(f"error: cannot import plugin {module!r}: {type(exc).__name__}: {exc}", err=True)
-        raise typer.Exit(2) from exc
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # the plugin's own code runs here: report whatever it raises
+            typer.echo(f"error: cannot import plugin {module!r}: {type(exc).__name__}: {exc}", err=True)
+            raise typer.Exit(2) from exc
 
 
 def register(app: typer.Typer) -> None:

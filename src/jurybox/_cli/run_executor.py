@@ -1,30 +1,64 @@
-"""``jurybox run --executor local|processes|ray``: the options, their checks, and what the run service is handed."""
+"""``jurybox run --executor NAME``: the options, their checks, and what the run service is handed.
+
+NAME is any registered executor: ``local``, ``processes``, ``ray``, or one an installed
+package registers through the ``jurybox`` entry points (it runs with its default settings).
+"""
 
 from __future__ import annotations
 
 import importlib.util
-from enum import StrEnum
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any, ClassVar, Protocol
 
 import typer
 
+from jurybox.core import KIND_EXECUTOR, PluginError, PluginRegistry, UnknownPluginError
+from jurybox.engine import ExecutorPlugin, RunOptions
 from jurybox.executors import RAY_EXTRA_MISSING, fork_available
 
 
-class ExecutorChoice(StrEnum):
-    """Where ``jurybox run`` runs the cases."""
+class ExecutorChoice(str):
+    """Where ``jurybox run`` runs the cases: the name of a registered executor (``.value`` is the name)."""
 
-    local = "local"
-    processes = "processes"
-    ray = "ray"
+    local: ClassVar[ExecutorChoice]
+    processes: ClassVar[ExecutorChoice]
+    ray: ClassVar[ExecutorChoice]
 
+    __slots__ = ()
+
+    @property
+    def value(self) -> str:
+        return str.__str__(self)
+
+    @classmethod
+    def parse(cls, text: str) -> ExecutorChoice:
+        """The registered executor ``text`` names (by name or alias).
+
+        Raises:
+            typer.BadParameter: no executor has that name (a usage error: the closest name, exit code 2).
+        """
+        if isinstance(text, ExecutorChoice):  # the default, handed back by typer
+            return text
+        try:
+            plugin = PluginRegistry.default().plugin(KIND_EXECUTOR, text)
+        except UnknownPluginError as error:
+            raise typer.BadParameter(str(error)) from None
+        return cls(plugin.name)
+
+
+ExecutorChoice.local = ExecutorChoice("local")
+ExecutorChoice.processes = ExecutorChoice("processes")
+ExecutorChoice.ray = ExecutorChoice("ray")
+BUILT_IN = (ExecutorChoice.local, ExecutorChoice.processes, ExecutorChoice.ray)
 
 ExecutorOption = Annotated[
     ExecutorChoice,
     typer.Option(
         "--executor",
-        help="Where the cases run: local (tasks in this process), processes (forked workers, see --workers) "
-        "or ray (long-lived actors on a Ray cluster; needs the ray extra).",
+        parser=ExecutorChoice.parse,
+        metavar="NAME",
+        help="Where the cases run: local (tasks in this process), processes (forked workers, see --workers), "
+        "ray (long-lived actors on a Ray cluster; needs the ray extra), or an executor an installed plug-in "
+        "registers (jurybox plugins).",
     ),
 ]
 RayAddressOption = Annotated[
@@ -79,6 +113,19 @@ def executor_problem(request: ExecutorRequest) -> str | None:
         return "--executor processes: each worker writes its results to the store; it cannot be used with --no-store"
     if executor == ExecutorChoice.processes and not fork_available():
         return "--executor processes needs os.fork (Linux or macOS); run without it here"
+    if executor not in BUILT_IN:
+        return _plugin_problem(request)
+    return None
+
+
+def _plugin_problem(request: ExecutorRequest) -> str | None:
+    """What an installed executor says against these options (or why it cannot be loaded), before the run."""
+    try:
+        plugin: ExecutorPlugin = PluginRegistry.default().load(KIND_EXECUTOR, request.executor)
+        options = RunOptions(executor=request.executor, workers=request.workers)  # its check_options runs here
+        plugin.check(options, has_store=not request.no_store, own_target=True)
+    except (PluginError, ValueError) as error:
+        return f"--executor {request.executor}: {error}"
     return None
 
 

@@ -1,12 +1,14 @@
 """Agents under test: adapters (Python, OpenAI chat and Responses, HTTP, MCP) and multi-round conversations.
 
-``make_target(spec)`` turns a suite's ``agent:`` mapping into a ``Target``;
+``make_target(spec)`` turns a suite's ``agent:`` mapping into a ``Target`` through
+the adapter its key names (each a plug-in of kind ``agent``: ``register_adapter``);
 ``run_conversation`` sends rounds to it in one session, with revival between
 rounds and answers to the agent's clarifying questions. The framework bridges
 (LangChain/LangGraph, OpenAI Agents SDK, pydantic-ai) live in
 ``jurybox.agents.bridges`` and import nothing until used.
 """
 
+from jurybox.agents._adapter import AgentAdapter, adapter_names, register_adapter
 from jurybox.agents._clarification import heuristic_is_clarification, looks_like_clarification
 from jurybox.agents._conversation import (
     ClarificationDetector,
@@ -25,6 +27,7 @@ from jurybox.agents._target import Target
 
 __all__ = [
     "ADAPTERS",
+    "AgentAdapter",
     "AgentError",
     "AgentReply",
     "AgentTimeout",
@@ -36,6 +39,7 @@ __all__ = [
     "RoundSpec",
     "Target",
     "TargetConfigError",
+    "adapter_names",
     "case_lessons",
     "coerce_reply",
     "current_lessons",
@@ -43,6 +47,7 @@ __all__ = [
     "lessons_payload",
     "looks_like_clarification",
     "make_target",
+    "register_adapter",
     "run_conversation",
     "sum_usage",
 ]

@@ -52,6 +52,15 @@ class ChatSettings:
         )
 
 
+def chat_settings_schema(extra_keys: Sequence[str] = ()) -> dict[str, Any]:
+    """The JSON Schema of a chat endpoint mapping (``agent.openai``, ``agent.mcp.model``), for the suite schema."""
+    keys = sorted(_SETTINGS_KEYS | set(extra_keys))
+    properties: dict[str, Any] = {key: {} for key in keys}
+    properties["model"] = {"type": "string", "minLength": 1, "description": "The model name the endpoint serves."}
+    properties["base_url"] = {"type": "string", "pattern": "^https?://", "description": "The endpoint's base URL."}
+    return {"type": "object", "properties": properties, "required": ["model"], "additionalProperties": False}
+
+
 def chat_settings(options: Mapping[str, Any], *, field_prefix: str, extra_keys: Sequence[str] = ()) -> ChatSettings:
     """Validate a chat endpoint mapping; errors name ``field_prefix.<key>``."""
     unknown = sorted(str(k) for k in options if k not in _SETTINGS_KEYS and k not in extra_keys)

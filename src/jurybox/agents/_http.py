@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from jurybox.agents._adapter import AgentAdapter
 from jurybox.agents._errors import AgentError, AgentTimeout, TargetConfigError
 from jurybox.agents._reply import AgentReply
 from jurybox.core import ToolCall, error_reason
@@ -290,3 +291,19 @@ def http_target(options: Mapping[str, Any], *, name: str | None = None) -> HttpT
         timeout=float(timeout),
         close=close,
     )
+
+
+def _build(settings: Any, *, name: str | None, base_dir: Any, spec: Mapping[str, Any]) -> HttpTarget:
+    return http_target(settings, name=name)
+
+
+ADAPTER = AgentAdapter(
+    build=_build,
+    settings_schema={
+        "type": "object",
+        "properties": {key: {} for key in sorted(_KEYS)} | {"url": {"type": "string", "pattern": "^https?://"}},
+        "required": ["url"],
+        "additionalProperties": False,
+    },
+)
+"""``agent: {http: {url, method, body, reply, ...}}``."""

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from jurybox.agents._chat import ChatClient, ChatSettings, RequestedCall, chat_settings
+from jurybox.agents._adapter import AgentAdapter
+from jurybox.agents._chat import ChatClient, ChatSettings, RequestedCall, chat_settings, chat_settings_schema
 from jurybox.agents._conversation import sum_usage
 from jurybox.agents._errors import AgentError, TargetConfigError
 from jurybox.agents._reply import AgentReply
@@ -469,3 +470,19 @@ def _expand(field_name: str, value: str) -> str:
         return os.environ[name]
 
     return _ENV_REFERENCE.sub(variable, value)
+
+
+def _build(settings: Any, *, name: str | None, base_dir: Path | None, spec: Mapping[str, Any]) -> McpTarget:
+    return mcp_target(settings, name=name, base_dir=base_dir)
+
+
+ADAPTER = AgentAdapter(
+    build=_build,
+    settings_schema={
+        "type": "object",
+        "properties": {key: {} for key in sorted(_KEYS)}
+        | {"model": {"anyOf": [{"type": "string"}, chat_settings_schema()]}, "transport": {"enum": list(TRANSPORTS)}},
+        "additionalProperties": False,
+    },
+)
+"""``agent: {mcp: {command | url, model, tools, ...}}``."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jurybox.agents._chat import ChatClient, ChatSettings, chat_settings
+from jurybox.agents._adapter import AgentAdapter
+from jurybox.agents._chat import ChatClient, ChatSettings, chat_settings, chat_settings_schema
 from jurybox.agents._errors import TargetConfigError
 from jurybox.agents._http import parse_path
 from jurybox.agents._lessons import current_lessons, lessons_system_message
@@ -166,3 +167,11 @@ def openai_target(options: Mapping[str, Any], *, name: str | None = None) -> Tar
         tool_calls_path=tool_calls_path,
         lessons=lessons,
     )
+
+
+def _build(settings: Any, *, name: str | None, base_dir: Any, spec: Mapping[str, Any]) -> Target:
+    return openai_target(settings, name=name)
+
+
+ADAPTER = AgentAdapter(build=_build, settings_schema=chat_settings_schema(_TARGET_KEYS))
+"""``agent: {openai: {model, base_url, ...}}``."""

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from jurybox.agents._adapter import AgentAdapter
 from jurybox.agents._errors import AgentError, TargetConfigError
 from jurybox.agents._lessons import current_lessons, lessons_payload
 from jurybox.agents._loading import load_reference
@@ -246,3 +247,25 @@ def python_target(spec: Mapping[str, Any], *, base_dir: Path | None) -> PythonTa
         close_session=close,
         threads=threads,
     )
+
+
+def _build(settings: Any, *, name: str | None, base_dir: Path | None, spec: Mapping[str, Any]) -> PythonTarget:
+    return python_target(spec, base_dir=base_dir)  # its options sit beside the python: key
+
+
+ADAPTER = AgentAdapter(
+    build=_build,
+    keys={
+        "kind": {"enum": list(KINDS), "description": "What agent.python names (default: told from its signature)."},
+        "options": {"type": "object", "description": "Keyword arguments for the agent factory."},
+        "close_session": {"type": "string", "description": "module:attribute of a function(session_id) to call."},
+        "threads": {"type": "integer", "minimum": 1, "description": "Threads for a synchronous agent (default 32)."},
+    },
+    settings_mapping=False,
+    settings_schema={
+        "type": "string",
+        "pattern": "^[^:]+:[^:]+$",
+        "description": "The agent: 'package.module:attribute' or 'path/to/file.py:attribute'.",
+    },
+)
+"""``agent: {python: "module:attribute", ...}``."""

@@ -10,7 +10,7 @@ from jurybox.core._gc import freeze_for_life, frozen_heap, paused_collector
 from jurybox.core._jsonable import to_jsonable
 from jurybox.core._judge import Judge, aevaluate, evaluate, judge, judge_name
 from jurybox.core._judgment import Check, ErrorInfo, Judgment, Status
-from jurybox.core._jury import Jury
+from jurybox.core._jury import ERROR_POLICIES, Jury
 from jurybox.core._limits import MAX_INPUT_BYTES, MAX_INPUT_DEPTH, Breach, tree_limit_breach, yaml_children
 from jurybox.core._named import NamedJudge, named
 from jurybox.core._plugins import (
@@ -21,6 +21,7 @@ from jurybox.core._plugins import (
     KIND_JUDGE,
     KIND_PROVIDER,
     KIND_REPORT,
+    KIND_WORDS,
     PLUGIN_KINDS,
     Plugin,
     PluginError,
@@ -59,12 +60,14 @@ from jurybox.core._voting import AtLeast, Average, Consensus, Majority, Median, 
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "ERROR_POLICIES",
     "KIND_AGENT",
     "KIND_EXECUTOR",
     "KIND_EXPORTER",
     "KIND_JUDGE",
     "KIND_PROVIDER",
     "KIND_REPORT",
+    "KIND_WORDS",
     "LESSONS_KEY",
     "MAX_INPUT_BYTES",
     "MAX_INPUT_DEPTH",

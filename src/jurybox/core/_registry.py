@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
 from jurybox.core._docstrings import argument_docs, summary_line
+from jurybox.core._plugins import KIND_JUDGE, Plugin, PluginRegistry, PluginUnavailableError, UnknownPluginError
 
 TIER_DETERMINISTIC = "deterministic"
 TIER_SIMILARITY = "similarity"
@@ -133,28 +134,43 @@ class JudgeFactory:
 
 
 class JudgeRegistry:
-    """Name -> judge factory. ``JudgeRegistry.default()`` is the one ``@judge_factory`` fills.
+    """Name -> judge factory: the ``judge`` plug-ins of a ``PluginRegistry``, as ``JudgeFactory`` entries.
+
+    ``JudgeRegistry.default()`` reads the process-wide plug-in registry, which ``@judge_factory``
+    fills; so a judge has a name, aliases, a summary and "did you mean" like every other plug-in,
+    and a judge an installed package registers through the ``jurybox`` entry points is found
+    the first time a suite names it.
 
     Example:
         >>> registry = JudgeRegistry.default().copy()
         >>> registry.register("mentions_price", lambda: my_judge, tier="deterministic")
     """
 
-    def __init__(self, factories: dict[str, JudgeFactory] | None = None) -> None:
-        self._factories: dict[str, JudgeFactory] = dict(factories or {})
+    def __init__(
+        self, factories: dict[str, JudgeFactory] | None = None, *, plugins: PluginRegistry | None = None
+    ) -> None:
+        self._plugins = plugins if plugins is not None else PluginRegistry()
+        self._described: dict[tuple[str, int], JudgeFactory] = {}
+        for entry in (factories or {}).values():
+            self._add(entry)
 
     @classmethod
     def default(cls) -> JudgeRegistry:
-        """The process-wide registry: every ``@judge_factory`` imported so far.
+        """The process-wide registry: every ``@judge_factory`` imported so far, and the installed plug-ins'.
 
         The built-in judges are in it once ``jurybox.judges`` and ``jurybox.llm`` are
         imported (``jurybox.suites`` imports both); your own once their module is.
         """
         return _DEFAULT
 
+    @property
+    def plugins(self) -> PluginRegistry:
+        """The plug-in registry it reads (kind ``judge``)."""
+        return self._plugins
+
     def copy(self) -> JudgeRegistry:
         """A registry of the same judges that can be changed without changing this one."""
-        return JudgeRegistry(self._factories)
+        return JudgeRegistry(plugins=self._plugins.copy((KIND_JUDGE,)))
 
     def register(
         self,
@@ -163,27 +179,88 @@ class JudgeRegistry:
         *,
         tier: str = TIER_DETERMINISTIC,
         suite_threshold: bool | None = None,
+        aliases: tuple[str, ...] = (),
     ) -> None:
-        """Add (or replace) a judge factory under ``name``; see ``JudgeFactory.describe`` for the arguments."""
-        self._factories[name] = JudgeFactory.describe(name, factory, tier=tier, suite_threshold=suite_threshold)
+        """Add (or replace) a judge factory under ``name``; see ``JudgeFactory.describe`` for the arguments.
+
+        Args:
+            name: The name suite files use.
+            factory: Builds the judge.
+            tier: The cascade tier its judges run in.
+            suite_threshold: Whether a suite's threshold replaces its default pass mark.
+            aliases: Other names it answers to.
+        """
+        self._add(JudgeFactory.describe(name, factory, tier=tier, suite_threshold=suite_threshold), aliases)
+
+    def _add(self, entry: JudgeFactory, aliases: tuple[str, ...] = ()) -> None:
+        module = getattr(entry.factory, "__module__", None)
+        self._plugins.register(
+            KIND_JUDGE, entry.name, entry, aliases=aliases, summary=entry.summary, module=module or None
+        )
 
     def get(self, name: str) -> JudgeFactory | None:
-        return self._factories.get(name)
+        """The judge ``name`` (or alias), or None; a miss reads the installed plug-ins once first.
+
+        Raises:
+            PluginUnavailableError: it is registered lazily and its module cannot be imported here.
+        """
+        plugin = self._plugins.get(KIND_JUDGE, name)
+        if plugin is None and not self._plugins.discovered:
+            try:
+                plugin = self._plugins.plugin(KIND_JUDGE, name)
+            except UnknownPluginError:
+                return None
+        return None if plugin is None else self._factory(plugin)
 
     def names(self) -> list[str]:
-        return sorted(self._factories)
+        return self._plugins.names(KIND_JUDGE)
+
+    def unknown_message(self, name: str) -> str:
+        """``unknown judge 'containz' (did you mean 'contains'?)``."""
+        return self._plugins.unknown_message(KIND_JUDGE, name)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._factories
+        if not isinstance(name, str):
+            return False
+        try:
+            self._plugins.plugin(KIND_JUDGE, name)
+        except UnknownPluginError:
+            return False
+        return True
 
     def __iter__(self) -> Iterator[JudgeFactory]:
-        return iter(self._factories.values())
+        """Every judge that can be loaded here (one whose module cannot be imported is left out)."""
+        for plugin in self._plugins.plugins(KIND_JUDGE):
+            try:
+                yield self._factory(plugin)
+            except PluginUnavailableError:
+                continue
 
     def __len__(self) -> int:
-        return len(self._factories)
+        if not self._plugins.discovered:
+            self._plugins.discover()
+        return self._plugins.count(KIND_JUDGE)
+
+    def _factory(self, plugin: Plugin) -> JudgeFactory:
+        loaded = self._plugins.load(KIND_JUDGE, plugin.name)
+        if isinstance(loaded, JudgeFactory):
+            return loaded
+        # Registered lazily ("package.module:factory"): read once its module is imported.
+        key = (plugin.name, id(loaded))
+        described = self._described.get(key)
+        if described is None:
+            details = plugin.details if isinstance(plugin.details, dict) else {}
+            described = JudgeFactory.describe(
+                plugin.name,
+                loaded,
+                tier=details.get("tier", tier_of(loaded)),
+                suite_threshold=details.get("suite_threshold"),
+            )
+            self._described[key] = described
+        return described
 
 
-_DEFAULT = JudgeRegistry()
+_DEFAULT = JudgeRegistry(plugins=PluginRegistry.default())
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -194,11 +271,21 @@ def judge_factory(factory: F, /) -> F: ...
 
 @overload
 def judge_factory(
-    name: str | None = None, *, tier: str = TIER_DETERMINISTIC, suite_threshold: bool | None = None
+    name: str | None = None,
+    *,
+    tier: str = TIER_DETERMINISTIC,
+    suite_threshold: bool | None = None,
+    aliases: tuple[str, ...] = (),
 ) -> Callable[[F], F]: ...
 
 
-def judge_factory(name: Any = None, *, tier: str = TIER_DETERMINISTIC, suite_threshold: bool | None = None) -> Any:
+def judge_factory(
+    name: Any = None,
+    *,
+    tier: str = TIER_DETERMINISTIC,
+    suite_threshold: bool | None = None,
+    aliases: tuple[str, ...] = (),
+) -> Any:
     """Register a judge factory by name in the default registry, so suite files can use it.
 
     The factory is returned unchanged. Its keyword arguments are the entry's options
@@ -211,6 +298,7 @@ def judge_factory(name: Any = None, *, tier: str = TIER_DETERMINISTIC, suite_thr
             ``similarity``, ``llm_operations`` or ``llm_judge``.
         suite_threshold: Whether a suite's ``threshold`` replaces its default pass
             mark (default: when it takes a ``threshold`` option).
+        aliases: Other names suite files may use for it.
 
     Raises:
         ValueError: an unknown tier, or ``suite_threshold=True`` without a ``threshold`` option.
@@ -231,7 +319,9 @@ def judge_factory(name: Any = None, *, tier: str = TIER_DETERMINISTIC, suite_thr
         return factory
 
     def register(factory: F) -> F:
-        _DEFAULT.register(name or factory.__name__, factory, tier=tier, suite_threshold=suite_threshold)
+        _DEFAULT.register(
+            name or factory.__name__, factory, tier=tier, suite_threshold=suite_threshold, aliases=tuple(aliases)
+        )
         return factory
 
     return register

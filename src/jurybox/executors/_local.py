@@ -121,4 +121,6 @@ class LocalPlugin:
         return LocalExecutor(runner.case_executor, runner.options.concurrency)
 
 
-PluginRegistry.default().register(KIND_EXECUTOR, "local", LocalPlugin())
+PluginRegistry.default().register(
+    KIND_EXECUTOR, "local", LocalPlugin(), summary="tasks of this process's event loop (every run's default)"
+)

@@ -274,4 +274,9 @@ class ProcessesPlugin:
         )
 
 
-PluginRegistry.default().register(KIND_EXECUTOR, "processes", ProcessesPlugin())
+PluginRegistry.default().register(
+    KIND_EXECUTOR,
+    "processes",
+    ProcessesPlugin(),
+    summary="forked worker processes, each running every N-th case and writing its own records (--workers N)",
+)

@@ -185,4 +185,11 @@ class RayPlugin:
         )
 
 
-PluginRegistry.default().register(KIND_EXECUTOR, "ray", RayPlugin(), extra="ray")
+PluginRegistry.default().register(
+    KIND_EXECUTOR,
+    "ray",
+    RayPlugin(),
+    summary="long-lived actors on a Ray cluster, this machine's or one named by --ray-address",
+    extra="ray",
+    requires=("ray",),
+)

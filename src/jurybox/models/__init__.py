@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from jurybox.core import KIND_PROVIDER, PluginRegistry
 from jurybox.models._base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, ProviderModel
 from jurybox.models._cache import (
     CACHE_URL_ENV,
@@ -38,7 +39,14 @@ from jurybox.models._limiter import AdaptiveLimiter
 from jurybox.models._meter import MeteredModel, Spend, start_case_spend
 from jurybox.models._prices import DEFAULT_PRICES, Price, cost_of, get_price, load_prices, set_price
 from jurybox.models._probe import PROBE_TIMEOUT, ProbeTarget, openai_compatible_target, probe, probe_all
-from jurybox.models._providers import provider_class
+from jurybox.models._providers import (
+    BUILT_IN,
+    ProviderInfo,
+    provider_class,
+    provider_info,
+    provider_names,
+    register_provider,
+)
 from jurybox.models._rate_signal import (
     RATE_URL_ENV,
     MemoryRateSignal,
@@ -69,13 +77,14 @@ if TYPE_CHECKING:
     from jurybox.models._ollama import OllamaModel
     from jurybox.models._openai import OpenAIModel
 
-_LAZY = {"AnthropicModel": "anthropic", "OllamaModel": "ollama", "OpenAIModel": "openai"}
-
 
 def __getattr__(name: str) -> Any:
-    # The provider classes import their SDKs, which is slow; load them only when asked for.
-    if name in _LAZY:
-        return provider_class(_LAZY[name])
+    # The provider classes import their SDKs, which is slow: ``from jurybox.models import OpenAIModel``
+    # loads the built-in provider whose registered class has that name, only when asked for.
+    for provider in BUILT_IN:
+        plugin = PluginRegistry.default().get(KIND_PROVIDER, provider)
+        if plugin is not None and isinstance(plugin.target, str) and plugin.target.endswith(f":{name}"):
+            return provider_class(provider)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -114,6 +123,7 @@ __all__ = [
     "Price",
     "ProbeTarget",
     "ProviderError",
+    "ProviderInfo",
     "ProviderModel",
     "QuotaExceededError",
     "RateLedger",
@@ -148,8 +158,11 @@ __all__ = [
     "probe",
     "probe_all",
     "provider_class",
+    "provider_info",
+    "provider_names",
     "rate_key",
     "record_usage",
+    "register_provider",
     "resolve_model",
     "set_default_model",
     "set_price",

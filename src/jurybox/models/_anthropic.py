@@ -11,8 +11,9 @@ import httpx2
 
 from jurybox.models._base import ProviderModel, resolve_api_key, status_error
 from jurybox.models._cache import plain
-from jurybox.models._errors import KEY_VARIABLES, EmptyResponseError, ProviderError
+from jurybox.models._errors import EmptyResponseError, ProviderError
 from jurybox.models._probe import ProbeTarget
+from jurybox.models._providers import key_variable
 from jurybox.models._types import GenerateRequest, ModelResponse, Usage
 
 DEFAULT_MAX_TOKENS = 4096  # Anthropic requires max_tokens; judge replies fit comfortably
@@ -63,7 +64,7 @@ class AnthropicModel(ProviderModel):
         # The SDK's base URL has no /v1: its paths carry it.
         headers = {"x-api-key": self._api_key, "anthropic-version": "2023-06-01"}
         url = f"{self.effective_base_url}/v1/models"
-        return ProbeTarget(self.printable_url, url, headers, KEY_VARIABLES["anthropic"])
+        return ProbeTarget(self.printable_url, url, headers, key_variable(self.provider))
 
     def _make_client(self, connections: int) -> anthropic.AsyncAnthropic:
         limits = httpx2.Limits(max_connections=connections, max_keepalive_connections=connections)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from http import HTTPStatus
 
 from jurybox.core import network_hint
+from jurybox.models._providers import key_variable
 from jurybox.models._types import ModelError
 
-#: The environment variable that holds each provider's key, named when the key is refused.
-KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 _PROVIDER_WORDS = 160  # most characters of the provider's own message a one-line reason quotes
 
 
@@ -98,7 +97,7 @@ class ProviderError(ModelError):
     def hint(self) -> str | None:
         """What to check, when the failure says it."""
         if self.status in (401, 403):
-            variable = KEY_VARIABLES.get(self.provider)
+            variable = key_variable(self.provider)  # the provider's registration names it
             return f"check {variable}" if variable else "check the API key"
         if self.status == 404:
             return "check the model name and the base URL"

@@ -32,6 +32,7 @@ from jurybox.models._openai_transport import (
 )
 from jurybox.models._openai_wire import _from_chunks, _from_completion, _json_body, _json_default, _schema_format
 from jurybox.models._probe import ProbeTarget, openai_compatible_target
+from jurybox.models._providers import provider_info
 from jurybox.models._types import GenerateRequest, ModelResponse
 
 if TYPE_CHECKING:
@@ -85,12 +86,14 @@ class OpenAIModel(ProviderModel):
         http_transport: HttpTransport = "auto",
         **options: Any,
     ) -> None:
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        # A subclass registered as another OpenAI-compatible provider reads its own variables.
+        info = provider_info(self.provider)
+        base_url = base_url or os.environ.get(info.base_url_variable or "OPENAI_BASE_URL") or None
         super().__init__(model, base_url=base_url, **options)
         key = resolve_api_key(
             self.provider,
             api_key,
-            "OPENAI_API_KEY",
+            info.key_variable or "OPENAI_API_KEY",
             base_url=self.base_url,
             keyless="for a local OpenAI-compatible server pass base_url=... (any key is accepted)",
         )
@@ -122,7 +125,12 @@ class OpenAIModel(ProviderModel):
         self._direct: weakref.WeakKeyDictionary[openai.AsyncOpenAI, _DirectClient] = weakref.WeakKeyDictionary()
 
     def probe_target(self) -> ProbeTarget:
-        target = openai_compatible_target(self.effective_base_url, printable=self.printable_url, api_key=self._api_key)
+        target = openai_compatible_target(
+            self.effective_base_url,
+            printable=self.printable_url,
+            api_key=self._api_key,
+            key_variable=provider_info(self.provider).key_variable,
+        )
         if self.organization:
             return replace(target, headers={**target.headers, "OpenAI-Organization": self.organization})
         return target

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from jurybox.core import error_reason, printable_url
-from jurybox.models._errors import KEY_VARIABLES
+from jurybox.models._providers import key_variable as key_variable_of
 
 PROBE_TIMEOUT = 2.0
 """Seconds one check waits for the server; a healthy local or cloud server answers in well under one."""
@@ -104,8 +104,12 @@ class EndpointCheck:
 
 
 def openai_compatible_target(
-    base_url: str, *, printable: str, api_key: str | None, key_variable: str = KEY_VARIABLES["openai"]
+    base_url: str, *, printable: str, api_key: str | None, key_variable: str | None = None
 ) -> ProbeTarget:
-    """The check of an OpenAI-compatible server at ``base_url`` (``GET {base}/models``, bearer key)."""
+    """The check of an OpenAI-compatible server at ``base_url`` (``GET {base}/models``, bearer key).
+
+    ``key_variable`` is named when the key is refused (default: the openai provider's).
+    """
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    return ProbeTarget(printable, f"{base_url.rstrip('/')}/models", headers, key_variable)
+    variable = key_variable if key_variable is not None else key_variable_of("openai")
+    return ProbeTarget(printable, f"{base_url.rstrip('/')}/models", headers, variable)

@@ -10,7 +10,7 @@ from typing import Any
 from jurybox.models._base import DEFAULT_CONCURRENCY, ProviderModel
 from jurybox.models._errors import ModelConfigError, ModelNotConfigured
 from jurybox.models._fleet import FleetModel
-from jurybox.models._providers import provider_class
+from jurybox.models._providers import provider_class, provider_environment
 from jurybox.models._spec import ModelSpec
 from jurybox.models._types import JudgeModel
 
@@ -110,17 +110,11 @@ def shared_model(
         return _shared.setdefault(key, built)
 
 
-#: What providers read from the environment when a spec leaves it out: a change (a test's
-#: monkeypatch, a notebook's ``os.environ[...] = ...``) must build a new model, not reuse one
-#: made with the old key or server.
-_PROVIDER_ENV = (
-    "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OLLAMA_HOST",
-    "SSL_CERT_FILE", "SSL_CERT_DIR", "JURYBOX_CACHE", "JURYBOX_CACHE_URL", "JURYBOX_CACHE_DIR",
-)  # fmt: skip
-
-
 def _provider_environment() -> tuple[str | None, ...]:
-    return tuple(os.environ.get(name) for name in _PROVIDER_ENV)
+    # What providers read from the environment when a spec leaves it out (each registration names
+    # its variables): a change (a test's monkeypatch, a notebook's os.environ[...] = ...) must build
+    # a new model, not reuse one made with the old key or server.
+    return tuple(os.environ.get(name) for name in provider_environment())
 
 
 def set_default_model(model: JudgeModel | str | None) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from jurybox.models._errors import ModelConfigError
-from jurybox.models._providers import PROVIDER_CLASSES
+from jurybox.models._providers import is_provider, provider_names, unknown_provider
 
 #: The model a bare OpenAI-compatible URL names when it has no ``#model``: a server that
 #: serves one model (llama.cpp, a single-model vLLM) answers whatever name is sent.
@@ -42,7 +42,7 @@ class ModelSpec:
     parses back to an equal spec; two spellings of one model are one spec (and one cached model).
 
     Attributes:
-        provider: ``openai``, ``anthropic`` or ``ollama``.
+        provider: ``openai``, ``anthropic``, ``ollama``, or one an installed plug-in registers.
         model: The provider's model name.
         base_url: The server's base URL without a trailing slash; None for the provider's default
             (its environment variable or public endpoint).
@@ -61,10 +61,10 @@ class ModelSpec:
     def __post_init__(self) -> None:
         if not self.model:
             raise _shape_error(str(self))
-        if self.provider not in PROVIDER_CLASSES:
-            raise ModelConfigError(
-                f"unknown model provider {self.provider!r} in {str(self)!r}; valid providers: {_valid_providers()}"
-            )
+        if not is_provider(self.provider):
+            # "unknown model provider 'opnai' (did you mean 'openai'?) in 'opnai:m'; valid providers: openai:, ..."
+            unknown = unknown_provider(self.provider)
+            raise ModelConfigError(f"{unknown} in {str(self)!r}; valid providers: {_valid_providers()}")
         if self.endpoints:
             if self.base_url is not None:
                 raise ModelConfigError(f"model spec {str(self)!r} names both a base URL and fleet endpoints")
@@ -101,7 +101,7 @@ class ModelSpec:
         if _URL.match(name) or _AT_URL.search(name):
             raise ModelConfigError(f"judge fleet model {model!r} must be a model name; its servers are the endpoints")
         provider, sep, rest = name.partition(":")
-        if sep and provider in PROVIDER_CLASSES:
+        if sep and is_provider(provider):
             return cls(provider, rest, endpoints=tuple(endpoints))
         return cls("openai", name, endpoints=tuple(endpoints))
 
@@ -163,7 +163,7 @@ class ModelSpec:
 
 
 def _valid_providers() -> str:
-    return ", ".join(f"{name}:" for name in PROVIDER_CLASSES)
+    return ", ".join(f"{name}:" for name in provider_names())
 
 
 def _shape_error(text: str) -> ModelConfigError:

@@ -10,6 +10,7 @@ from jurybox.report._case import CaseSummary, explain, skipped_tiers, summarize_
 from jurybox.report._console import render_console
 from jurybox.report._console_case import terminal_safe
 from jurybox.report._format import judgment_score
+from jurybox.report._formats import ReportFormat, register_report_format, report_formats
 from jurybox.report._from_store import CALIBRATIONS_KEY, report_from_store, stored_calibrations
 from jurybox.report._html import iter_html, to_html
 from jurybox.report._json import SCHEMA_VERSION, from_json, iter_json, record_to_dict, to_json
@@ -29,6 +30,7 @@ __all__ = [
     "CalibratedJudge",
     "CalibrationStatus",
     "CaseSummary",
+    "ReportFormat",
     "RunReport",
     "RunStatus",
     "SkippedTier",
@@ -43,8 +45,10 @@ __all__ = [
     "iter_junit",
     "judgment_score",
     "record_to_dict",
+    "register_report_format",
     "render_console",
     "report_filename",
+    "report_formats",
     "report_from_store",
     "skipped_tiers",
     "stored_calibrations",

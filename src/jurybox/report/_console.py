@@ -14,7 +14,7 @@ from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
 
-from jurybox.core import Status
+from jurybox.core import KIND_REPORT, PluginRegistry, Status
 from jurybox.report import _format as fmt
 from jurybox.report._calibrations import CalibratedJudge
 from jurybox.report._case import CaseSummary
@@ -28,6 +28,7 @@ from jurybox.report._console_case import (
     terminal_safe,
     verdict_text,
 )
+from jurybox.report._formats import ReportFormat
 from jurybox.report._model import RunReport, Totals
 
 __all__ = ["DEGRADED_STYLE", "SKIPPED_STYLE", "STATUS_STYLES", "render_console", "verdict_text"]
@@ -216,3 +217,7 @@ def _notices(report: RunReport) -> list[Text]:
         )
         for index, text in enumerate(notices)
     ]
+
+
+# Printed, never a file: write_reports prints it with render_console (register_report_format takes file formats).
+PluginRegistry.default().register(KIND_REPORT, "console", ReportFormat(""), summary="the table on the terminal")

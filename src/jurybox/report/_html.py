@@ -19,6 +19,7 @@ from typing import Any
 from jurybox.core import Context, Judgment, Status, to_jsonable
 from jurybox.report import _format as fmt
 from jurybox.report._case import CaseSummary, own_verdict
+from jurybox.report._formats import ReportFormat, register_report_format
 from jurybox.report._model import RunReport
 
 _CSS = """
@@ -431,3 +432,6 @@ def _dump(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(to_jsonable(value), indent=2, ensure_ascii=False)
+
+
+register_report_format("html", ReportFormat(".html", iter_html), summary="one self-contained page")

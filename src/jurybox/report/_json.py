@@ -54,6 +54,7 @@ from jurybox.core import (
 )
 from jurybox.report._calibrations import CalibratedJudge
 from jurybox.report._case import CaseSummary
+from jurybox.report._formats import ReportFormat, register_report_format
 from jurybox.report._model import RunReport, Totals
 
 SCHEMA_VERSION = 1
@@ -497,3 +498,8 @@ class _Reader:
         except (KeyError, TypeError, ValueError) as exc:
             raise self.fail(path, str(exc)) from exc
         raise self.fail(f"{path}.kind", f"{kind!r} is not one of boolean, numeric, categorical")
+
+
+register_report_format(
+    "json", ReportFormat(".json", iter_json), summary="every case, verdict tree and total (reads back with from_json)"
+)

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from jurybox.core import Judgment, Status
 from jurybox.report import _format as fmt
 from jurybox.report._case import CaseSummary, own_verdict
+from jurybox.report._formats import ReportFormat, register_report_format
 from jurybox.report._model import RunReport
 
 INCOMPLETE_CASE = "(run incomplete)"
@@ -270,3 +271,6 @@ def _seconds(value: float) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+register_report_format("junit", ReportFormat(".junit.xml", iter_junit), summary="JUnit XML for CI test tabs")

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from jurybox.core import Status
 from jurybox.report import _format as fmt
 from jurybox.report._case import CaseSummary, explain, own_verdict
+from jurybox.report._formats import ReportFormat, register_report_format
 from jurybox.report._model import RunReport
 
 MAX_SUMMARY_BYTES = 1_000_000
@@ -206,3 +207,10 @@ def _verdict(case: CaseSummary) -> str:
 def _code(text: str) -> str:
     # Inside a code span nothing is interpreted except a backtick (ends it) and a pipe (ends a table cell).
     return " ".join(fmt.visible(text).split()).replace("`", "'").replace("|", "¦")
+
+
+register_report_format(
+    "markdown",
+    ReportFormat(".md", lambda report: (to_markdown(report),)),  # bounded by GitHub's summary size limit
+    summary="a job summary for GitHub Actions ($GITHUB_STEP_SUMMARY)",
+)

@@ -7,7 +7,8 @@ Naming rule for ``output``:
   that file is written, whatever its name.
 * Anything else (an existing directory, a path without a suffix, or several file
   formats): ``output`` is a directory (created if missing) and each format is written
-  as ``<suite>.<ext>`` in it: ``.json``, ``.junit.xml``, ``.md``, ``.html``, where
+  as ``<suite>.<ext>`` in it: ``.json``, ``.junit.xml``, ``.md``, ``.html`` (a format an
+  installed plug-in registers says its own extension), where
   ``<suite>`` is the suite name with characters other than letters, digits, ``.``,
   ``_`` and ``-`` replaced by ``-``. Two suites in one directory therefore never collide.
 
@@ -22,31 +23,20 @@ import os
 import re
 import secrets
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 from rich.console import Console
 
 from jurybox.report._console import render_console
-from jurybox.report._html import iter_html
-from jurybox.report._json import iter_json
-from jurybox.report._junit import iter_junit
-from jurybox.report._markdown import to_markdown
+from jurybox.report._formats import BUILT_IN, canonical_format, report_format, report_formats, unknown_formats
 from jurybox.report._model import RunReport
 
-FORMATS = ("console", "json", "junit", "markdown", "html")
-"""Every report format, in the order they are produced."""
+FORMATS = BUILT_IN
+"""jurybox's own report formats, in the order they are produced (``report_formats()`` adds the plug-ins')."""
 
 EXTENSIONS = {"json": ".json", "junit": ".junit.xml", "markdown": ".md", "html": ".html"}
-"""File extension of each file format under the directory naming rule."""
-
-# Each yields the file in pieces, so a run of any size is written without holding its whole text.
-_RENDERERS: dict[str, Callable[[RunReport], Iterable[str]]] = {
-    "json": iter_json,
-    "junit": iter_junit,
-    "markdown": lambda report: (to_markdown(report),),  # bounded by GitHub's summary size limit
-    "html": iter_html,
-}
+"""File extension of each of jurybox's own file formats under the directory naming rule."""
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -54,7 +44,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 def report_filename(suite: str, fmt: str) -> str:
     """File name of format ``fmt`` for ``suite`` under the directory naming rule."""
     stem = _UNSAFE.sub("-", suite).strip("-.") or "suite"
-    return stem + EXTENSIONS[fmt]
+    return stem + report_format(fmt).extension
 
 
 def write_reports(
@@ -70,7 +60,7 @@ def write_reports(
 
     Args:
         report: The run.
-        formats: Names from ``FORMATS``; repeats are ignored.
+        formats: Format names (``FORMATS``, or one an installed plug-in registers); repeats are ignored.
         output: ``"-"``, a file or a directory; required when a file format is asked for.
         console: Where ``console`` prints (default: standard output).
         console_rows: Show at most this many cases in the console table, failing first
@@ -84,7 +74,7 @@ def write_reports(
         ValueError: an unknown format, no ``output`` for a file format, ``"-"`` with
             several file formats, or an existing directory given where a file is meant.
     """
-    wanted = list(dict.fromkeys(formats))
+    wanted = _known(formats)
     file_formats = _file_formats(wanted, output)
     to_stdout = output is not None and str(output) == "-"
     target = Path(output) if output is not None else Path()
@@ -92,12 +82,15 @@ def write_reports(
     written: dict[str, Path | None] = {}
 
     def write(fmt: str) -> None:
+        render = report_format(fmt).render
+        if render is None:  # not reached: only file formats are written here
+            raise ValueError(f"report format {fmt!r} writes no file")
         if to_stdout:
-            sys.stdout.writelines(_RENDERERS[fmt](report))
+            sys.stdout.writelines(render(report))
             written[fmt] = None
             return
         path = target if single_file else target / report_filename(report.suite, fmt)
-        _write_atomic(path, _RENDERERS[fmt](report))
+        _write_atomic(path, render(report))
         written[fmt] = path
 
     # The JSON report of a streamed run adds the totals up in the pass that writes its cases
@@ -115,7 +108,7 @@ def write_reports(
     for fmt in file_formats:
         if fmt not in first:
             write(fmt)
-    return {fmt: written[fmt] for fmt in FORMATS if fmt in written}
+    return {fmt: written[fmt] for fmt in report_formats() if fmt in written}
 
 
 def check_report_output(formats: Iterable[str], output: str | Path | None) -> None:
@@ -127,7 +120,7 @@ def check_report_output(formats: Iterable[str], output: str | Path | None) -> No
     Raises:
         ValueError: what is wrong, naming the path.
     """
-    wanted = list(dict.fromkeys(formats))
+    wanted = _known(formats)
     file_formats = _file_formats(wanted, output)
     if not file_formats or output is None or str(output) == "-":
         return
@@ -143,11 +136,22 @@ def check_report_output(formats: Iterable[str], output: str | Path | None) -> No
         raise ValueError(f"cannot write reports to {target}: {existing} is not writable")
 
 
-def _file_formats(wanted: list[str], output: str | Path | None) -> list[str]:
-    unknown = [f for f in wanted if f not in FORMATS]
+def _known(formats: Iterable[str]) -> list[str]:
+    """The formats asked for, each by its registered name, repeats dropped.
+
+    Raises:
+        ValueError: an unknown format, with the closest name and the list of valid ones.
+    """
+    asked = list(dict.fromkeys(formats))
+    named = {fmt: canonical_format(fmt) for fmt in asked}
+    unknown = [fmt for fmt, name in named.items() if name is None]
     if unknown:
-        raise ValueError(f"unknown report format(s) {', '.join(map(repr, unknown))}; valid: {', '.join(FORMATS)}")
-    file_formats = [f for f in FORMATS if f in wanted and f != "console"]
+        raise ValueError(f"unknown report format(s) {unknown_formats(unknown)}; valid: {', '.join(report_formats())}")
+    return list(dict.fromkeys(name for name in named.values() if name is not None))
+
+
+def _file_formats(wanted: list[str], output: str | Path | None) -> list[str]:
+    file_formats = [f for f in report_formats() if f in wanted and report_format(f).writes_file]
     if file_formats and output is None:
         raise ValueError(f"format(s) {', '.join(file_formats)} write files: give an output path (--output)")
     if output is not None and str(output) == "-" and len(file_formats) > 1:

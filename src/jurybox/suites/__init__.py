@@ -27,6 +27,7 @@ from jurybox.suites._registry import (
     JudgeRegistry,
     tier_of,
 )
+from jurybox.suites._schema import suite_schema
 from jurybox.suites._seed_schema import SPECTOR as SPECTOR_SEED_SCHEMA
 from jurybox.suites._seed_schema import FieldRule, SeedSchema
 from jurybox.suites._seeds import Seed, load_seed, load_seeds, parse_seed
@@ -71,5 +72,6 @@ __all__ = [
     "remaining_cases",
     "resolve_judge_model",
     "seeded_agent",
+    "suite_schema",
     "tier_of",
 ]

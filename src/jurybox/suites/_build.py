@@ -37,6 +37,7 @@ from jurybox.core import (
     Jury,
     Majority,
     Median,
+    PluginError,
     Tier,
     TierPolicy,
     Voting,
@@ -70,7 +71,7 @@ def _unknown_option(judge: str, option: str, known: Sequence[str]) -> str:
 
 
 @functools.cache
-def _settings_names(factory: Callable[..., Any]) -> tuple[str, ...]:
+def typed_settings_names(factory: Callable[..., Any]) -> tuple[str, ...]:
     """The keys of a factory's typed ``**settings: Unpack[SomeTypedDict]`` catch-all, or () when untyped."""
     try:
         hints = typing.get_type_hints(factory, include_extras=True)
@@ -169,7 +170,10 @@ class JudgeBuilder:
             return self._cascade(value, (*path, name), threshold=threshold)
         if name == "python":
             return self._python(value, (*path, name))
-        factory = self.registry.get(name)
+        try:
+            factory = self.registry.get(name)
+        except PluginError as exc:  # registered lazily by a package whose module cannot be imported here
+            raise self.problem(path, str(exc)) from None
         if factory is None:
             close = difflib.get_close_matches(name, [*self.registry.names(), *SPECIAL_ENTRIES], n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -209,7 +213,7 @@ class JudgeBuilder:
                 kwargs["model"] = self._named_model(kwargs["model"], (*path, "model"))
             elif "model" not in kwargs and self.model is not None:
                 kwargs["model"] = self.model
-        settings = _settings_names(factory.factory)
+        settings = typed_settings_names(factory.factory)
         known = [*factory.parameters(), *settings]
         accepted = ", ".join(known) or "(none)"
         for option in kwargs:
@@ -227,6 +231,10 @@ class JudgeBuilder:
             raise self.problem(path, f"bad options for {factory.name!r}: {said}; it accepts: {accepted}") from exc
         except (ValueError, LookupError) as exc:
             raise self.problem(path, f"{factory.name}: {exc}") from exc
+        except (
+            Exception
+        ) as exc:  # a factory's own code (a plug-in's, say) failed on these options: say so, no traceback
+            raise self.problem(path, f"bad options for {factory.name!r}: {type(exc).__name__}: {exc}") from exc
         if not callable(judge):
             raise self.problem(path, f"{factory.name} did not return a judge (got {type(judge).__name__})")
         return judge
