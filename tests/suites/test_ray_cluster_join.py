@@ -238,9 +238,9 @@ def assert_on_both_nodes(cluster: Cluster, done: subprocess.CompletedProcess[str
 
 def assert_exactly_once(url: str) -> None:
     with open_store(url) as store:
-        run = store.latest_run("capitals")
+        run = store.runs.latest("capitals")
         assert run is not None and run.status == "completed" and run.recorded == CASES
-        names = Counter(record.case for record in store.run_records(run.id))
+        names = Counter(record.case for record in store.results.read_all(run.id))
         assert names == Counter({f"q{i:02d}": 1 for i in range(CASES)})
 
 
