@@ -89,8 +89,20 @@ def _outside_strings(text: str) -> Iterator[str]:
         position = found.end()
 
 
-def read_json(text: str | bytes, *, max_depth: int = MAX_INPUT_DEPTH, max_nodes: int | None = MAX_INPUT_NODES) -> Any:
+def read_json(
+    text: str | bytes,
+    *,
+    max_depth: int = MAX_INPUT_DEPTH,
+    max_nodes: int | None = MAX_INPUT_NODES,
+    source: str | None = None,
+) -> Any:
     """``json.loads`` for text nobody here wrote: refused first when too deep or too big to build.
+
+    Args:
+        text: The JSON text.
+        max_depth: Deepest nesting of arrays and objects.
+        max_nodes: Most values (None: any number, for files as big as what wrote them).
+        source: A file name to start the limit error's message with.
 
     Raises:
         InputLimitError: a limit is broken.
@@ -100,7 +112,7 @@ def read_json(text: str | bytes, *, max_depth: int = MAX_INPUT_DEPTH, max_nodes:
         text = text.decode("utf-8")
     breach = json_limit_breach(text, max_depth=max_depth, max_nodes=max_nodes)
     if breach is not None:
-        raise InputLimitError(f"refused: {breach}")
+        raise InputLimitError(f"{source}: refused: {breach}" if source else f"refused: {breach}")
     return json.loads(text)
 
 

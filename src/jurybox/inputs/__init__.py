@@ -8,10 +8,11 @@ library, are read by ``jurybox.core.read_json`` and ``jurybox.core.read_toml``.
 """
 
 from jurybox.inputs._cassette import CASSETTE_TAGS, CassetteError, read_cassette
+from jurybox.inputs._errors import InputError
 from jurybox.inputs._files import read_text
 from jurybox.inputs._lines import Lines, PathKey
 from jurybox.inputs._yaml import YamlDocument, read_yaml
-from jurybox.inputs._yaml_build import InputError, TagConstructors
+from jurybox.inputs._yaml_values import TagConstructors
 
 __all__ = [
     "CASSETTE_TAGS",

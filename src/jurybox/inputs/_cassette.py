@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from jurybox.inputs._errors import InputError
 from jurybox.inputs._lines import Lines, PathKey
 from jurybox.inputs._yaml import read_yaml
-from jurybox.inputs._yaml_build import InputError
 
 _REQUEST_KEYS = ("method", "uri", "body", "headers")
 #: A compressed body is checked by inflating it, up to this many bytes (a bomb stops here; nothing is kept).

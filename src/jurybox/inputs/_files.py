@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from jurybox.core import MAX_INPUT_BYTES
-from jurybox.inputs._yaml_build import InputError
+from jurybox.inputs._errors import InputError
 
 
 def size_text(limit: int) -> str:

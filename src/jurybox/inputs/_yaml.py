@@ -39,9 +39,11 @@ from jurybox.core import (
     MAX_INPUT_DEPTH,
     MAX_INPUT_NODES,
 )
+from jurybox.inputs._errors import InputError
 from jurybox.inputs._files import size_text
 from jurybox.inputs._lines import Lines
-from jurybox.inputs._yaml_build import Builder, InputError, Limits, TagConstructors
+from jurybox.inputs._yaml_build import Builder, Limits
+from jurybox.inputs._yaml_values import TagConstructors
 
 # libyaml's parser when it is built in (ten times faster); the pure-Python one gives the same events.
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

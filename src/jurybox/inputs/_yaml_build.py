@@ -1,60 +1,24 @@
 """Python values from a YAML event stream, one event at a time, on an explicit stack.
 
-The hot loop is written for speed (a million values a second or so): common
-plain scalars (whole numbers, booleans, null, text no resolver claims) are
-built without PyYAML's resolver and constructors; everything else goes
-through them, so the values are exactly ``yaml.safe_load``'s.
+The hot loop is written for speed (a million values a second or so): the
+commonest events (a list's scalar item, a mapping's text key and its value)
+are handled inline; values themselves are built by ``_yaml_values.Values``,
+exactly as ``yaml.safe_load`` builds them.
 """
 
 from __future__ import annotations
 
-import re
 from array import array
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from types import GeneratorType
 from typing import Any
 
-import yaml
 from yaml import events
 
+from jurybox.inputs._errors import InputError
 from jurybox.inputs._lines import Block, Lines, PathKey
+from jurybox.inputs._yaml_values import MAP, SEQ, TagConstructors, TagMismatchError, Values
 
-_STR = "tag:yaml.org,2002:str"
-_SEQ = "tag:yaml.org,2002:seq"
-_MAP = "tag:yaml.org,2002:map"
-_SET = "tag:yaml.org,2002:set"
-_MERGE = "tag:yaml.org,2002:merge"
-_PAIRS = frozenset({"tag:yaml.org,2002:omap", "tag:yaml.org,2002:pairs"})
-_COLLECTION_TAGS = frozenset({_SEQ, _MAP, _SET, *_PAIRS})
-# A plain decimal that int() reads as YAML does (no "_", no leading zero, well short of int()'s digit limit).
-_DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]{0,17})")
 _UNSET: Any = object()
-
-#: Extra tags a reader accepts, each with what turns the built value (text, list or mapping) into its own.
-TagConstructors = Mapping[str, Callable[[Any], Any]]
-
-
-class InputError(ValueError):
-    """An input that cannot be read: unreadable, not YAML, over a limit, or a shape YAML values cannot take.
-
-    Attributes:
-        source: The file (or form field) the text came from.
-        line: The 1-based line of the problem, when there is one.
-        path: Where in the document, as keys and indexes (empty at the top or when unknown).
-        problem: What is wrong, without the file and line.
-        syntax: True when the text is not YAML at all (callers say "invalid YAML: ...").
-    """
-
-    def __init__(
-        self, source: str, line: int | None, problem: str, *, path: PathKey = (), syntax: bool = False
-    ) -> None:
-        self.source = source
-        self.line = line
-        self.path = path
-        self.problem = problem
-        self.syntax = syntax
-        super().__init__(f"{source}:{line}: {problem}" if line is not None else f"{source}: {problem}")
 
 
 @dataclass(frozen=True)
@@ -63,27 +27,6 @@ class Limits:
     nodes: int
     expanded: int
     growth: int
-
-
-_CONSTANTS: dict[type, dict[str, Any]] = {}
-
-
-def _plain_constants(loader: Any) -> dict[str, Any]:
-    """The plain scalars that are booleans or null under ``loader``'s resolver, with their values."""
-    known = _CONSTANTS.get(type(loader))
-    if known is not None:
-        return known
-    bases = ("null", "true", "false", "yes", "no", "on", "off")
-    words = ["", "~", *(spelling for base in bases for spelling in (base, base.capitalize(), base.upper()))]
-    found: dict[str, Any] = {}
-    for word in words:
-        tag = loader.resolve(yaml.ScalarNode, word, (True, False))
-        if tag == "tag:yaml.org,2002:null":
-            found[word] = None
-        elif tag == "tag:yaml.org,2002:bool":
-            found[word] = loader.bool_values[word.lower()]
-    _CONSTANTS[type(loader)] = found
-    return found
 
 
 class _Open:
@@ -145,7 +88,6 @@ class Builder:
         self.keep_lines = lines
         self.duplicates = duplicates
         self.allow_anchors = anchors
-        self.tags = tags or {}
         self.stack: list[_Open] = []
         self.anchors: dict[str, tuple[Any, int, int]] = {}  # name -> (value, expanded size, height)
         self.open_anchors: set[str] = set()
@@ -155,16 +97,13 @@ class Builder:
         self.keys: dict[str, str] = {}
         self.root: Any = None
         self.root_line = 0
-        resolvers = type(loader).yaml_implicit_resolvers
-        # Plain scalars starting with any other character are text, unless a resolver matches any start.
-        self.resolved_starts: frozenset[str] | None = None if None in resolvers else frozenset(resolvers)
-        self.constants = _plain_constants(loader)
+        self.values = Values(loader, tags)
 
     def fail(self, line: int, problem: str, path: PathKey | None = None) -> InputError:
         return InputError(self.source, line, problem, path=self.here() if path is None else path)
 
     def refuse(self, line: int, reason: str) -> InputError:
-        return self.fail(line, f"refused: {reason} (limits on input size, depth and aliases)")
+        return self.fail(line, f"refused: {reason}")
 
     def run(self) -> tuple[Any, Lines]:
         loader = self.loader
@@ -190,7 +129,10 @@ class Builder:
                     raise self.refuse(line, f"nested deeper than {depth_limit} levels")
                 anchor = event.anchor
                 if kind is events.ScalarEvent:
-                    value, merge = self.scalar(event, line)
+                    try:
+                        value, merge = self.values.scalar(event)
+                    except TagMismatchError as problem:
+                        raise self.fail(line, str(problem)) from None
                     if anchor is not None:
                         self.anchor(anchor, line)
                         self.anchors[anchor] = (value, 1, 1)
@@ -220,7 +162,7 @@ class Builder:
                 is_map = kind is events.MappingStartEvent
                 tag = event.tag
                 if tag is None or tag == "!":
-                    tag = _MAP if is_map else _SEQ
+                    tag = MAP if is_map else SEQ
                 stack.append(_Open(is_map, tag, anchor, line, self.child_path()))
             elif kind is events.AliasEvent:
                 self.alias(event.anchor, line)
@@ -259,46 +201,6 @@ class Builder:
             raise self.refuse(line, f"aliases expand it past {limit:,} values")
         self.done(value, line, size, height, merge=False, is_collection=isinstance(value, list | dict | set))
 
-    def scalar(self, event: Any, line: int) -> tuple[Any, bool]:
-        """The scalar's value, and whether it is the merge key ``<<``."""
-        value: str = event.value
-        tag = event.tag
-        if tag is None:
-            if not event.implicit[0]:
-                return value, False  # quoted: text
-            constant = self.constants.get(value, _UNSET)
-            if constant is not _UNSET:
-                return constant, False
-            if _DECIMAL.fullmatch(value):
-                return int(value), False
-            if self.resolved_starts is not None and value and value[0] not in self.resolved_starts:
-                return value, False
-        if tag is None or tag == "!":
-            tag = self.loader.resolve(yaml.ScalarNode, value, event.implicit)
-        if tag == _STR:
-            return value, False
-        if tag == _MERGE:
-            return value, True
-        extra = self.tags.get(tag)
-        if extra is not None:
-            return extra(value), False
-        if tag in _COLLECTION_TAGS:
-            raise self.fail(line, f"a scalar cannot take the tag {tag!r}")
-        constructors = self.loader.yaml_constructors
-        construct = constructors.get(tag) or constructors[None]
-        node = yaml.ScalarNode(tag, value, event.start_mark, event.end_mark, event.style)
-        try:
-            built = construct(self.loader, node)
-            if isinstance(built, GeneratorType):  # a constructor that builds in two steps: run both
-                steps = built
-                built = next(steps)
-                for _ in steps:
-                    pass
-        except (ValueError, TypeError, LookupError, AttributeError, OverflowError):
-            # PyYAML's constructors trust the tag: `!!int abc` or `!!bool maybe` raise plain Python errors.
-            raise self.fail(line, f"{_clip(value)!r} is not a valid {tag.rsplit(':', 1)[-1]}") from None
-        return built, False
-
     def child_path(self) -> PathKey:
         """The path of the value that starts now (empty when lines are not kept)."""
         if not self.keep_lines or not self.stack:
@@ -315,23 +217,12 @@ class Builder:
 
     def close(self, frame: _Open) -> None:
         value: Any = frame.value
-        if frame.is_map:
-            if frame.merges:
-                # The YAML merge rule: a key the mapping writes holds, then the earliest merged mapping's.
-                merged: dict[Any, Any] = {}
-                for source in frame.merges:
-                    for key, item in source.items():
-                        merged.setdefault(key, item)
-                assert frame.keys is not None
-                for key in merged:
-                    if key not in value:
-                        frame.keys.append(_part(key))
-                        frame.lines.append(frame.merge_line)
-                merged.update(value)
-                value = merged
-            value = self.tagged_mapping(frame, value)
-        else:
-            value = self.tagged_sequence(frame, value)
+        if frame.is_map and frame.merges:
+            value = self.merged(frame, value)
+        try:
+            value = self.values.mapping(frame.tag, value) if frame.is_map else self.values.sequence(frame.tag, value)
+        except TagMismatchError as problem:
+            raise self.fail(frame.line, str(problem), frame.path) from None
         if self.keep_lines:
             # Where a lookup finds this value: its key's line in a mapping, else where it starts.
             parent = self.stack[-1] if self.stack else None
@@ -344,30 +235,19 @@ class Builder:
             self.anchors[frame.anchor] = (value, frame.size, frame.height)
         self.done(value, frame.line, frame.size, frame.height, merge=False, is_collection=True)
 
-    def tagged_mapping(self, frame: _Open, value: dict[Any, Any]) -> Any:
-        if frame.tag == _MAP:
-            return value
-        if frame.tag == _SET:
-            return set(value)
-        extra = self.tags.get(frame.tag)
-        if extra is not None:
-            return extra(value)
-        raise self.fail(frame.line, f"a mapping cannot take the tag {frame.tag!r}", frame.path)
-
-    def tagged_sequence(self, frame: _Open, value: list[Any]) -> Any:
-        if frame.tag == _SEQ:
-            return value
-        if frame.tag in _PAIRS:
-            pairs: list[tuple[Any, Any]] = []
-            for item in value:
-                if not isinstance(item, dict) or len(item) != 1:
-                    raise self.fail(frame.line, f"each item of {frame.tag!r} is a mapping of one key", frame.path)
-                pairs.append(next(iter(item.items())))
-            return pairs
-        extra = self.tags.get(frame.tag)
-        if extra is not None:
-            return extra(value)
-        raise self.fail(frame.line, f"a list cannot take the tag {frame.tag!r}", frame.path)
+    def merged(self, frame: _Open, own: dict[Any, Any]) -> dict[Any, Any]:
+        """The YAML merge rule: a key the mapping writes holds, then the earliest merged mapping's."""
+        merged: dict[Any, Any] = {}
+        for source in frame.merges or ():
+            for key, item in source.items():
+                merged.setdefault(key, item)
+        assert frame.keys is not None
+        for key in merged:
+            if key not in own:
+                frame.keys.append(_part(key))
+                frame.lines.append(frame.merge_line)
+        merged.update(own)
+        return merged
 
     def done(self, value: Any, line: int, size: int, height: int, *, merge: bool, is_collection: bool) -> None:
         """A complete value: the document's root, a list's next item, or a mapping's next key or value."""
@@ -418,10 +298,6 @@ class Builder:
             raise self.fail(line, "a merge key (<<) takes a mapping or a list of mappings", parent.path)
         parent.merges = [*(parent.merges or ()), *sources]
         parent.merge_line = parent.merge_line or line
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _part(key: Any) -> str:

@@ -45,7 +45,6 @@ from jurybox.core import (
     Check,
     Context,
     ErrorInfo,
-    InputLimitError,
     Judgment,
     NumericScore,
     RoundRecord,
@@ -185,11 +184,9 @@ def from_json(text: str, *, source: str = "<json>") -> RunReport:
             message names the source and the field path (e.g. ``cases[2].judgment.status``).
     """
     try:
-        data = read_json(text, max_nodes=None)  # a report is as big as its run: only its depth is limited
+        data = read_json(text, max_nodes=None, source=source)  # as big as its run: only its depth is limited
     except json.JSONDecodeError as exc:
         raise ValueError(f"{source}:{exc.lineno}: not valid JSON: {exc.msg}") from exc
-    except InputLimitError as exc:
-        raise ValueError(f"{source}: {exc}") from None
     reader = _Reader(source)
     root = reader.mapping(data, "")
     schema = root.get("schema_version")
