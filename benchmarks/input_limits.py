@@ -6,7 +6,9 @@ imports included):
 
 - ``flat``: a 40 MB document holding one flat list of small scalars;
 - ``mappings``: 40 MB of small mappings (one a line, for JSON Lines readers);
-- ``deep``: a value nested 10,000 levels.
+- ``deep``: a value nested 10,000 levels;
+- ``long-text``: 40 MB in 4 KB strings (10,000 values): under the limits, so
+  read, in memory a small multiple of the file.
 
 A file over a reader's documented limit must be refused quickly, naming the
 file (exit 2); none may print a traceback. Readers: ``jurybox run --dry-run``
@@ -49,8 +51,13 @@ def _fill(unit: str, size: int) -> str:
     return unit * max(1, size // len(unit))
 
 
+LONG = "x" * 4096
+
+
 def yaml_items(kind: str, size: int, indent: str = "  ") -> str:
-    """A YAML block value (under a key ending in ``:\\n``): a flat list, small mappings, or 10,000 levels."""
+    """A YAML block value (under a key ending in ``:\\n``): a flat list, small mappings, long text, 10,000 levels."""
+    if kind == "long-text":
+        return _fill(f"{indent}- {LONG}\n", size)
     if kind == "flat":
         return _fill(f"{indent}- 1\n", size)
     if kind == "mappings":
@@ -59,7 +66,9 @@ def yaml_items(kind: str, size: int, indent: str = "  ") -> str:
 
 
 def json_value(kind: str, size: int) -> str:
-    """One JSON value: a flat list, a list of small objects, or 10,000 levels."""
+    """One JSON value: a flat list, a list of small objects, long text, or 10,000 levels."""
+    if kind == "long-text":
+        return "[" + _fill(f'"{LONG}",', size)[:-1] + "]"
     if kind == "flat":
         return "[" + _fill("1,", size)[:-1] + "]"
     if kind == "mappings":
@@ -68,13 +77,18 @@ def json_value(kind: str, size: int) -> str:
 
 
 def jsonl(kind: str, size: int, record: str) -> str:
-    """JSON Lines: one line holding a flat list or a deep value, or ``record`` repeated (small mappings)."""
+    """JSON Lines: one line holding a flat list or a deep value, or ``record`` repeated (small mappings, long text)."""
     if kind == "mappings":
         return _fill(record + "\n", size)
+    if kind == "long-text":  # every short text made 4 KB, every id its own
+        line = re.sub(r'"(x|a|PASS)"', f'"{LONG}"', record)
+        return "".join(line.replace('"r"', f'"r{i}"') + "\n" for i in range(size // len(line)))
     return json_value(kind, size) + "\n"
 
 
 def toml(kind: str, size: int) -> str:
+    if kind == "long-text":
+        return "[tool.jurybox]\nitems = [" + _fill(f"'{LONG}', ", size) + "]\n"
     if kind == "flat":
         return "[tool.jurybox]\nitems = [" + _fill("1, ", size) + "]\n"
     if kind == "mappings":
@@ -82,7 +96,10 @@ def toml(kind: str, size: int) -> str:
     return "[tool.jurybox]\nitems = " + "[" * DEPTH + "]" * DEPTH + "\n"
 
 
-SUITE_HEAD = "name: bench\nagent: {python: 'bench_agent:respond'}\ncases:\n  - name: c1\n    prompt: hi\n"
+SUITE_HEAD = (
+    "name: bench\nagent: {python: 'bench_agent:respond'}\n"
+    "cases:\n  - {name: c1, prompt: hi, judges: [{contains: ok}]}\n"
+)
 CASSETTE_HEAD = "version: 1\ninteractions: []\nmetadata:\n  items:\n"
 
 
@@ -242,7 +259,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=40.0, help="size of the flat and mappings files, in MB")
     parser.add_argument("--only", action="append", choices=READERS, help="run only these readers (repeatable)")
-    parser.add_argument("--kinds", default="flat,mappings,deep", help="comma-separated: flat, mappings, deep")
+    parser.add_argument(
+        "--kinds", default="flat,mappings,deep,long-text", help="comma-separated: flat, mappings, deep, long-text"
+    )
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds before a reader is stopped")
     parser.add_argument("--child", nargs=2, metavar=("READER", "FOLDER"), help=argparse.SUPPRESS)
     args = parser.parse_args()

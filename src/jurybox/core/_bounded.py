@@ -109,7 +109,7 @@ def read_json(
         json.JSONDecodeError: the text is not JSON.
     """
     if isinstance(text, bytes | bytearray):
-        text = text.decode("utf-8")
+        text = text.decode(json.detect_encoding(text), "surrogatepass")  # as json.loads decodes bytes
     breach = json_limit_breach(text, max_depth=max_depth, max_nodes=max_nodes)
     if breach is not None:
         raise InputLimitError(f"{source}: refused: {breach}" if source else f"refused: {breach}")

@@ -15,9 +15,6 @@ from typing import Any
 
 from jurybox.inputs import CassetteError, InputError, read_cassette, read_text
 
-#: Kept for callers of the first limits: the limits' error is now a CassetteError (a ValueError too).
-CassetteLimitError = CassetteError
-
 
 class BoundedYamlSerializer:
     """vcrpy's YAML serializer for one cassette file, reading with jurybox's limits and checks.

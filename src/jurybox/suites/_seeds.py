@@ -23,7 +23,6 @@ set to every file; a declared schema checks the fields it lists.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,8 +36,6 @@ from jurybox.suites._seed_schema import SeedSchema, SeedSchemaRef, is_spector_re
 from jurybox.suites._yaml import Located, format_path, load_yaml
 
 FENCE = "---"
-# A line that is the fence, spaces around it allowed (what `line.strip() == FENCE` accepted).
-_FENCE_LINE = re.compile(r"^[^\S\n]*---[^\S\n]*$", re.MULTILINE)
 VALENCE_WORDS = ("positive", "negative", "neutral", "mixed")
 
 
@@ -128,13 +125,13 @@ def parse_seed(text: str, file: str | Path, *, schema: SeedSchemaRef = None) -> 
     first = text if first_end < 0 else text[:first_end]
     if first.strip() != FENCE:
         raise SuiteError.at(name, 1, "", f"a seed file starts with a '{FENCE}' line and YAML front matter")
-    closing = _FENCE_LINE.search(text, first_end + 1) if first_end >= 0 else None
+    closing = _fence_after(text, first_end + 1) if first_end >= 0 else None
     if closing is None:
         raise SuiteError.at(name, 1, "", f"front matter is not closed: add a '{FENCE}' line after it")
-    located = load_yaml(text[first_end + 1 : closing.start()], name, line_offset=1)
+    located = load_yaml(text[first_end + 1 : closing[0]], name, line_offset=1)
     if not isinstance(located.data, dict):
         raise SuiteError.at(name, 2, "", "front matter must be a YAML mapping (id: ..., type: ...)")
-    body = text[closing.end() + 1 :].strip("\n")
+    body = text[closing[1] + 1 :].strip("\n")
     rules = _schema(schema, name)
     if rules == "auto":
         rules = SPECTOR_RULES if is_spector_record(located.data) else "jurybox"
@@ -156,6 +153,19 @@ def parse_seed(text: str, file: str | Path, *, schema: SeedSchemaRef = None) -> 
         file=Path(file),
         line=1,
     )
+
+
+def _fence_after(text: str, start: int) -> tuple[int, int] | None:
+    """Where the first line from ``start`` on that is the fence begins and ends (spaces around it allowed)."""
+    at = start
+    while (at := text.find(FENCE, at)) >= 0:
+        line_start = text.rfind("\n", 0, at) + 1
+        line_end = text.find("\n", at)
+        line_end = len(text) if line_end < 0 else line_end
+        if line_start >= start and text[line_start:line_end].strip() == FENCE:
+            return line_start, line_end
+        at = line_end
+    return None
 
 
 def load_seed(path: str | Path, *, schema: SeedSchemaRef = None) -> Seed:
