@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from jurybox.cli import app
-from jurybox.core import tree_limit_breach, yaml_children
+from jurybox.inputs import InputError, read_yaml
 from jurybox.pytest_plugin import CassetteSettings, use_cassette
 from jurybox.pytest_plugin._lint import lint_file
 from jurybox.store._suitefile import SuiteFileError, read_suite_file
@@ -113,12 +113,12 @@ def test_modest_aliases_still_load(folder: Path) -> None:
     assert len(load_suite(path).cases) == 50
 
 
-def test_the_limit_check_is_linear_in_shared_nodes() -> None:
-    import yaml
-
-    root = yaml.compose(LAUGHS)
-    breach = tree_limit_breach(root, yaml_children)
-    assert breach is not None and breach.node.start_mark.line < 8
+def test_the_alias_check_refuses_at_the_first_alias_too_many() -> None:
+    # Was a test of core.tree_limit_breach over composed nodes; read_yaml now counts aliases as they come.
+    with pytest.raises(InputError) as caught:
+        read_yaml(LAUGHS, "laughs.yaml")
+    assert caught.value.line is not None and caught.value.line < 8
+    assert "aliases expand it" in caught.value.problem
 
 
 def test_a_billion_laughs_cassette_is_refused_by_lint_and_replay(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from jurybox.core import read_json
 from jurybox.models import (
     CACHE_URL_ENV,
     CacheBackend,
@@ -58,7 +59,7 @@ def _schema(path: Path | None) -> dict[str, Any] | None:
     if path is None:
         return None
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value = read_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise typer.BadParameter(f"{path}: cannot read a JSON schema ({error})") from error
     if not isinstance(value, dict):

@@ -17,7 +17,7 @@ from typing import Any
 from jurybox.agents._errors import AgentError, AgentTimeout, TargetConfigError
 from jurybox.agents._http import MISSING, expand_env, follow
 from jurybox.agents._reported import MAX_REPORTED_CALLS, reported_tool_calls
-from jurybox.core import ToolCall, error_reason
+from jurybox.core import ToolCall, error_reason, read_json
 
 _SETTINGS_KEYS = frozenset(
     {"model", "base_url", "api_key_env", "temperature", "max_tokens", "timeout", "headers", "extra_body", "max_retries"}
@@ -144,8 +144,8 @@ def parse_arguments(raw: str | None) -> dict[str, Any]:
     if not raw or not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError):
+        value = read_json(raw)
+    except ValueError:
         return {"_raw_arguments": raw}
     return value if isinstance(value, dict) else {"_raw_arguments": raw}
 
@@ -214,8 +214,8 @@ class ChatClient:
         except openai.APIError as exc:
             raise AgentError(f"agent {self.agent}: endpoint {where}: {error_reason(exc)}") from exc
         try:
-            document = json.loads(raw.http_response.content)
-        except (ValueError, RecursionError) as exc:
+            document = read_json(raw.http_response.content)
+        except ValueError as exc:
             text = raw.http_response.content.decode("utf-8", "replace")
             raise AgentError(
                 f"agent {self.agent}: endpoint {where} answered what is not JSON: {_excerpt(text)}"

@@ -14,7 +14,7 @@ import httpx
 from jurybox.agents._adapter import AgentAdapter
 from jurybox.agents._errors import AgentError, AgentTimeout, TargetConfigError
 from jurybox.agents._reply import AgentReply
-from jurybox.core import ToolCall, error_reason
+from jurybox.core import ToolCall, error_reason, read_json
 
 _KEYS = frozenset({"url", "method", "headers", "body", "reply", "tool_calls", "sources", "usage", "timeout", "close"})
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -95,7 +95,7 @@ def tool_call_from_json(item: Any) -> ToolCall:
     source = function if isinstance(function, Mapping) else item
     arguments: Any = next((source[k] for k in ("arguments", "args", "input", "parameters") if k in source), {})
     if isinstance(arguments, str):
-        arguments = json.loads(arguments) if arguments.strip() else {}
+        arguments = read_json(arguments) if arguments.strip() else {}
     name = source.get("name")
     if not isinstance(name, str) or not name:
         raise ValueError(f"tool call {dict(item)!r} has no name")

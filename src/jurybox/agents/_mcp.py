@@ -26,7 +26,7 @@ from jurybox.agents._chat import ChatClient, ChatSettings, RequestedCall, chat_s
 from jurybox.agents._conversation import sum_usage
 from jurybox.agents._errors import AgentError, TargetConfigError
 from jurybox.agents._reply import AgentReply
-from jurybox.core import ToolCall
+from jurybox.core import ToolCall, read_json
 
 _KEYS = frozenset(
     {
@@ -106,8 +106,8 @@ def _json_or_text(text: str) -> Any:
     """A tool's text result as the value it encodes, when it is a JSON object or array (``-> dict`` tools)."""
     stripped = text.strip()
     if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
-        with contextlib.suppress(ValueError, RecursionError):
-            return json.loads(stripped)
+        with contextlib.suppress(ValueError):
+            return read_json(stripped)
     return text
 
 

@@ -17,7 +17,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from jurybox.core import ToolCall
+from jurybox.core import ToolCall, read_json
 
 DEFAULT_TOOL_CALLS_PATH = "metadata.tool_calls"
 MAX_REPORTED_CALLS = 256
@@ -39,8 +39,8 @@ def reported_tool_calls(value: Any, *, field: str) -> tuple[ToolCall, ...]:
         if len(value) > MAX_LIST_CHARS:
             raise ValueError(f"{field}: {len(value)} characters, over the {MAX_LIST_CHARS} limit")
         try:
-            value = json.loads(value) if value.strip() else []
-        except (ValueError, RecursionError) as exc:
+            value = read_json(value) if value.strip() else []
+        except ValueError as exc:
             raise ValueError(f"{field}: a string that is not a JSON list ({exc})") from None
     if not isinstance(value, list):
         raise ValueError(f"{field}: expected a list of tool calls, got {type(value).__name__}")
@@ -80,8 +80,8 @@ def _arguments(value: Any, where: str) -> dict[str, Any]:
         if not value.strip():
             return {}
         try:
-            value = json.loads(value)
-        except (ValueError, RecursionError):
+            value = read_json(value)
+        except ValueError:
             raise ValueError(f"{where}: a string that is not JSON: {value!r:.80}") from None
     if not isinstance(value, Mapping):
         raise ValueError(f"{where}: expected an object (or a JSON object string), got {type(value).__name__}")

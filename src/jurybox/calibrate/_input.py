@@ -9,22 +9,23 @@ gigabytes, and a labelled set has no use for them), and nesting is bounded.
 from __future__ import annotations
 
 import csv
-import io
-import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from jurybox import inputs
 from jurybox.calibrate._errors import CalibrationInputError, Problem
+from jurybox.core import InputLimitError, read_json
 
 MAX_BYTES = 64 * 1024 * 1024
 """Largest input file read (64 MiB): 10,000 rows of long answers fit with room to spare."""
 MAX_DEPTH = 32
 """Deepest nesting of lists and mappings accepted in YAML and JSON records."""
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MAX_ROWS = 100_000
+"""Most rows of a labelled set (a set labelled by people is rarely over 10,000)."""
+MAX_REPLIES = 400_000
+"""Most lines of a recorded-replies file (four replies a row for every row of a full set)."""
 
 
 @dataclass(frozen=True)
@@ -37,55 +38,76 @@ class Record:
 
 
 def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
-    """The file's text, refused when it is larger than ``max_bytes`` or not UTF-8."""
-    source = str(path)
+    """The file's text, refused when it is larger than ``max_bytes`` (before it is read) or not UTF-8."""
     try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise CalibrationInputError.one(source, None, "", f"cannot read the file: {exc.strerror or exc}") from None
-    if size > max_bytes:
-        raise CalibrationInputError.one(source, None, "", f"the file is {size} bytes; the limit is {max_bytes}")
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CalibrationInputError.one(source, None, "", f"cannot read the file as UTF-8 text: {exc}") from None
-
-
-def _depth(value: Any, limit: int = MAX_DEPTH) -> bool:
-    """True when ``value`` nests no deeper than ``limit`` (iterative: no recursion limit to hit)."""
-    stack = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return False
-        if isinstance(item, dict):
-            stack.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, list):
-            stack.extend((child, depth + 1) for child in item)
-    return True
+        return inputs.read_text(path, max_bytes=max_bytes, encoding="utf-8-sig")
+    except inputs.InputError as exc:
+        raise CalibrationInputError.one(exc.source, exc.line, "", exc.problem) from None
 
 
 def jsonl_records(text: str, source: str) -> Iterator[Record | Problem]:
     """One record per non-blank line; a line that is not a JSON object is a Problem."""
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(_lines(text, keepends=False), start=1):
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = read_json(line, max_depth=MAX_DEPTH)
+        except InputLimitError as exc:
+            yield Problem(source, number, "", str(exc))
+            continue
         except ValueError as exc:
             yield Problem(source, number, "", f"not valid JSON: {exc}")
             continue
         if not isinstance(data, dict):
             yield Problem(source, number, "", f"each line must be a JSON object, got {type(data).__name__}")
-        elif not _depth(data):
-            yield Problem(source, number, "", f"nested deeper than {MAX_DEPTH} levels")
         else:
             yield Record(number, data, {})
 
 
+def _lines(text: str, *, keepends: bool) -> Iterator[str]:
+    """The text's lines one at a time (``splitlines`` would hold a second copy of a big file, line by line)."""
+    start, end = 0, len(text)
+    while start < end:
+        stop = text.find("\n", start)
+        if stop < 0:
+            stop = end - 1
+        line = text[start : stop + 1]
+        yield line if keepends else line.rstrip("\r\n")
+        start = stop + 1
+
+
+def refuse_long_jsonl(text: str, source: str, limit: int, noun: str) -> None:
+    """Refuse a JSON Lines text of more than ``limit`` records before any is parsed (one per non-blank line).
+
+    Raises:
+        CalibrationInputError: naming the line of the first record over the limit.
+    """
+    if text.count("\n") < limit:
+        return
+    count = 0
+    for number, line in enumerate(_lines(text, keepends=False), start=1):
+        if line.strip():
+            count += 1
+            if count > limit:
+                problem = f"refused: more than {limit:,} {noun} (the limit for one file)"
+                raise CalibrationInputError.one(source, number, "", problem)
+
+
+def limited(records: Iterable[Record | Problem], source: str, limit: int, noun: str) -> Iterator[Record | Problem]:
+    """``records`` up to ``limit`` of them, then one problem that says the file holds more, and no more."""
+    count = 0
+    for item in records:
+        if isinstance(item, Record):
+            count += 1
+            if count > limit:
+                yield Problem(source, item.line, "", f"refused: more than {limit:,} {noun} (the limit for one file)")
+                return
+        yield item
+
+
 def csv_records(text: str, source: str) -> Iterator[Record | Problem]:
     """One record per CSV row after the header; values stay strings (the caller types them)."""
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(_lines(text, keepends=True))
     try:
         header = next(reader)
     except StopIteration:
@@ -112,63 +134,32 @@ def csv_records(text: str, source: str) -> Iterator[Record | Problem]:
         yield Problem(source, line, "", f"not valid CSV: {exc}")
 
 
-def yaml_document(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...], int]]:
+def yaml_document(text: str, source: str) -> tuple[Any, inputs.Lines]:
     """The YAML document and the 1-based line of every value in it, by path.
 
     Raises:
         CalibrationInputError: a syntax error, an alias or anchor, a duplicate key, or too deep a document.
     """
     try:
-        for event in yaml.parse(text, Loader=_Loader):
-            anchor = getattr(event, "anchor", None)
-            if isinstance(event, yaml.AliasEvent) or anchor is not None:
-                line = event.start_mark.line + 1 if event.start_mark is not None else None
-                raise CalibrationInputError.one(source, line, "", "YAML anchors and aliases are not allowed here")
-        node = yaml.compose(text, Loader=_Loader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        raise CalibrationInputError.one(source, line, "", f"not valid YAML: {exc.problem or exc}") from None
-    except yaml.YAMLError as exc:
-        raise CalibrationInputError.one(source, None, "", f"not valid YAML: {exc}") from None
-    if node is None:
-        return None, {}
-    lines: dict[tuple[str | int, ...], int] = {}
-    _walk(node, (), lines, source, 0)
-    return yaml.load(text, Loader=_Loader), lines
-
-
-def _walk(
-    node: yaml.Node, path: tuple[str | int, ...], lines: dict[tuple[str | int, ...], int], source: str, depth: int
-) -> None:
-    if depth > MAX_DEPTH:
-        raise CalibrationInputError.one(source, node.start_mark.line + 1, "", f"nested deeper than {MAX_DEPTH} levels")
-    lines[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key, value in node.value:
-            name = str(key.value)
-            if name in seen:
-                raise CalibrationInputError.one(source, key.start_mark.line + 1, name, "duplicate key")
-            seen.add(name)
-            _walk(value, (*path, name), lines, source, depth + 1)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _walk(item, (*path, index), lines, source, depth + 1)
+        document = inputs.read_yaml(text, source, duplicate_keys=False, anchors=False, max_depth=MAX_DEPTH + 1)
+    except inputs.InputError as exc:
+        problem = f"not valid YAML: {exc.problem}" if exc.syntax else exc.problem
+        raise CalibrationInputError.one(source, exc.line, ".".join(map(str, exc.path)), problem) from None
+    return document.data, document.lines
 
 
 def yaml_records(
-    items: Any, lines: dict[tuple[str | int, ...], int], prefix: tuple[str | int, ...], source: str
+    items: Any, lines: inputs.Lines, prefix: tuple[str | int, ...], source: str
 ) -> Iterator[Record | Problem]:
     """The records of a YAML list found at ``prefix``, each with its own line and its fields' lines."""
     if not isinstance(items, list):
-        yield Problem(source, lines.get(prefix), ".".join(map(str, prefix)), "expected a list of rows")
+        yield Problem(source, lines.nearest(prefix), ".".join(map(str, prefix)), "expected a list of rows")
         return
     for index, item in enumerate(items):
         path = (*prefix, index)
-        line = lines.get(path, 1)
+        line = lines.nearest(path) or 1
         if not isinstance(item, dict):
             yield Problem(source, line, "", f"each row must be a mapping, got {type(item).__name__}")
             continue
-        fields = {str(key): lines.get((*path, str(key)), line) for key in item}
+        fields = {str(key): lines.exact((*path, str(key))) or line for key in item}
         yield Record(line, {str(key): value for key, value in item.items()}, fields)

@@ -20,7 +20,6 @@ Every problem is reported as ``file:line:field``; a set with any problem does no
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,14 +30,18 @@ from typing import Any, Literal
 from jurybox.calibrate._errors import CalibrationInputError, Problem
 from jurybox.calibrate._input import (
     MAX_BYTES,
+    MAX_DEPTH,
+    MAX_ROWS,
     Record,
     csv_records,
     jsonl_records,
+    limited,
     read_text,
+    refuse_long_jsonl,
     yaml_document,
     yaml_records,
 )
-from jurybox.core import Context
+from jurybox.core import Context, read_json
 
 LabelKind = Literal["binary", "category", "numeric", "preference"]
 LABEL_KINDS: tuple[LabelKind, ...] = ("binary", "category", "numeric", "preference")
@@ -140,6 +143,7 @@ def load_labelled_set(path: str | Path, *, kind: LabelKind | None = None, max_by
     records: Iterable[Record | Problem]
     suite = False
     if suffix == ".jsonl":
+        refuse_long_jsonl(text, source, MAX_ROWS, "rows")
         records = jsonl_records(text, source)
     elif suffix == ".csv":
         records = [_from_csv(item, source) if isinstance(item, Record) else item for item in csv_records(text, source)]
@@ -154,7 +158,7 @@ def load_labelled_set(path: str | Path, *, kind: LabelKind | None = None, max_by
             records = list(yaml_records(data, lines, (), source))
     else:
         raise CalibrationInputError.one(source, None, "", "unknown format: use .jsonl, .csv, .yaml or .yml")
-    return build_labelled_set(records, source, kind=kind, suite=suite)
+    return build_labelled_set(limited(records, source, MAX_ROWS, "rows"), source, kind=kind, suite=suite)
 
 
 def labelled_set_from_rows(
@@ -331,7 +335,7 @@ def _from_csv(record: Record, source: str) -> Record | Problem:
         elif name in ("sources", "tags"):
             if cell.lstrip().startswith("["):
                 try:
-                    data[name] = json.loads(cell)
+                    data[name] = read_json(cell, max_depth=MAX_DEPTH)
                 except ValueError as exc:
                     return Problem(source, record.line, name, f"not a valid JSON list: {exc}")
             else:

@@ -27,7 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from jurybox.calibrate._errors import CalibrationInputError, Problem
-from jurybox.calibrate._input import MAX_BYTES, Record, jsonl_records, read_text
+from jurybox.calibrate._input import (
+    MAX_BYTES,
+    MAX_REPLIES,
+    Record,
+    jsonl_records,
+    limited,
+    read_text,
+    refuse_long_jsonl,
+)
 from jurybox.calibrate._labels import LabelledRow, LabelledSet
 from jurybox.calibrate._specs import JudgeSpec
 from jurybox.calibrate._verdicts import (
@@ -70,7 +78,10 @@ def load_recorded(path: str | Path, *, max_bytes: int = MAX_BYTES) -> list[Recor
         CalibrationInputError: every bad line, as ``file:line:field: message``.
     """
     source = str(path)
-    return recorded_from_records(jsonl_records(read_text(Path(path), max_bytes), source), source)
+    text = read_text(Path(path), max_bytes)
+    refuse_long_jsonl(text, source, MAX_REPLIES, "recorded replies")
+    records = jsonl_records(text, source)
+    return recorded_from_records(limited(records, source, MAX_REPLIES, "recorded replies"), source)
 
 
 def recorded_from_rows(rows: Iterable[Mapping[str, Any]], *, source: str = "<recorded>") -> list[RecordedReply]:

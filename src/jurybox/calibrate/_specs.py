@@ -27,12 +27,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-import yaml
+from jurybox import inputs
 
 # Imported for their @judge_factory registrations: the built-in judges by name.
 from jurybox import judges as _judges  # noqa: F401
 from jurybox import llm as _llm  # noqa: F401
 from jurybox.calibrate._errors import CalibrationInputError
+from jurybox.calibrate._input import MAX_DEPTH
 from jurybox.core import Cascade, JudgeRegistry, Jury, judge_name
 from jurybox.llm import Classifier
 from jurybox.models import ModelConfigError, ModelSpec
@@ -196,12 +197,13 @@ def _from_text(text: str, model: Any, registry: JudgeRegistry, base_dir: Path | 
     if _MODULE_ATTR.match(stripped) and stripped.split(":", 1)[0] not in registry:
         return _import(stripped, base_dir)
     try:
-        for event in yaml.parse(stripped, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-                raise CalibrationInputError.one(where, None, "", f"{text!r}: YAML anchors and aliases are not allowed")
-        data = yaml.safe_load(stripped)
-    except yaml.YAMLError as exc:
-        raise CalibrationInputError.one(where, None, "", f"{text!r} is not a judge spec: {exc}") from None
+        data = inputs.read_yaml(stripped, where, lines=False, anchors=False, max_depth=MAX_DEPTH + 1).data
+    except inputs.InputError as exc:
+        if "anchors and aliases" in exc.problem:
+            raise CalibrationInputError.one(
+                where, None, "", f"{text!r}: YAML anchors and aliases are not allowed"
+            ) from None
+        raise CalibrationInputError.one(where, None, "", f"{text!r} is not a judge spec: {exc.problem}") from None
     if isinstance(data, str):
         judge_named, options = data, None
     elif isinstance(data, dict) and len(data) == 1:

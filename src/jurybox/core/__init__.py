@@ -4,14 +4,36 @@ Everything here uses the standard library only, so a plain script, a notebook
 or a test can build a Context and call a judge without installing anything.
 """
 
+from jurybox.core._bounded import (
+    MAX_TOML_BYTES,
+    InputLimitError,
+    json_limit_breach,
+    read_json,
+    read_toml,
+    read_toml_file,
+)
 from jurybox.core._cascade import Cascade, Tier, TierPolicy
-from jurybox.core._context import Context, LessonNote, Message, ToolCall, contexts_from_jsonl, freeze_mapping
+from jurybox.core._context import (
+    Context,
+    LessonNote,
+    Message,
+    ToolCall,
+    contexts_from_jsonl,
+    freeze_mapping,
+    iter_contexts_jsonl,
+)
 from jurybox.core._gc import freeze_for_life, frozen_heap, paused_collector
 from jurybox.core._jsonable import to_jsonable
 from jurybox.core._judge import Judge, aevaluate, evaluate, judge, judge_name
 from jurybox.core._judgment import Check, ErrorInfo, Judgment, Status
 from jurybox.core._jury import ERROR_POLICIES, Jury
-from jurybox.core._limits import MAX_INPUT_BYTES, MAX_INPUT_DEPTH, Breach, tree_limit_breach, yaml_children
+from jurybox.core._limits import (
+    MAX_ALIAS_GROWTH,
+    MAX_EXPANDED_NODES,
+    MAX_INPUT_BYTES,
+    MAX_INPUT_DEPTH,
+    MAX_INPUT_NODES,
+)
 from jurybox.core._named import NamedJudge, named
 from jurybox.core._plugins import (
     ENTRY_POINT_GROUP,
@@ -69,9 +91,13 @@ __all__ = [
     "KIND_REPORT",
     "KIND_WORDS",
     "LESSONS_KEY",
+    "MAX_ALIAS_GROWTH",
+    "MAX_EXPANDED_NODES",
     "MAX_INPUT_BYTES",
     "MAX_INPUT_DEPTH",
+    "MAX_INPUT_NODES",
     "MAX_REASON_CHARS",
+    "MAX_TOML_BYTES",
     "PLUGIN_KINDS",
     "RUN_STATUSES",
     "SKIPPED_TIERS_KEY",
@@ -83,7 +109,6 @@ __all__ = [
     "AtLeast",
     "Average",
     "BooleanScore",
-    "Breach",
     "Cascade",
     "CaseRecord",
     "CategoricalScore",
@@ -92,6 +117,7 @@ __all__ = [
     "Context",
     "DaemonThreadPool",
     "ErrorInfo",
+    "InputLimitError",
     "Judge",
     "JudgeFactory",
     "JudgeOption",
@@ -128,6 +154,8 @@ __all__ = [
     "freeze_for_life",
     "freeze_mapping",
     "frozen_heap",
+    "iter_contexts_jsonl",
+    "json_limit_breach",
     "judge",
     "judge_factory",
     "judge_name",
@@ -138,10 +166,11 @@ __all__ = [
     "paused_collector",
     "plugin_registrar",
     "printable_url",
+    "read_json",
+    "read_toml",
+    "read_toml_file",
     "run_sync",
     "tier_of",
     "to_jsonable",
-    "tree_limit_breach",
     "vote_value",
-    "yaml_children",
 ]

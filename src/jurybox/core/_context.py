@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+
+from jurybox.core._bounded import read_json
 
 
 def freeze_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -61,7 +62,7 @@ class ToolCall:
             arguments = value.get("arguments", value.get("args")) or {}
             if isinstance(arguments, str):
                 # Providers send arguments as a JSON string; keep the parsed form.
-                arguments = json.loads(arguments) if arguments.strip() else {}
+                arguments = read_json(arguments) if arguments.strip() else {}
             return cls(name=value["name"], arguments=arguments, result=value.get("result"), id=value.get("id"))
         raise TypeError(f"cannot make a tool call from {type(value).__name__}: {value!r}")
 
@@ -251,14 +252,26 @@ def _coerce_message(value: Message | Mapping[str, Any]) -> Message:
     raise TypeError(f"cannot make a message from {type(value).__name__}: {value!r}")
 
 
-def contexts_from_jsonl(lines: Iterable[str], source: str = "<input>") -> list[Context]:
-    """Parse recorded executions, one JSON object a line; errors name the source and line."""
-    contexts = []
+def iter_contexts_jsonl(lines: Iterable[str], source: str = "<input>") -> Iterator[tuple[int, Context]]:
+    """Recorded executions, one JSON object a line, as ``(line number, Context)``, one at a time.
+
+    Each line is read with the input limits (``read_json``: 100 levels, 2,000,000 values).
+
+    Raises:
+        ValueError: a line that is not a recorded execution, as ``SOURCE:LINE: problem``.
+    """
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            contexts.append(Context.from_dict(json.loads(line)))
+            data = read_json(line)
+            if not isinstance(data, Mapping):
+                raise TypeError(f"a recorded execution is a JSON object, got {type(data).__name__}")
+            yield number, Context.from_dict(data)
         except (ValueError, TypeError) as exc:
             raise ValueError(f"{source}:{number}: {exc}") from exc
-    return contexts
+
+
+def contexts_from_jsonl(lines: Iterable[str], source: str = "<input>") -> list[Context]:
+    """Parse recorded executions, one JSON object a line; errors name the source and line."""
+    return [context for _, context in iter_contexts_jsonl(lines, source)]

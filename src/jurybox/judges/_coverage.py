@@ -10,7 +10,6 @@ numbers range-checked, and every problem named with the file and the field.
 from __future__ import annotations
 
 import fnmatch
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-from jurybox.core import TIER_DETERMINISTIC, Check, Context, Judgment, judge_factory
+from jurybox.core import TIER_DETERMINISTIC, Check, Context, Judgment, judge_factory, read_json
 from jurybox.judges._base import DeterministicJudge
 from jurybox.judges._files import check_relative, workspace_of
 
@@ -92,7 +91,7 @@ def read_coverage(path: Path) -> CoverageReport:
 
 def _from_json(path: Path, data: bytes) -> CoverageReport:
     try:
-        document = json.loads(data)
+        document = read_json(data, max_nodes=None)  # a big project's report is big: only its depth is limited
     except (ValueError, UnicodeDecodeError) as exc:
         raise CoverageReportError(f"{path}: invalid JSON ({exc})") from exc
     if not isinstance(document, dict) or not isinstance(document.get("files"), dict):

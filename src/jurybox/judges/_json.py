@@ -6,16 +6,23 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from jurybox.core import TIER_DETERMINISTIC, Check, Context, Judgment, judge_factory
+from jurybox.core import TIER_DETERMINISTIC, Check, Context, InputLimitError, Judgment, judge_factory, read_json
 from jurybox.judges._base import DeterministicJudge
 
 MAX_REPORTED_ERRORS = 10
 
 
 def parse_output(context: Context) -> tuple[Any, Judgment | None]:
-    """The output parsed as JSON, or a FAIL judgment saying where parsing stopped."""
+    """The output parsed as JSON, or the judgment instead: FAIL saying where parsing stopped, ERROR over a limit.
+
+    The output is read with the input limits (``jurybox.core.read_json``): an answer nested deeper than
+    100 levels, or holding more than 2,000,000 values, is not judged (ERROR, with the limit named), where
+    ``json.loads`` would have raised RecursionError or built it all.
+    """
     try:
-        return json.loads(context.output), None
+        return read_json(context.output), None
+    except InputLimitError as exc:
+        return None, Judgment.errored(f"output not checked: the JSON is {str(exc).removeprefix('refused: ')}")
     except json.JSONDecodeError as exc:
         snippet = context.output[max(0, exc.pos - 20) : exc.pos + 20]
         return None, Judgment.failed(

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
+from jurybox.core import read_json
 from jurybox.models._base import ProviderModel, status_error
 from jurybox.models._cache import plain
 from jurybox.models._errors import EmptyResponseError, ProviderError
@@ -114,7 +114,7 @@ class OllamaModel(ProviderModel):
 
 def _json(line: str) -> dict[str, Any]:
     try:
-        value = json.loads(line)
+        value = read_json(line)
     except ValueError as error:
         raise ProviderError("the reply is not JSON", provider="ollama", provider_message=line[:500]) from error
     if not isinstance(value, dict):

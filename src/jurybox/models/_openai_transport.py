@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import json
 import os
 import ssl
 import urllib.parse
@@ -22,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 import openai
+
+from jurybox.core import read_json
 
 if TYPE_CHECKING:
     import aiohttp
@@ -111,7 +112,7 @@ class DirectStatusError(Exception):
         text = content.decode("utf-8", "replace").strip()
         body: object = text
         try:
-            body = json.loads(text)
+            body = read_json(text)
         except ValueError:
             pass
         else:

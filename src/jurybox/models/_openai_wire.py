@@ -8,12 +8,12 @@ the finish reason. A body that is not a JSON object is an unusable response.
 from __future__ import annotations
 
 import datetime
-import json
 import re
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from jurybox.core import read_json
 from jurybox.models._cache import plain
 from jurybox.models._errors import EmptyResponseError, ProviderError
 from jurybox.models._types import ModelResponse, Usage
@@ -68,7 +68,7 @@ def _json_body(content: bytes, text: Callable[[], str]) -> dict[str, Any]:
     if not content.strip():
         raise EmptyResponseError("empty response body", provider="openai")
     try:
-        data = json.loads(content)
+        data = read_json(content)
     except ValueError as error:
         raise ProviderError(
             f"invalid JSON from the model: the body is not JSON ({error})",

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jurybox.core import InputLimitError, read_toml_file
 from jurybox.models._types import Usage
 
 
@@ -110,8 +111,13 @@ def load_prices(pyproject: str | Path) -> int:
 
 
 def _read_prices(path: Path) -> dict[str, Price]:
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    table: Any = data.get("tool", {}).get("jurybox", {}).get("prices", {})
+    try:
+        data = read_toml_file(path)
+    except (tomllib.TOMLDecodeError, InputLimitError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    tool = data.get("tool", {})
+    jurybox = tool.get("jurybox", {}) if isinstance(tool, dict) else {}
+    table: Any = jurybox.get("prices", {}) if isinstance(jurybox, dict) else None
     if not isinstance(table, dict):
         raise ValueError(f"{path}: [tool.jurybox.prices] must be a table")
     prices: dict[str, Price] = {}

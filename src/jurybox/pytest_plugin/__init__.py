@@ -10,6 +10,7 @@ See docs/pytest.md.
 
 import importlib.util
 
+from jurybox.inputs import CassetteError
 from jurybox.pytest_plugin._cassettes import NetworkBlockedError, NetworkGuard, cassette_path, use_cassette
 from jurybox.pytest_plugin._config import CassetteSettings, ConfigError, JuryboxSettings, build_settings
 from jurybox.pytest_plugin._lint import cassette_files, lint_file
@@ -21,6 +22,7 @@ __all__ = [
     "ALL_RULES",
     "PATTERNS",
     "PLACEHOLDER",
+    "CassetteError",
     "CassetteSettings",
     "ConfigError",
     "JuryboxSettings",

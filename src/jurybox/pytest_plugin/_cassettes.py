@@ -14,7 +14,8 @@ from types import ModuleType
 from typing import Any
 from unittest import mock
 
-from jurybox.pytest_plugin._cassette_yaml import BoundedYamlSerializer
+from jurybox.core import read_json
+from jurybox.pytest_plugin._cassette_yaml import BoundedPersister, BoundedYamlSerializer
 from jurybox.pytest_plugin._config import CassetteSettings
 from jurybox.pytest_plugin._redaction import Redactor
 from jurybox.pytest_plugin._secrets import ALL_RULES
@@ -110,7 +111,8 @@ def _compare_bodies(r1: Any, r2: Any, *, ignore_empty: bool) -> None:
     first, second = _body_text(r1.body), _body_text(r2.body)
     if first is not None and second is not None:
         try:
-            left, right = json.loads(first), json.loads(second)
+            # Bounded: a recorded body is hostile input (a deep one would end json.loads in a RecursionError).
+            left, right = read_json(first), read_json(second)
         except ValueError:
             pass
         else:
@@ -362,6 +364,7 @@ def use_cassette(
     if settings.ignore_query_params:
         recorder.register_matcher("query", query_matcher(frozenset(settings.ignore_query_params)))
     recorder.register_serializer("jurybox-yaml", BoundedYamlSerializer(path))
+    recorder.register_persister(BoundedPersister)
     extra = dict(options or {})
     if record_mode == "rewrite":
         extra["drop_unused_requests"] = True

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jurybox.core import InputLimitError, read_toml_file
 from jurybox.pytest_plugin._seed_env import SeedEnvError, read_seed_knobs
 
 RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
@@ -101,11 +102,13 @@ def parse_bool(value: str, where: str) -> bool:
 def read_pyproject(path: Path) -> Mapping[str, Any]:
     """The ``[tool.jurybox]`` table of a pyproject.toml, or an empty mapping when it has none."""
     try:
-        with path.open("rb") as handle:
-            data = tomllib.load(handle)
+        data = read_toml_file(path)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
-    table = data.get("tool", {}).get("jurybox", {})
+    except InputLimitError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    tool = data.get("tool", {})
+    table = tool.get("jurybox", {}) if isinstance(tool, Mapping) else {}
     if not isinstance(table, Mapping):
         raise ConfigError(f"{path}: [tool.jurybox] must be a table")
     return table

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-import gzip
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote_plus
 
-import yaml
-
 from jurybox.core import MAX_INPUT_BYTES
-from jurybox.pytest_plugin._cassette_yaml import check_yaml_limits
+from jurybox.inputs import CASSETTE_TAGS, InputError, PathKey, YamlDocument, read_yaml
 from jurybox.pytest_plugin._secrets import ALL_RULES, RuleSet, is_placeholder, mask
 
 CASSETTE_SUFFIXES = (".yaml", ".yml")
@@ -48,49 +44,61 @@ def cassette_files(paths: Iterable[Path]) -> Iterator[Path]:
             raise FileNotFoundError(f"{path}: no such file or folder")
 
 
+#: A compressed body is read up to this many bytes (a small gzip bomb must not fill the memory).
+MAX_INFLATED_BYTES = 16 * 1024 * 1024
+
+
 def _decompress(data: bytes) -> bytes:
-    for opener in (gzip.decompress, zlib.decompress):
+    for wbits in (31, 15):  # gzip, then zlib
+        inflater = zlib.decompressobj(wbits)
         try:
-            return opener(data)
-        except (OSError, zlib.error, EOFError):
+            return inflater.decompress(data, MAX_INFLATED_BYTES)
+        except zlib.error:
             continue
     return data
 
 
-def _binary_text(node: yaml.ScalarNode) -> str | None:
-    """The text inside a ``!!binary`` body (base64, often gzip), where a line scan cannot see."""
-    try:
-        raw = base64.b64decode("".join(node.value.split()), validate=True)
-    except (binascii.Error, ValueError):
-        return None
+def _binary_text(raw: bytes) -> str:
+    """The text inside a ``!!binary`` body (often gzip), where a line scan cannot see."""
     return _decompress(raw).decode("utf-8", errors="replace")
 
 
-def _walk(node: yaml.Node, parent_key: str = "") -> Iterator[tuple[str, yaml.Node]]:
-    """Yield ``(key it sits under, node)`` for every node of the document."""
-    yield parent_key, node
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            name = key.value if isinstance(key, yaml.ScalarNode) else ""
-            yield from _walk(value, str(name))
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            yield from _walk(item, parent_key)
+def _walk(root: Any) -> Iterator[tuple[PathKey, str, Any]]:
+    """``(path, key it sits under, value)`` for every value of the document (iterative: depth is bounded anyway)."""
+    stack: list[tuple[PathKey, str, Any]] = [((), "", root)]
+    while stack:
+        path, key, value = stack.pop()
+        yield path, key, value
+        if isinstance(value, dict):
+            stack.extend(((*path, str(name)), str(name), item) for name, item in reversed(value.items()))
+        elif isinstance(value, list | tuple):
+            stack.extend(((*path, index), key, item) for index, item in reversed(list(enumerate(value))))
 
 
-def _header_findings(path: Path, root: yaml.Node, rules: RuleSet) -> Iterator[LintFinding]:
-    for key, node in _walk(root):
-        if key != "headers" or not isinstance(node, yaml.MappingNode):
+def _lines(text: str) -> Iterator[str]:
+    """The text's lines one at a time (a list of a big file's lines would cost ten times the file)."""
+    start = 0
+    while start < len(text):
+        stop = text.find("\n", start)
+        stop = len(text) if stop < 0 else stop
+        yield text[start:stop].rstrip("\r")
+        start = stop + 1
+
+
+def _header_findings(path: Path, document: YamlDocument, rules: RuleSet) -> Iterator[LintFinding]:
+    for at, key, headers in _walk(document.data):
+        if key != "headers" or not isinstance(headers, dict):
             continue
-        for name_node, value_node in node.value:
-            name = str(getattr(name_node, "value", "")).lower()
+        for raw_name, raw_values in headers.items():
+            name = str(raw_name).lower()
             if not rules.header_is_secret(name):
                 continue
-            values = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
-            for value in values:
-                text = str(getattr(value, "value", ""))
+            listed = isinstance(raw_values, list)
+            for index, value in enumerate(raw_values if listed else [raw_values]):
+                text = "" if value is None else str(value)
                 if not is_placeholder(text):
-                    yield LintFinding(path, value.start_mark.line + 1, f"header {name}", mask(text))
+                    where = (*at, str(raw_name), index) if listed else (*at, str(raw_name))
+                    yield LintFinding(path, document.lines.nearest(where) or 1, f"header {name}", mask(text))
 
 
 def lint_file(path: Path, ignore: frozenset[str] = frozenset(), rules: RuleSet = ALL_RULES) -> list[LintFinding]:
@@ -106,29 +114,22 @@ def lint_file(path: Path, ignore: frozenset[str] = frozenset(), rules: RuleSet =
     if path.stat().st_size > MAX_INPUT_BYTES:
         raise ValueError(f"{path}: over the {MAX_INPUT_BYTES // 2**20} MB input limit")
     text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        document = read_yaml(text, str(path), tags=CASSETTE_TAGS)
+    except InputError as exc:
+        where = f"{path}:{exc.line}" if exc.line is not None else str(path)
+        raise ValueError(f"{where}: {'not valid YAML: ' if exc.syntax else ''}{exc.problem}") from None
     findings: set[LintFinding] = set()
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(_lines(text), start=1):
         # A form body or a query keeps its secrets URL-encoded ("%40", "+"): read it decoded as well.
         unquoted = unquote_plus(line) if "%" in line or "+" in line else line
         for variant in {line, unquoted}:
             for secret in rules.find(variant):
                 findings.add(LintFinding(path, number, secret.pattern, secret.excerpt))
-    try:
-        root = check_yaml_limits(text, str(path))
-    except yaml.reader.ReaderError as exc:
-        at = text.count("\n", 0, exc.position) + 1
-        raise ValueError(f"{path}:{at}: not valid YAML: {exc.reason} (character {exc.character!r})") from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ValueError(f"{where}: not valid YAML: {problem}") from exc
-    if root is not None:
-        findings.update(_header_findings(path, root, rules))
-        for _, node in _walk(root):
-            if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:binary":
-                decoded = _binary_text(node)
-                at = node.start_mark.line + 1
-                for secret in rules.find(decoded or ""):
-                    findings.add(LintFinding(path, at, f"{secret.pattern} (in binary body)", secret.excerpt))
+    findings.update(_header_findings(path, document, rules))
+    for at, _, value in _walk(document.data):
+        if isinstance(value, bytes):  # a !!binary body
+            at_line = document.lines.nearest(at) or 1
+            for secret in rules.find(_binary_text(value)):
+                findings.add(LintFinding(path, at_line, f"{secret.pattern} (in binary body)", secret.excerpt))
     return sorted(f for f in findings if f.pattern.split(" ")[0] not in ignore)

@@ -16,6 +16,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from jurybox.core import read_json
 from jurybox.pytest_plugin._secrets import ALL_RULES
 
 #: vcrpy's exception for a request its cassette cannot play (matched by name: vcr is imported lazily).
@@ -135,7 +136,7 @@ def _json(body: Any) -> Any:
     if not isinstance(body, str):
         return _ABSENT
     try:
-        return json.loads(body)
+        return read_json(body)
     except ValueError:
         return _ABSENT
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from jurybox.core import read_json
 from jurybox.pytest_plugin._secrets import PLACEHOLDER, RuleSet
 
 # An application/x-www-form-urlencoded body: name=value pairs joined by "&".
@@ -102,7 +103,8 @@ class Redactor:
     def _redact_fields(self, text: str) -> str:
         """Secret fields replaced by structure: a JSON document, an SSE/NDJSON stream, or a form."""
         try:
-            data = json.loads(text)
+            # Bounded: a body nested deeper than the input limit is redacted as text (json.loads would recurse).
+            data = read_json(text, max_nodes=None)
         except ValueError:
             if _FORM.fullmatch(text):
                 return self._redact_form(text)
@@ -113,7 +115,7 @@ class Redactor:
     def _redact_line(self, line: str) -> str:
         prefix = "data: " if line.startswith("data: ") else ""
         try:
-            data = json.loads(line[len(prefix) :])
+            data = read_json(line[len(prefix) :], max_nodes=None)
         except ValueError:
             return line
         return prefix + self._dump(data, line[len(prefix) :])

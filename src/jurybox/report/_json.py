@@ -50,6 +50,7 @@ from jurybox.core import (
     RoundRecord,
     Score,
     Status,
+    read_json,
     to_jsonable,
 )
 from jurybox.report._calibrations import CalibratedJudge
@@ -184,7 +185,7 @@ def from_json(text: str, *, source: str = "<json>") -> RunReport:
             message names the source and the field path (e.g. ``cases[2].judgment.status``).
     """
     try:
-        data = json.loads(text)
+        data = read_json(text, max_nodes=None, source=source)  # as big as its run: only its depth is limited
     except json.JSONDecodeError as exc:
         raise ValueError(f"{source}:{exc.lineno}: not valid JSON: {exc.msg}") from exc
     reader = _Reader(source)

@@ -13,50 +13,12 @@ from typing import Any
 
 import yaml
 
-from jurybox.core import MAX_INPUT_BYTES, tree_limit_breach, yaml_children
+from jurybox.inputs import InputError, read_text, read_yaml
 from jurybox.store._store import Store
 
 
 class SuiteFileError(ValueError):
     """A suite file that cannot be imported; the message names the file, line and field."""
-
-
-class _LineLoader(yaml.SafeLoader):
-    """A safe loader that remembers the line of every mapping (for error messages)."""
-
-
-def _mapping_with_line(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    mapping = loader.construct_mapping(node, deep=True)
-    mapping["__line__"] = node.start_mark.line + 1
-    return mapping
-
-
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_with_line)
-
-
-def _strip_lines(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip_lines(v) for k, v in value.items() if k != "__line__"}
-    if isinstance(value, list):
-        return [_strip_lines(v) for v in value]
-    return value
-
-
-def _load_bounded(path: Path) -> Any:
-    """The file's YAML, refused before it is built when too big, too deep or alias-expanding."""
-    if path.stat().st_size > MAX_INPUT_BYTES:
-        raise SuiteFileError(f"{path}: over the {MAX_INPUT_BYTES // 2**20} MB input limit")
-    loader = _LineLoader(path.read_text(encoding="utf-8"))
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        breach = tree_limit_breach(node, yaml_children)
-        if breach is not None:
-            raise SuiteFileError(f"{path}:{breach.node.start_mark.line + 1}: refused: {breach.reason}")
-        return loader.construct_document(node)
-    finally:
-        loader.dispose()
 
 
 def read_suite_file(
@@ -68,25 +30,23 @@ def read_suite_file(
         SuiteFileError: unreadable YAML, or a missing/ill-typed field (file:line: field: problem).
     """
     try:
-        raw = _load_bounded(path)
-    except OSError as exc:
-        raise SuiteFileError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise SuiteFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from exc
+        document = read_yaml(read_text(path), str(path))
+    except InputError as exc:
+        where = f"{path}:{exc.line}" if exc.line is not None else str(path)
+        raise SuiteFileError(f"{where}: {'not valid YAML: ' if exc.syntax else ''}{exc.problem}") from None
+    raw, lines = document.data, document.lines
     if not isinstance(raw, dict):
         raise SuiteFileError(f"{path}:1: a suite file is a mapping with name and cases, got {type(raw).__name__}")
-    top = raw.get("__line__", 1)
+    top = lines.nearest(()) or 1
     name = raw.get("name")
     if not isinstance(name, str) or not name.strip():
-        raise SuiteFileError(f"{path}:{top}: name: the suite needs a non-empty string name")
+        raise SuiteFileError(f"{path}:{lines.nearest(('name',)) or top}: name: the suite needs a non-empty string name")
     sections: dict[str, dict[str, Any] | None] = {}
     for key in ("agent", "defaults"):
         value = raw.get(key)
         if value is not None and not isinstance(value, dict):
             raise SuiteFileError(f"{path}:{top}: {key}: must be a mapping, got {type(value).__name__}")
-        sections[key] = _strip_lines(value) if value is not None else None
+        sections[key] = value
     if "cases_file" in raw:
         raise SuiteFileError(
             f"{path}:{top}: cases_file: a suite whose cases are in a JSON Lines file runs from its files "
@@ -100,7 +60,7 @@ def read_suite_file(
     for index, item in enumerate(cases_raw):
         if not isinstance(item, dict):
             raise SuiteFileError(f"{path}:{top}: cases[{index}]: must be a mapping, got {type(item).__name__}")
-        line: int = item.get("__line__") or top
+        line = lines.nearest(("cases", index)) or top
         case_name = item.get("name", item.get("id"))
         if not isinstance(case_name, str) or not case_name.strip():
             raise SuiteFileError(f"{path}:{line}: cases[{index}].name: every case needs a non-empty string name")
@@ -110,12 +70,8 @@ def read_suite_file(
                 f"(first at line {seen[case_name]})"
             )
         seen[case_name] = line
-        cases.append((case_name, _strip_lines(item)))
-    settings = {
-        str(key): _strip_lines(value)
-        for key, value in raw.items()
-        if key not in ("name", "agent", "defaults", "cases", "__line__")
-    }
+        cases.append((case_name, item))
+    settings = {str(key): value for key, value in raw.items() if key not in ("name", "agent", "defaults", "cases")}
     return name, sections["agent"], sections["defaults"], cases, settings
 
 

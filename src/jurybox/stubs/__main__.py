@@ -18,6 +18,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from jurybox.inputs import CassetteError
 from jurybox.stubs._replies import PROVIDERS, ReplySource
 from jurybox.stubs._script import ScriptError, load_script
 from jurybox.stubs._server import StubServer
@@ -58,7 +59,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             reply = load_script(args.script)
         except ScriptError as error:
             parser.error(str(error))
-    server = StubServer(args.provider, reply, latency=args.latency, replay=args.replay, port=args.port)
+    try:
+        server = StubServer(args.provider, reply, latency=args.latency, replay=args.replay, port=args.port)
+    except CassetteError as error:  # --replay names a file that is not a cassette jurybox can replay
+        parser.error(str(error))
     # Nothing in this process reads the requests back: a load run of a million would keep gigabytes.
     server.state.keep_requests = False
 

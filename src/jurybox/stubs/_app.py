@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
+from jurybox.core import read_json
 from jurybox.stubs._cassettes import RecordedResponse
 from jurybox.stubs._replies import Fault, Provider, ReplySource, StubReply, StubRequest, coerce_reply
 from jurybox.stubs._wire import WireResponse, error_body, json_response, render, validate_request
@@ -129,7 +129,7 @@ class StubApp:
             await _send(send, json_response(200, self.state.stats()))
             return
         try:
-            body: Any = json.loads(raw) if raw else None
+            body: Any = read_json(raw) if raw else None
         except ValueError:
             body = None
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}

@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vcr import serialize as vcr_serialize
-from vcr.serializers import yamlserializer
+from jurybox.inputs import CassetteError, InputError, read_cassette, read_text
 
 # The body is re-framed by the stub's own HTTP server, so these recorded framing headers must not be replayed.
 _HOP_BY_HOP = {"content-length", "transfer-encoding", "connection", "keep-alive"}
@@ -31,44 +30,31 @@ def load_cassette(path: str | Path) -> list[RecordedResponse]:
     ``Content-Encoding`` header and an SSE or NDJSON body keeps its framing.
 
     Raises:
-        ValueError: the file is not a vcrpy cassette (the message names the file and interaction).
+        CassetteError: the file is not a cassette jurybox can replay: too big, not YAML, or a field
+            missing or of the wrong kind (a ValueError whose message names the file, line and field).
     """
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    source = str(path)
     try:
-        requests, responses, *_ = vcr_serialize.deserialize(text, yamlserializer)
-    except (ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"{path}: not a vcrpy cassette ({error})") from error
-    return [
-        _recorded(path, index, request, response)
-        for index, (request, response) in enumerate(zip(requests, responses, strict=True))
-    ]
+        text = read_text(path)
+    except InputError as exc:
+        raise CassetteError(exc.source, exc.line, exc.problem) from None
+    data = read_cassette(text, source)
+    return [_recorded(interaction) for interaction in data["interactions"]]
 
 
-def _recorded(path: Path, index: int, request: Any, response: dict[str, Any]) -> RecordedResponse:
-    where = f"{path}: interactions[{index}].response"
-    status = response.get("status")
-    if isinstance(status, dict) and "code" in status:
-        code = int(status["code"])
-    elif "status_code" in response:  # the old vcrpy-httpx layout
-        code = int(response["status_code"])
-    else:
-        raise ValueError(f"{where}: no status.code")
-    body_field = response.get("body")
-    if isinstance(body_field, dict) and "string" in body_field:
-        body = body_field["string"]
-    elif "content" in response:  # the old vcrpy-httpx layout
-        body = response["content"]
-    else:
-        raise ValueError(f"{where}: no body.string")
-    if isinstance(body, str):
-        body = body.encode("utf-8")
-    if not isinstance(body, bytes):
-        raise ValueError(f"{where}: body is {type(body).__name__}, expected text or bytes")
-    headers: list[tuple[str, str]] = []
-    for name, values in (response.get("headers") or {}).items():
-        if name.lower() in _HOP_BY_HOP:
-            continue
-        for value in values if isinstance(values, list) else [values]:
-            headers.append((str(name), str(value)))
-    return RecordedResponse(code, tuple(headers), body, method=str(request.method), uri=str(request.uri))
+def _recorded(interaction: dict[str, Any]) -> RecordedResponse:
+    request, response = interaction["request"], interaction["response"]
+    body = response["body"]["string"]
+    headers = tuple(
+        (name, value)
+        for name, values in response["headers"].items()
+        if name.lower() not in _HOP_BY_HOP
+        for value in values
+    )
+    return RecordedResponse(
+        response["status"]["code"],
+        headers,
+        body.encode("utf-8") if isinstance(body, str) else body,
+        method=request["method"],
+        uri=request["uri"],
+    )

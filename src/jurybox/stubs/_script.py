@@ -29,15 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from jurybox.core import MAX_INPUT_BYTES, tree_limit_breach, yaml_children
+from jurybox.inputs import InputError, Lines, read_text, read_yaml
 from jurybox.stubs._replies import StubReply, StubToolCall
 
 _PLACEHOLDERS = re.compile(r"\{(tool_result|user_message)\}")
 _REPLY_KEYS = frozenset({"text", "tool_call", "tool_calls", "finish_reason", "input_tokens", "output_tokens"})
 _WHEN_KEYS = frozenset({"user_contains", "user_matches", "after_tool"})
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class ScriptError(ValueError):
@@ -178,28 +175,14 @@ def read_exchange(body: Mapping[str, Any]) -> Exchange:
 class _Located:
     """The parsed file with the line of every value, for ``file:line: field`` errors."""
 
-    def __init__(self, file: str, lines: dict[tuple[str | int, ...], int]) -> None:
+    def __init__(self, file: str, lines: Lines) -> None:
         self.file = file
         self.lines = lines
 
     def error(self, path: Sequence[str | int], problem: str) -> ScriptError:
-        key = tuple(path)
-        while key and key not in self.lines:
-            key = key[:-1]
-        line = self.lines.get(key, 1)
+        line = self.lines.nearest(path) or 1
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
         return ScriptError(f"{self.file}:{line}: {where or '(top)'}: {problem}")
-
-
-def _walk(node: yaml.Node, path: tuple[str | int, ...], lines: dict[tuple[str | int, ...], int]) -> None:
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            lines[(*path, str(key.value))] = key.start_mark.line + 1
-            _walk(value, (*path, str(key.value)), lines)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _walk(item, (*path, index), lines)
 
 
 def load_script(path: str | Path) -> Script:
@@ -210,27 +193,12 @@ def load_script(path: str | Path) -> Script:
     """
     file = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScriptError(f"{file}: cannot read the script: {exc}") from exc
-    if len(text) > MAX_INPUT_BYTES:
-        raise ScriptError(f"{file}: over the {MAX_INPUT_BYTES // 2**20} MB input limit")
-    lines: dict[tuple[str | int, ...], int] = {}
-    try:
-        node = yaml.compose(text, Loader=_Loader)
-        if node is not None:
-            breach = tree_limit_breach(node, yaml_children)
-            if breach is not None:
-                raise ScriptError(f"{file}:{breach.node.start_mark.line + 1}: refused: {breach.reason}")
-            _walk(node, (), lines)
-        data = yaml.load(text, Loader=_Loader) if node is not None else None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f"{mark.line + 1}:" if mark is not None else ""
-        raise ScriptError(f"{file}:{line} invalid YAML: {exc.problem or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise ScriptError(f"{file}: invalid YAML: {exc}") from exc
-    return _script(data, _Located(file, lines))
+        document = read_yaml(read_text(path), file)
+    except InputError as exc:
+        line = f"{exc.line}:" if exc.line is not None else ""
+        problem = f" invalid YAML: {exc.problem}" if exc.syntax else f" {exc.problem}"
+        raise ScriptError(f"{file}:{line}{problem}") from None
+    return _script(document.data, _Located(file, document.lines))
 
 
 def _script(data: Any, where: _Located) -> Script:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from jurybox.core import read_json
 from jurybox.stubs._replies import Provider, StubReply, StubToolCall, estimate_tokens
 
 _ids = itertools.count(1)
@@ -210,7 +211,7 @@ def _anthropic_blocks(body: Mapping[str, Any], reply: StubReply) -> list[dict[st
     if forced and not calls and text:
         # A forced tool is how Anthropic does structured output: the JSON reply becomes the tool input.
         try:
-            arguments = json.loads(text)
+            arguments = read_json(text)
         except ValueError:
             arguments = None
         if isinstance(arguments, dict):

@@ -12,14 +12,13 @@ needs, every N-th case for a worker process) are lazy too.
 from __future__ import annotations
 
 import itertools
-import json
 import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, overload
 
-from jurybox.core import MAX_INPUT_DEPTH
+from jurybox.core import InputLimitError, read_json
 from jurybox.suites._case import Case, name_matches
 from jurybox.suites._errors import SuiteError
 
@@ -105,13 +104,13 @@ class CaseFile:
         """
         name = str(self.path)
         try:
-            data = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            raise SuiteError.at(name, number, "", f"invalid JSON: {exc}") from exc
+            data = read_json(text)
+        except InputLimitError as exc:
+            raise SuiteError.at(name, number, "", str(exc)) from None
+        except ValueError as exc:
+            raise SuiteError.at(name, number, "", f"invalid JSON: {exc}") from None
         if not isinstance(data, dict):
             raise SuiteError.at(name, number, "", "each line of a cases file is one case: a JSON object with 'name'")
-        if text.count("{") + text.count("[") > MAX_INPUT_DEPTH and _too_deep(data):
-            raise SuiteError.at(name, number, "", f"refused: nested deeper than {MAX_INPUT_DEPTH} levels")
         return data
 
     def line_of(self, number: int, text: str, data: Mapping[str, Any]) -> CaseLine:
@@ -131,20 +130,6 @@ def file_stamp(path: Path) -> tuple[int, int]:
 def _stamp(path: Path) -> tuple[int, int]:
     stat = os.stat(path)
     return stat.st_size, stat.st_mtime_ns
-
-
-def _too_deep(data: Any) -> bool:
-    # Called only for a line with more brackets than the depth limit: the usual flat case is never walked.
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > MAX_INPUT_DEPTH:
-            return True
-        if isinstance(value, dict):
-            stack.extend((item, depth + 1) for item in value.values() if isinstance(item, dict | list))
-        elif isinstance(value, list):
-            stack.extend((item, depth + 1) for item in value if isinstance(item, dict | list))
-    return False
 
 
 def _wanted(data: Mapping[str, Any], selectors: Sequence[str]) -> bool:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from jurybox.agents import McpCall
 from jurybox.core import judge_name
+from jurybox.inputs import InputError, read_text
 from jurybox.models import MeteredModel
 from jurybox.suites._build import BuildFailedError, Calls, JudgeBuilder, built, entry_label, import_module
 from jurybox.suites._case import BuiltJudge, Case, RoundPlan, Suite
@@ -86,9 +87,9 @@ def load_suite(
     file = Path(path)
     folder = Path(base_dir) if base_dir is not None else file.parent
     try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError.at(file, None, "", f"cannot read suite file: {exc}") from exc
+        text = read_text(file)
+    except InputError as exc:
+        raise SuiteError.at(file, exc.line, "", f"cannot read suite file: {exc.problem}") from None
     doc = load_yaml(text, file)
     if not isinstance(doc.data, dict):
         raise SuiteError.at(

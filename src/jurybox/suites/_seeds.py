@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from jurybox.inputs import InputError, read_text
 from jurybox.suites._errors import Problem, SuiteError
 from jurybox.suites._seed_schema import SeedSchema, SeedSchemaRef, is_spector_record, resolve_schema
 from jurybox.suites._yaml import Located, format_path, load_yaml
@@ -119,16 +120,18 @@ def parse_seed(text: str, file: str | Path, *, schema: SeedSchemaRef = None) -> 
             or lacks ``id``/``type``, naming the file, line and field.
     """
     name = str(file)
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0].strip() != FENCE:
+    # Found in the text, not in a list of its lines (a list of a big file's lines costs ten times the file).
+    first_end = text.find("\n")
+    first = text if first_end < 0 else text[:first_end]
+    if first.strip() != FENCE:
         raise SuiteError.at(name, 1, "", f"a seed file starts with a '{FENCE}' line and YAML front matter")
-    end = next((i for i in range(1, len(lines)) if lines[i].strip() == FENCE), None)
-    if end is None:
+    closing = _fence_after(text, first_end + 1) if first_end >= 0 else None
+    if closing is None:
         raise SuiteError.at(name, 1, "", f"front matter is not closed: add a '{FENCE}' line after it")
-    located = load_yaml("".join(lines[1:end]), name, line_offset=1)
+    located = load_yaml(text[first_end + 1 : closing[0]], name, line_offset=1)
     if not isinstance(located.data, dict):
         raise SuiteError.at(name, 2, "", "front matter must be a YAML mapping (id: ..., type: ...)")
-    body = "".join(lines[end + 1 :]).strip("\n")
+    body = text[closing[1] + 1 :].strip("\n")
     rules = _schema(schema, name)
     if rules == "auto":
         rules = SPECTOR_RULES if is_spector_record(located.data) else "jurybox"
@@ -152,13 +155,26 @@ def parse_seed(text: str, file: str | Path, *, schema: SeedSchemaRef = None) -> 
     )
 
 
+def _fence_after(text: str, start: int) -> tuple[int, int] | None:
+    """Where the first line from ``start`` on that is the fence begins and ends (spaces around it allowed)."""
+    at = start
+    while (at := text.find(FENCE, at)) >= 0:
+        line_start = text.rfind("\n", 0, at) + 1
+        line_end = text.find("\n", at)
+        line_end = len(text) if line_end < 0 else line_end
+        if line_start >= start and text[line_start:line_end].strip() == FENCE:
+            return line_start, line_end
+        at = line_end
+    return None
+
+
 def load_seed(path: str | Path, *, schema: SeedSchemaRef = None) -> Seed:
     """Read and parse one seed file (``schema`` as in ``parse_seed``)."""
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError.at(file, None, "", f"cannot read seed file: {exc}") from exc
+        text = read_text(file)
+    except InputError as exc:
+        raise SuiteError.at(file, exc.line, "", f"cannot read seed file: {exc.problem}") from None
     return parse_seed(text, file, schema=schema)
 
 

@@ -18,7 +18,8 @@ from typing import Any
 
 import yaml
 
-from jurybox.core import tree_limit_breach, yaml_children
+from jurybox.core import InputLimitError, read_json
+from jurybox.inputs import InputError, read_yaml
 
 MAX_ROUNDS = 5
 """Rounds the form shows (a form post has at most 50 fields); a longer case is edited as YAML."""
@@ -286,9 +287,11 @@ def _calls(text: str, name: str) -> list[Any]:
             calls.append(found.group("name"))
             continue
         try:
-            arguments = json.loads(found.group("args"))
+            arguments = read_json(found.group("args"), max_depth=MAX_OTHER_DEPTH)
         except json.JSONDecodeError as exc:
             raise FormError(name, f"line {number}: the arguments are not valid JSON: {exc.msg}") from None
+        except InputLimitError as exc:
+            raise FormError(name, f"line {number}: the arguments are {exc}") from None
         calls.append({"name": found.group("name"), "arguments": arguments})
     return calls
 
@@ -303,21 +306,14 @@ def yaml_mapping(text: str, name: str, shape: str) -> dict[str, Any]:
     """A YAML mapping typed in a form, refused when too deep or alias-expanding (a form is hostile)."""
     if not text.strip():
         return {}
-    loader = yaml.SafeLoader(text)
     try:
-        node = loader.get_single_node()
-        if node is None:
-            return {}
-        breach = tree_limit_breach(node, yaml_children, max_depth=MAX_OTHER_DEPTH)
-        if breach is not None:
-            raise FormError(name, f"line {breach.node.start_mark.line + 1}: refused: {breach.reason}")
-        data = loader.construct_document(node)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        raise FormError(name, f"{where}not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
-    finally:
-        loader.dispose()
+        data = read_yaml(text, name, lines=False, max_depth=MAX_OTHER_DEPTH).data
+    except InputError as exc:
+        where = f"line {exc.line}: " if exc.line is not None else ""
+        problem = f"not valid YAML: {exc.problem}" if exc.syntax else exc.problem
+        raise FormError(name, where + problem) from None
+    if data is None:
+        return {}
     if not isinstance(data, dict) or not all(isinstance(key, str) for key in data):
         raise FormError(name, shape)
     return data
