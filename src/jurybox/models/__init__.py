@@ -1,4 +1,4 @@
-"""Judge models: the JudgeModel protocol, providers, FakeModel, cache, retries and cost."""
+"""Judge models: one request (``GenerateRequest``) in, one reply out; providers, FakeModel, cache, retries and spend."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from jurybox.models._fake import FakeModel
 from jurybox.models._fleet import FleetModel
 from jurybox.models._fleet_routes import FleetUnavailableError
 from jurybox.models._limiter import AdaptiveLimiter
-from jurybox.models._meter import MeteredModel, Spend, start_case_spend
+from jurybox.models._meter import MeteredModel, start_case_spend
 from jurybox.models._prices import DEFAULT_PRICES, Price, cost_of, get_price, load_prices, set_price
 from jurybox.models._probe import PROBE_TIMEOUT, ProbeTarget, openai_compatible_target, probe, probe_all
 from jurybox.models._providers import provider_class
@@ -61,8 +61,18 @@ from jurybox.models._registry import (
 from jurybox.models._retry import RetryPolicy, parse_retry_after
 from jurybox.models._shares import split_evenly, use_connection_share
 from jurybox.models._spec import ModelSpec
-from jurybox.models._types import ChatMessage, GenerateRequest, JudgeModel, ModelError, ModelResponse, Usage
-from jurybox.models._usage import ModelUsage, UsageTracker, record_usage
+from jurybox.models._spend import Spend, UsageTracker, record_failure, record_usage
+from jurybox.models._types import (
+    ChatMessage,
+    GenerateRequest,
+    JudgeModel,
+    JudgeModelBase,
+    ModelError,
+    ModelResponse,
+    ToolSpec,
+    Usage,
+    as_judge_model,
+)
 
 if TYPE_CHECKING:
     from jurybox.models._anthropic import AnthropicModel
@@ -99,6 +109,7 @@ __all__ = [
     "FleetUnavailableError",
     "GenerateRequest",
     "JudgeModel",
+    "JudgeModelBase",
     "MemoryRateSignal",
     "MeteredModel",
     "ModelConfigError",
@@ -108,7 +119,6 @@ __all__ = [
     "ModelResponse",
     "ModelSpec",
     "ModelTimeoutError",
-    "ModelUsage",
     "OllamaModel",
     "OpenAIModel",
     "Price",
@@ -126,8 +136,10 @@ __all__ = [
     "RetryPolicy",
     "ServerError",
     "Spend",
+    "ToolSpec",
     "Usage",
     "UsageTracker",
+    "as_judge_model",
     "cache_key",
     "cache_key_material",
     "canonical_json",
@@ -149,6 +161,7 @@ __all__ = [
     "probe_all",
     "provider_class",
     "rate_key",
+    "record_failure",
     "record_usage",
     "resolve_model",
     "set_default_model",
