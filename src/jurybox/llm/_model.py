@@ -25,6 +25,8 @@ def resolve(model: ModelRef) -> JudgeModel:
         return resolve_model(model)
     # Duck-typed on purpose: an isinstance check against the runtime Protocol costs more than the
     # rest of a cached judged call.
+    if callable(getattr(model, "complete", None)):
+        return model
     try:
         return as_judge_model(model)
     except TypeError:
