@@ -104,10 +104,10 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as folder:
             tracker, sent = cached(args.provider, base_url, args.cache_calls, args.concurrency, Path(folder))
         total = tracker.total
-        rate = total.cache_hits / max(1, total.cache_hits + total.calls)
+        rate = total.cache_hits / max(1, total.calls)  # a cache hit is a call too
         print(
             f"  cache: repeated run of {args.cache_calls} calls -> hit rate {rate:.0%}, "
-            f"{total.calls} model calls, {sent} requests reached the stub"
+            f"{total.attempts} model requests, {sent} requests reached the stub"
         )
     finally:
         process.terminate()

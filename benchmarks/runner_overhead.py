@@ -85,7 +85,7 @@ class SleepingModel:
         self.latency = latency
         self.connections = 0
 
-    async def generate(self, messages: Any, **_: Any) -> Any:
+    async def complete(self, request: Any) -> Any:
         import asyncio
 
         from jurybox.models import ModelResponse, Usage

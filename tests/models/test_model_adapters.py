@@ -215,19 +215,19 @@ def test_resolve_model(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_openai_schema_copies_are_shared_for_read_only_schemas_only(transport: str) -> None:
     from types import MappingProxyType
 
-    from jurybox.models._openai_wire import _schema_format
+    from jurybox.models._openai_wire import schema_format
 
     frozen = MappingProxyType(
         {**SCHEMA, "properties": MappingProxyType({"score": MappingProxyType({"type": "number"})})}
     )
-    assert _schema_format(frozen) is _schema_format(frozen)  # copied into plain dicts once
+    assert schema_format(frozen) is schema_format(frozen)  # copied into plain dicts once
     from jurybox.models import GenerateRequest
 
     request = GenerateRequest(messages=({"role": "user", "content": "x"},), json_schema=frozen)
     assert request.json_schema is frozen  # so every call of a judge meets the same object
     copied = GenerateRequest(messages=({"role": "user", "content": "x"},), json_schema=dict(SCHEMA)).json_schema
     assert type(copied) is MappingProxyType and copied == SCHEMA
-    assert type(_schema_format(frozen)["schema"]["properties"]) is dict
+    assert type(schema_format(frozen)["schema"]["properties"]) is dict
 
     mutable = json.loads(json.dumps(SCHEMA))
     with StubServer("openai", reply='{"score": 0.9}') as stub:

@@ -37,7 +37,8 @@ async def test_second_identical_call_is_a_hit_with_zero_model_calls(tmp_path: Pa
     assert (first.cached, second.cached) == (False, True)
     assert second.text == first.text and second.usage == first.usage and second.finish_reason == "stop"
     assert second.cost == 0.0 and second.latency == 0.0
-    assert (tracker.total.calls, tracker.total.cache_hits) == (1, 1)
+    # Two calls, one of them a cache hit: one request reached the provider.
+    assert (tracker.total.calls, tracker.total.attempts, tracker.total.cache_hits) == (2, 1, 1)
 
 
 async def test_a_new_model_instance_and_a_new_process_hit_the_same_file(tmp_path: Path) -> None:
@@ -86,7 +87,7 @@ async def test_concurrent_identical_requests_are_sent_once(tmp_path: Path) -> No
     assert len(stub.requests) == 1
     assert {r.text for r in replies} == {"once"}
     assert sum(not r.cached for r in replies) == 1
-    assert (tracker.total.calls, tracker.total.cache_hits) == (1, 9)
+    assert (tracker.total.calls, tracker.total.attempts, tracker.total.cache_hits) == (10, 1, 9)
 
 
 async def test_a_failed_leader_fails_its_followers_and_nothing_is_stored(tmp_path: Path) -> None:

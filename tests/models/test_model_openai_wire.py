@@ -223,8 +223,8 @@ def test_clients_share_one_tls_context_that_verifies(transport: str) -> None:
 
     model = get_model("openai:m", base_url="https://example.invalid/v1", http_transport=transport)
     first, second = (model._make_client(1) for _ in range(2))  # type: ignore[attr-defined]
-    assert openai_adapter._ssl_context() is openai_adapter._ssl_context()
-    context = openai_adapter._ssl_context()
+    assert openai_adapter.ssl_context() is openai_adapter.ssl_context()
+    context = openai_adapter.ssl_context()
     assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
     assert first is not second
 
@@ -446,8 +446,8 @@ async def test_vcrpy_records_and_replays_every_transport(transport: str, tmp_pat
 
 async def test_only_https_base_urls_load_the_tls_context(monkeypatch: pytest.MonkeyPatch) -> None:
     loaded: list[str] = []
-    real = openai_adapter._ssl_context
-    monkeypatch.setattr(openai_adapter, "_ssl_context", lambda: loaded.append("ca") or real())
+    real = openai_adapter.ssl_context
+    monkeypatch.setattr(openai_adapter, "ssl_context", lambda: loaded.append("ca") or real())
     for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
 

@@ -127,11 +127,12 @@ async def test_tracker_sums_calls_hits_tokens_known_cost_and_unknown_calls(tmp_p
             await asyncio.gather(*(unpriced.generate([{"role": "user", "content": "b"}]) for _ in range(2)))
         await unpriced.generate([{"role": "user", "content": "outside"}])  # tracker not active
     total = tracker.total
-    assert (total.calls, total.cache_hits) == (3, 1)
-    assert (total.input_tokens, total.output_tokens) == (3000, 300)
+    # Every call counts, the cache hit too (with its original call's tokens, at no cost).
+    assert (total.calls, total.attempts, total.cache_hits) == (4, 3, 1)
+    assert (total.input_tokens, total.output_tokens) == (4000, 400)
     assert total.cost == pytest.approx((1000 * 0.15 + 100 * 0.60) / 1e6)
-    assert total.unknown_cost_calls == 2 and not total.cost_known
-    assert tracker.by_model["openai:house-model"].unknown_cost_calls == 2
+    assert total.unpriced_calls == 2 and not total.cost_known
+    assert tracker.by_model["openai:house-model"].unpriced_calls == 2
     assert tracker.to_dict()["total"]["cost_known"] is False
 
 
@@ -143,4 +144,4 @@ async def test_nested_trackers_and_fake_models_are_counted() -> None:
         with inner.activate():
             await fake.generate([{"role": "user", "content": "two"}])
     assert (outer.total.calls, inner.total.calls) == (2, 1)
-    assert outer.total.cost == 0.5 and outer.total.unknown_cost_calls == 1
+    assert outer.total.cost == 0.5 and outer.total.unpriced_calls == 1

@@ -13,6 +13,7 @@ from typing import Any
 from jurybox.agents import ClarificationDetector, FollowUpWriter, heuristic_is_clarification
 from jurybox.core import Context, Status
 from jurybox.llm import Template, clarification
+from jurybox.models import GenerateRequest, as_judge_model
 
 FOLLOW_UP = Template(
     system=(
@@ -45,9 +46,11 @@ def follow_up_writer(model: Any) -> FollowUpWriter | None:
     """A writer that answers the agent's question as the user would, or None without a judge model."""
     if model is None:
         return None
+    writer = as_judge_model(model)
 
     async def write(question: str, context: Context) -> str:
-        response = await model.generate(FOLLOW_UP.render(context.replace(output=question), {}), temperature=0.0)
+        messages = FOLLOW_UP.render(context.replace(output=question), {})
+        response = await writer.complete(GenerateRequest(tuple(messages), temperature=0.0))
         answer = str(response.text).strip()
         if not answer:
             raise ValueError(f"the judge model wrote an empty answer to the agent's question {question!r}")

@@ -27,7 +27,7 @@ from jurybox.llm._reading import Found, Reading
 from jurybox.llm._template import Template, TemplateError
 from jurybox.llm._text import first_member, json_spans, strip_think
 from jurybox.llm._workspace_tools import COMMAND_TIMEOUT, TOOLS, ToolRefused, WorkspaceTools, workspace_tools
-from jurybox.models import ChatMessage, JudgeModel
+from jurybox.models import ChatMessage, GenerateRequest, JudgeModel
 
 ACTIONS = (*TOOLS, "verdict")
 ACTION_SCHEMA: dict[str, Any] = {
@@ -183,7 +183,7 @@ class _Loop:
         conversation = [system, first[1]]
         for step in range(1, self.judge.max_steps + 1):
             try:
-                response = await self.model.generate(conversation, temperature=0.0, json_schema=ACTION_SCHEMA)
+                response = await self.model.complete(GenerateRequest(tuple(conversation), json_schema=ACTION_SCHEMA))
             except Exception as exc:
                 reason = f"judge model {self.model.name} failed at step {step}: {error_reason(exc)}"
                 return Judgment.errored(reason, exception=exc, metadata=self.metadata())

@@ -17,7 +17,7 @@ from jurybox.llm._planted import Material, data_blocks
 from jurybox.llm._preface import CONVERSATION_CHARS, judge_prompt, what_it_sees
 from jurybox.llm._reading import read_verdict
 from jurybox.llm._template import Template, TemplateError, Value
-from jurybox.models import ChatMessage, JudgeModel, ModelResponse
+from jurybox.models import ChatMessage, GenerateRequest, JudgeModel, ModelResponse
 
 OnParseFailure = Literal["abstain", "error"]
 #: Temperature used for self-consistency samples when none is given: a vote among
@@ -251,13 +251,10 @@ class LLMJudge:
         replies: list[ModelResponse] = []
         for _ in range(self.retries + 1):
             try:
-                response = await model.generate(
-                    conversation,
-                    temperature=self.temperature,
-                    max_tokens=self.max_tokens,
-                    json_schema=self.classifier.json_schema,
-                    seed=seed,
+                request = GenerateRequest(
+                    tuple(conversation), self.temperature, self.max_tokens, self.classifier.json_schema, seed
                 )
+                response = await model.complete(request)
             except Exception as exc:
                 # One line a person can act on; the exception itself stays in the judgment's error.
                 reason = f"judge model {model.name} failed: {error_reason(exc)}"

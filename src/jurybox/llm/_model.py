@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jurybox.models import JudgeModel, resolve_model
+from jurybox.models import JudgeModel, as_judge_model, resolve_model
 
 #: What a judge factory's ``model=`` accepts: a model, a ``provider:model`` spec, or None
 #: for the configured judge model.
@@ -25,6 +25,11 @@ def resolve(model: ModelRef) -> JudgeModel:
         return resolve_model(model)
     # Duck-typed on purpose: an isinstance check against the runtime Protocol costs more than the
     # rest of a cached judged call.
-    if not callable(getattr(model, "generate", None)):
-        raise TypeError(f"model must be a JudgeModel, a 'provider:model' string or None, got {type(model).__name__}")
-    return model
+    if callable(getattr(model, "complete", None)):
+        return model
+    try:
+        return as_judge_model(model)
+    except TypeError:
+        raise TypeError(
+            f"model must be a JudgeModel, a 'provider:model' string or None, got {type(model).__name__}"
+        ) from None

@@ -1,4 +1,4 @@
-"""Judge models: the JudgeModel protocol, providers, FakeModel, cache, retries and cost."""
+"""Judge models: one request (``GenerateRequest``) in, one reply out; providers, FakeModel, cache, retries and spend."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from jurybox.models._fake import FakeModel
 from jurybox.models._fleet import FleetModel
 from jurybox.models._fleet_routes import FleetUnavailableError
 from jurybox.models._limiter import AdaptiveLimiter
-from jurybox.models._meter import MeteredModel, Spend, start_case_spend
+from jurybox.models._meter import MeteredModel, start_case_spend
 from jurybox.models._prices import DEFAULT_PRICES, Price, cost_of, get_price, load_prices, set_price
 from jurybox.models._probe import PROBE_TIMEOUT, ProbeTarget, openai_compatible_target, probe, probe_all
 from jurybox.models._providers import (
@@ -69,8 +69,18 @@ from jurybox.models._registry import (
 from jurybox.models._retry import RetryPolicy, parse_retry_after
 from jurybox.models._shares import split_evenly, use_connection_share
 from jurybox.models._spec import ModelSpec
-from jurybox.models._types import ChatMessage, GenerateRequest, JudgeModel, ModelError, ModelResponse, Usage
-from jurybox.models._usage import ModelUsage, UsageTracker, record_usage
+from jurybox.models._spend import Spend, UsageTracker, record_failure, record_usage
+from jurybox.models._types import (
+    ChatMessage,
+    GenerateRequest,
+    JudgeModel,
+    JudgeModelBase,
+    ModelError,
+    ModelResponse,
+    ToolSpec,
+    Usage,
+    as_judge_model,
+)
 
 if TYPE_CHECKING:
     from jurybox.models._anthropic import AnthropicModel
@@ -108,6 +118,7 @@ __all__ = [
     "FleetUnavailableError",
     "GenerateRequest",
     "JudgeModel",
+    "JudgeModelBase",
     "MemoryRateSignal",
     "MeteredModel",
     "ModelConfigError",
@@ -117,7 +128,6 @@ __all__ = [
     "ModelResponse",
     "ModelSpec",
     "ModelTimeoutError",
-    "ModelUsage",
     "OllamaModel",
     "OpenAIModel",
     "Price",
@@ -136,8 +146,10 @@ __all__ = [
     "RetryPolicy",
     "ServerError",
     "Spend",
+    "ToolSpec",
     "Usage",
     "UsageTracker",
+    "as_judge_model",
     "cache_key",
     "cache_key_material",
     "canonical_json",
@@ -161,6 +173,7 @@ __all__ = [
     "provider_info",
     "provider_names",
     "rate_key",
+    "record_failure",
     "record_usage",
     "register_provider",
     "resolve_model",

@@ -1,4 +1,7 @@
-"""Anthropic Messages API via the official SDK; structured output through a forced tool call."""
+"""Anthropic Messages API via the official SDK: the body built from a request, the reply read back.
+
+Structured output goes through a forced tool call; a request's own tools are sent as tools.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +12,13 @@ from typing import Any
 import anthropic
 import httpx2
 
+from jurybox.core import ToolCall
 from jurybox.models._base import ProviderModel, resolve_api_key, status_error
-from jurybox.models._cache import plain
 from jurybox.models._errors import EmptyResponseError, ProviderError
 from jurybox.models._probe import ProbeTarget
 from jurybox.models._providers import key_variable
-from jurybox.models._types import GenerateRequest, ModelResponse, Usage
+from jurybox.models._tool_calls import tool_call
+from jurybox.models._types import GenerateRequest, ModelResponse, Usage, plain
 
 DEFAULT_MAX_TOKENS = 4096  # Anthropic requires max_tokens; judge replies fit comfortably
 STRUCTURED_TOOL = "record_answer"
@@ -32,7 +36,8 @@ class AnthropicModel(ProviderModel):
 
     System messages go to the top-level ``system`` field. A JSON schema (an object schema)
     becomes a tool the model must call, and the tool's input is the reply text (as JSON);
-    other schemas fall back to plain text. The Messages API of the anthropic SDK in use
+    other schemas, and any schema of a request that offers tools of its own, fall back to
+    plain text. The Messages API of the anthropic SDK in use
     (2.x) has no ``temperature`` or ``seed``: they are not sent (they still separate cache
     entries); for a model that accepts it, send one with ``params={"temperature": 0}``.
     """
@@ -87,7 +92,12 @@ class AnthropicModel(ProviderModel):
         if system:
             body["system"] = system
         schema = request.json_schema
-        if schema is not None and self.structured_output and schema.get("type") == "object":
+        if request.tools:
+            body["tools"] = [
+                {"name": tool.name, "description": tool.description, "input_schema": plain(tool.parameters)}
+                for tool in request.tools
+            ]
+        elif schema is not None and self.structured_output and schema.get("type") == "object":
             body["tools"] = [
                 {
                     "name": STRUCTURED_TOOL,
@@ -107,7 +117,7 @@ class AnthropicModel(ProviderModel):
                 message = await stream.get_final_message()
         else:
             message = await client.messages.create(**body)
-        return _from_message(message.model_dump(mode="json"), structured="tools" in body)
+        return _from_message(message.model_dump(mode="json"), structured="tool_choice" in body)
 
     def _translate(self, error: Exception) -> ProviderError | None:
         if isinstance(error, anthropic.APITimeoutError):
@@ -128,12 +138,15 @@ class AnthropicModel(ProviderModel):
 def _from_message(data: dict[str, Any], *, structured: bool) -> ModelResponse:
     texts: list[str] = []
     tool_input: Any = None
+    calls: list[ToolCall] = []
     for block in data.get("content") or []:
         if block.get("type") == "text":
             texts.append(block.get("text") or "")
-        elif block.get("type") == "tool_use" and structured and tool_input is None:
+        elif block.get("type") == "tool_use" and structured:
             # We forced our one tool, so a tool_use block is the answer whatever a proxy named it.
-            tool_input = block.get("input")
+            tool_input = block.get("input") if tool_input is None else tool_input
+        elif block.get("type") == "tool_use":  # a call of one of the request's own tools
+            calls.append(tool_call(block.get("name"), block.get("input"), block.get("id"), provider="anthropic"))
     # The forced tool's input is the structured answer; without it (a refusal, max_tokens) keep the text.
     text = json.dumps(tool_input, ensure_ascii=False) if tool_input is not None else "".join(texts)
     usage = data.get("usage") or {}
@@ -142,4 +155,5 @@ def _from_message(data: dict[str, Any], *, structured: bool) -> ModelResponse:
         usage=Usage(usage.get("input_tokens"), usage.get("output_tokens")),
         finish_reason=data.get("stop_reason"),
         raw=data,
+        tool_calls=tuple(calls),
     )

@@ -7,8 +7,8 @@ import dataclasses
 import os
 import time
 import weakref
-from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from abc import abstractmethod
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -31,9 +31,8 @@ from jurybox.models._probe import EndpointCheck
 from jurybox.models._rate_signal import rate_key
 from jurybox.models._retry import RetryPolicy, parse_retry_after
 from jurybox.models._shares import connection_share, split_evenly
-from jurybox.models._single_flight import cache_of, cached_single_flight, caches_reply
-from jurybox.models._types import ChatMessage, GenerateRequest, ModelResponse
-from jurybox.models._usage import record_usage
+from jurybox.models._single_flight import ResponseCaching
+from jurybox.models._types import GenerateRequest, JudgeModelBase, ModelResponse
 
 DEFAULT_CONCURRENCY = 16
 DEFAULT_TIMEOUT = 60.0
@@ -73,7 +72,7 @@ class _LoopState:
         return lane
 
 
-class ProviderModel(EndpointCheck, ABC):
+class ProviderModel(ResponseCaching, EndpointCheck, JudgeModelBase):
     """Base of the models ``get_model`` builds.
 
     A subclass says how to build its client, send one request and translate its
@@ -188,10 +187,6 @@ class ProviderModel(EndpointCheck, ABC):
         """
         return connection_share(self.concurrency)
 
-    def cache_enabled_for(self, request: GenerateRequest) -> bool:
-        """Whether this request's reply is read from and written to the cache."""
-        return caches_reply(self.cache_setting, request)
-
     def cache_key_material(self, request: GenerateRequest) -> dict[str, Any]:
         """What this request's cache key is made of (``jurybox cache explain`` prints it)."""
         return cache_key_material(
@@ -202,44 +197,27 @@ class ProviderModel(EndpointCheck, ABC):
             options={**self.params, **({"structured_output": False} if not self.structured_output else {})},
         )
 
-    @property
-    def cache(self) -> CacheBackend:
-        return cache_of(self.cache_setting, self.cache_path)
-
-    async def generate(
-        self,
-        messages: Sequence[ChatMessage | Mapping[str, Any]],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        json_schema: Mapping[str, Any] | None = None,
-        seed: int | None = None,
-    ) -> ModelResponse:
+    async def complete(self, request: GenerateRequest) -> ModelResponse:
         """Ask the model; see the JudgeModel protocol. Raises ProviderError subclasses on failure."""
-        request = GenerateRequest(tuple(map(ChatMessage.coerce, messages)), temperature, max_tokens, json_schema, seed)
         state = self._state()
         if state.closer is None:
-            # An async generator the loop knows about: asyncio.run() (and pytest-asyncio) close
-            # it at loop shutdown, which closes this loop's HTTP clients instead of leaking them.
-            state.closer = self._close_at_loop_end(state)
-            await anext(state.closer)
-        if not self.cache_enabled_for(request):
-            response = await self._call_with_retries(state, request)
-        else:
-            response = await self._cached_call(state, request)
-        record_usage(response)
-        return response
+            await self._close_with_the_loop(state)
+        return await self._answer(state.inflight, request, self._call_with_retries, state)
 
-    def forget(self, response: ModelResponse) -> bool:
-        """Take ``response`` out of the response cache, so the same request asks the model again.
+    async def send_uncached(self, request: GenerateRequest) -> ModelResponse:
+        """One call through this model's limiter, pool and retries: no cache, not counted.
 
-        For a reply that turned out to be unusable (a judge could not read a verdict in it):
-        at temperature 0 a cached reply is otherwise replayed on every later run. True when
-        an entry was removed; False for a reply that was never cached.
+        What a judge fleet asks of each of its endpoints; the fleet caches and counts the call.
         """
-        if response.cache_key is None:
-            return False
-        return self.cache.delete(response.cache_key)
+        state = self._state()
+        if state.closer is None:
+            await self._close_with_the_loop(state)
+        return await self._call_with_retries(state, request)
+
+    def loop_limiter(self) -> AdaptiveLimiter | None:
+        """The concurrency limiter of the running event loop; None before this loop's first call."""
+        state = self._states.get(asyncio.get_running_loop())
+        return None if state is None else state.limiter
 
     async def aclose(self) -> None:
         """Close the HTTP clients of the running event loop.
@@ -254,6 +232,12 @@ class ProviderModel(EndpointCheck, ABC):
             await state.closer.aclose()
         else:
             await self._close_lanes(state)
+
+    async def _close_with_the_loop(self, state: _LoopState) -> None:
+        # An async generator the loop knows about: asyncio.run() (and pytest-asyncio) close
+        # it at loop shutdown, which closes this loop's HTTP clients instead of leaking them.
+        state.closer = self._close_at_loop_end(state)
+        await anext(state.closer)
 
     async def _close_at_loop_end(self, state: _LoopState) -> AsyncGenerator[None, None]:
         try:
@@ -287,15 +271,6 @@ class ProviderModel(EndpointCheck, ABC):
             lanes = [_Lane(self._make_client(size), size) for size in split_evenly(limit, -(-limit // LANE_SIZE))]
             state = self._states[loop] = _LoopState(lanes, limiter)
         return state
-
-    async def _cached_call(self, state: _LoopState, request: GenerateRequest) -> ModelResponse:
-        return await cached_single_flight(
-            self.cache,
-            self.cache_key_material(request),
-            state.inflight,
-            lambda: self._call_with_retries(state, request),
-            lambda: self._cached_call(state, request),
-        )
 
     async def _call_with_retries(self, state: _LoopState, request: GenerateRequest) -> ModelResponse:
         policy = self.retry

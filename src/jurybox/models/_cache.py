@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from jurybox.models._types import GenerateRequest, ModelResponse, Usage
+from jurybox.core import ToolCall
+from jurybox.models._types import GenerateRequest, ModelResponse, Usage, plain
 
 #: Bump when the key material or the stored record changes shape, so old entries stop matching.
 CACHE_VERSION = 1
@@ -53,15 +54,6 @@ def cache_disabled_by_env() -> bool:
     return os.environ.get("JURYBOX_CACHE", "").strip().lower() in _OFF
 
 
-def plain(value: Any) -> Any:
-    """Mappings and sequences as dicts and lists, so they serialize the same however they were built."""
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return value
-
-
 def canonical_json(value: Any) -> str:
     """One text per value: sorted keys, no spaces, unicode kept."""
     return json.dumps(plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -81,10 +73,13 @@ def cache_key_material(
         provider: ``openai``, ``anthropic``, ``ollama``...
         model: The provider's model name.
         base_url: The server the request goes to (a local vLLM and OpenAI differ).
-        request: Messages, temperature, max tokens, JSON schema and seed.
+        request: Messages, temperature, max tokens, JSON schema, seed and tools.
         options: Other generation options the provider receives (e.g. ``top_p``).
+
+    A request without tools has no ``tools`` entry: its key is the one it had before requests
+    could carry tools, so caches written then still hit.
     """
-    return {
+    material = {
         "version": CACHE_VERSION,
         "provider": provider,
         "model": model,
@@ -98,6 +93,9 @@ def cache_key_material(
             **plain(dict(options or {})),
         },
     }
+    if request.tools:
+        material["tools"] = [tool.to_dict() for tool in request.tools]
+    return material
 
 
 def cache_key(material: Mapping[str, Any]) -> str:
@@ -178,6 +176,10 @@ def encode_response(response: ModelResponse) -> str:
         "cost": response.cost,
         "raw": response.raw,
     }
+    if response.tool_calls:  # only then: a record without them is the one written before tools
+        record["tool_calls"] = [
+            {"name": call.name, "arguments": plain(call.arguments), "id": call.id} for call in response.tool_calls
+        ]
     return json.dumps(record, ensure_ascii=False, default=str)
 
 
@@ -196,6 +198,10 @@ def decode_response(key: str, stored: str | bytes) -> ModelResponse | None:
             cached=True,
             raw=data.get("raw"),
             cache_key=key,
+            tool_calls=tuple(
+                ToolCall(name=call["name"], arguments=call.get("arguments") or {}, id=call.get("id"))
+                for call in data.get("tool_calls") or ()
+            ),
         )
     except (ValueError, KeyError, TypeError, AttributeError):
         return None

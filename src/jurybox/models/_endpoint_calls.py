@@ -1,7 +1,7 @@
 """Per-endpoint call counts of a judge fleet, for whoever is counting (a run, a case, a test).
 
 A fleet records every request it sends (answered or failed) in the tallies active in the
-current context, as ``record_usage`` does for replies. A ContextVar follows the asyncio task,
+current context, as ``record_usage`` does for calls. A ContextVar follows the asyncio task,
 so a case's tally sees only its own calls, even with hundreds of cases in flight.
 """
 
@@ -31,9 +31,9 @@ _active: ContextVar[tuple[EndpointTally, ...]] = ContextVar("jurybox_endpoint_ta
 
 
 @contextmanager
-def count_endpoint_calls() -> Iterator[EndpointTally]:
-    """Count, by endpoint, the fleet requests made in this context until the block ends."""
-    tally: EndpointTally = {}
+def count_endpoint_calls(into: EndpointTally | None = None) -> Iterator[EndpointTally]:
+    """Count, by endpoint, the fleet requests made in this context until the block ends (into ``into`` if given)."""
+    tally: EndpointTally = {} if into is None else into
     token = _active.set((*_active.get(), tally))
     try:
         yield tally

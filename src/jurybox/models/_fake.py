@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from jurybox.models._types import ChatMessage, GenerateRequest, ModelError, ModelResponse, Usage
-from jurybox.models._usage import record_usage
+from jurybox.models._spend import record_failure, record_usage
+from jurybox.models._types import GenerateRequest, JudgeModelBase, ModelError, ModelResponse, Usage
 
 Reply = str | ModelResponse | BaseException
 ReplyFunction = Callable[[GenerateRequest], Any]
 
 
-class FakeModel:
+class FakeModel(JudgeModelBase):
     """A scripted judge model.
 
     Args:
@@ -40,19 +40,14 @@ class FakeModel:
     def calls(self) -> int:
         return len(self.requests)
 
-    async def generate(
-        self,
-        messages: Sequence[ChatMessage | Mapping[str, Any]],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        json_schema: Mapping[str, Any] | None = None,
-        seed: int | None = None,
-    ) -> ModelResponse:
-        request = GenerateRequest(tuple(map(ChatMessage.coerce, messages)), temperature, max_tokens, json_schema, seed)
+    async def complete(self, request: GenerateRequest) -> ModelResponse:
         self.requests.append(request)
-        response = await self._respond(request)
-        record_usage(response)  # active UsageTrackers count fake calls like real ones
+        try:
+            response = await self._respond(request)
+        except Exception as error:
+            record_failure(error, self.name)  # active UsageTrackers count fake calls like real ones
+            raise
+        record_usage(response)
         return response
 
     async def _respond(self, request: GenerateRequest) -> ModelResponse:

@@ -17,7 +17,7 @@ import asyncio
 import dataclasses
 import threading
 import weakref
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,9 +29,8 @@ from jurybox.models._errors import ModelConfigError, ProviderError
 from jurybox.models._fleet_routes import RoutePolicy, Routes
 from jurybox.models._providers import provider_class
 from jurybox.models._retry import RetryPolicy
-from jurybox.models._single_flight import cache_of, cached_single_flight, caches_reply
-from jurybox.models._types import ChatMessage, GenerateRequest, ModelResponse
-from jurybox.models._usage import record_usage
+from jurybox.models._single_flight import ResponseCaching
+from jurybox.models._types import GenerateRequest, JudgeModelBase, ModelResponse
 
 #: What a fleet's cache key says in place of a server: the reply depends on the model, not on
 #: which of the fleet's endpoints served it.
@@ -45,7 +44,7 @@ class _FleetLoop:
     closer: AsyncGenerator[None, None] | None = None
 
 
-class FleetModel:
+class FleetModel(ResponseCaching, JudgeModelBase):
     """``openai:<model>`` served by several OpenAI-compatible endpoints.
 
     Built by ``get_model("openai:my-judge@http://a:8000/v1,http://b:8000/v1")`` (or a suite's
@@ -145,40 +144,14 @@ class FleetModel:
         state = self._loops.get(asyncio.get_running_loop())
         return {} if state is None else state.routes.out_of_service()
 
-    def cache_enabled_for(self, request: GenerateRequest) -> bool:
-        """Whether this request's reply is read from and written to the cache (as ``ProviderModel``)."""
-        return caches_reply(self.cache_setting, request)
-
     def cache_key_material(self, request: GenerateRequest) -> dict[str, Any]:
         """What this request's cache key is made of: an endpoint's, with the fleet in place of the server."""
         return {**self.members[0].cache_key_material(request), "base_url": FLEET_BASE_URL}
 
-    @property
-    def cache(self) -> CacheBackend:
-        return cache_of(self.cache_setting, self.cache_path)
-
-    async def generate(
-        self,
-        messages: Sequence[ChatMessage | Mapping[str, Any]],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        json_schema: Mapping[str, Any] | None = None,
-        seed: int | None = None,
-    ) -> ModelResponse:
+    async def complete(self, request: GenerateRequest) -> ModelResponse:
         """Ask the model on the least busy endpoint; see the JudgeModel protocol."""
-        request = GenerateRequest(tuple(map(ChatMessage.coerce, messages)), temperature, max_tokens, json_schema, seed)
         state = await self._loop_state()
-        if self.cache_enabled_for(request):
-            response = await self._cached_call(state, request)
-        else:
-            response = await self._dispatch(state, request)
-        record_usage(response)
-        return response
-
-    def forget(self, response: ModelResponse) -> bool:
-        """Take ``response`` out of the response cache (see ``ProviderModel.forget``)."""
-        return False if response.cache_key is None else self.cache.delete(response.cache_key)
+        return await self._answer(state.inflight, request, self._dispatch, state)
 
     async def aclose(self) -> None:
         """Stop this loop's probes and close every endpoint's HTTP clients."""
@@ -214,15 +187,6 @@ class FleetModel:
         finally:
             state.routes.stop_probes()
 
-    async def _cached_call(self, state: _FleetLoop, request: GenerateRequest) -> ModelResponse:
-        return await cached_single_flight(
-            self.cache,
-            self.cache_key_material(request),
-            state.inflight,
-            lambda: self._dispatch(state, request),
-            lambda: self._cached_call(state, request),
-        )
-
     async def _dispatch(self, state: _FleetLoop, request: GenerateRequest) -> ModelResponse:
         policy = self.retry
         attempt = moves = 0
@@ -235,7 +199,7 @@ class FleetModel:
             attempt += 1
             route.in_flight += 1
             try:
-                response = await _one_attempt(route.member, request)
+                response = await route.member.send_uncached(request)
             except ProviderError as error:
                 self._count(route.url, ok=False)
                 error.attempts = attempt
@@ -265,13 +229,3 @@ class FleetModel:
                 counts.calls += 1
             else:
                 counts.errors += 1
-
-
-async def _one_attempt(member: ProviderModel, request: GenerateRequest) -> ModelResponse:
-    """One request through ``member``'s limiter and pool (its policy allows no retry), uncached."""
-    state = member._state()
-    if state.closer is None:
-        # As ProviderModel.generate does: the loop's shutdown then closes this member's clients.
-        state.closer = member._close_at_loop_end(state)
-        await anext(state.closer)
-    return await member._call_with_retries(state, request)

@@ -162,10 +162,10 @@ def _rests_until(route: Route) -> float:
     limiter = route.limiter
     if limiter is None:
         # Not made here: an endpoint that never took a call on this loop has no limiter (nor clients) yet.
-        state = route.member._states.get(asyncio.get_running_loop())
-        if state is None:
+        limiter = route.member.loop_limiter()
+        if limiter is None:
             return route.resting_until
-        limiter = route.limiter = state.limiter
+        route.limiter = limiter
     return max(route.resting_until, limiter.paused_until)
 
 

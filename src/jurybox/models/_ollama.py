@@ -1,4 +1,7 @@
-"""Ollama's native chat API (/api/chat) over httpx; JSON schema through ``format``."""
+"""Ollama's native chat API (/api/chat) over httpx: the body built from a request, the reply read back.
+
+A JSON schema goes through ``format``, a request's tools through ``tools``.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +11,12 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from jurybox.core import read_json
+from jurybox.core import ToolCall, read_json
 from jurybox.models._base import ProviderModel, status_error
-from jurybox.models._cache import plain
 from jurybox.models._errors import EmptyResponseError, ProviderError
 from jurybox.models._probe import ProbeTarget
-from jurybox.models._types import GenerateRequest, ModelResponse, Usage
+from jurybox.models._tool_calls import tool_call
+from jurybox.models._types import GenerateRequest, ModelResponse, Usage, plain
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 
@@ -77,6 +80,8 @@ class OllamaModel(ProviderModel):
         }
         if request.json_schema is not None and self.structured_output:
             body["format"] = plain(request.json_schema)
+        if request.tools:
+            body["tools"] = [{"type": "function", "function": tool.to_dict()} for tool in request.tools]
         return body
 
     async def _send(self, client: httpx.AsyncClient, request: GenerateRequest) -> ModelResponse:
@@ -125,6 +130,7 @@ def _json(line: str) -> dict[str, Any]:
 def _from_lines(lines: list[dict[str, Any]]) -> ModelResponse:
     """One reply from a non-streamed object or the NDJSON objects of a stream."""
     parts: list[str] = []
+    calls: list[ToolCall] = []
     final: dict[str, Any] = {}
     for line in lines:
         if "error" in line:
@@ -132,6 +138,8 @@ def _from_lines(lines: list[dict[str, Any]]) -> ModelResponse:
             raise ProviderError("the server reported an error", provider="ollama", provider_message=str(line["error"]))
         message = line.get("message") or {}
         parts.append(message.get("content") or "")
+        if message.get("tool_calls"):
+            calls += _tool_calls(message["tool_calls"])
         if line.get("done"):
             final = line
     if not final:
@@ -141,4 +149,18 @@ def _from_lines(lines: list[dict[str, Any]]) -> ModelResponse:
         usage=Usage(final.get("prompt_eval_count"), final.get("eval_count")),
         finish_reason=final.get("done_reason"),
         raw=lines[0] if len(lines) == 1 else {"stream": lines},
+        tool_calls=tuple(calls),
     )
+
+
+def _tool_calls(calls: Any) -> list[ToolCall]:
+    """A message's ``tool_calls``: ``[{"function": {"name": ..., "arguments": {...}}}]``."""
+    if not isinstance(calls, list):
+        raise ProviderError("unusable response: the message's tool_calls are not a list", provider="ollama")
+    read = []
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            raise ProviderError("unusable response: a tool call has no function", provider="ollama")
+        read.append(tool_call(function.get("name"), function.get("arguments"), call.get("id"), provider="ollama"))
+    return read

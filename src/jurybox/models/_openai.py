@@ -1,13 +1,13 @@
 """OpenAI and OpenAI-compatible servers (vLLM, LM Studio, llama.cpp, Together...) via the official SDK.
 
-``OpenAIModel`` builds the request and picks the path a call takes; the transports
-and the direct aiohttp path live in ``_openai_transport.py``, reading the reply in
+``OpenAIModel`` picks the path a call takes (the direct aiohttp path, or the SDK) and
+maps failures to ProviderErrors; the pieces the paths are made of (TLS, proxies, the
+direct client) live in ``_openai_transport.py``, the JSON sent and read back in
 ``_openai_wire.py``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import weakref
 from dataclasses import replace
@@ -19,18 +19,18 @@ import openai
 from jurybox.models._base import ProviderModel, resolve_api_key, status_error
 from jurybox.models._errors import ModelConfigError, ProviderError
 from jurybox.models._openai_transport import (
-    _HTTP_CLIENTS,
-    _PLAIN_HTTP_TLS,
+    PLAIN_HTTP_TLS,
+    SDK_HTTP_CLIENTS,
+    DirectClient,
     DirectStatusError,
-    _DirectClient,
-    _dropped_connection,
-    _env_proxy,
-    _proxy_configured,
-    _SendsNothing,
-    _ssl_context,
+    SendsNothing,
     aiohttp_installed,
+    dropped_connection,
+    env_proxy,
+    proxy_configured,
+    ssl_context,
 )
-from jurybox.models._openai_wire import _from_chunks, _from_completion, _json_body, _json_default, _schema_format
+from jurybox.models._openai_wire import chat_completions_body, encode_body, from_chunks, from_completion, json_object
 from jurybox.models._probe import ProbeTarget, openai_compatible_target
 from jurybox.models._providers import provider_info
 from jurybox.models._types import GenerateRequest, ModelResponse
@@ -122,7 +122,7 @@ class OpenAIModel(ProviderModel):
         }
         self._completions_urls: weakref.WeakKeyDictionary[openai.AsyncOpenAI, str] = weakref.WeakKeyDictionary()
         # The direct path's aiohttp session (and what it sends) for each SDK client, made by _make_client.
-        self._direct: weakref.WeakKeyDictionary[openai.AsyncOpenAI, _DirectClient] = weakref.WeakKeyDictionary()
+        self._direct: weakref.WeakKeyDictionary[openai.AsyncOpenAI, DirectClient] = weakref.WeakKeyDictionary()
 
     def probe_target(self) -> ProbeTarget:
         target = openai_compatible_target(
@@ -141,10 +141,10 @@ class OpenAIModel(ProviderModel):
         if self.http_transport == "direct" and not self.stream:
             # The direct path sends every call; the SDK client only supplies URL and headers, so it
             # gets no connection pool (whose setup imports httpcore2 and loads CAs: ~0.1 s of CPU).
-            http_client = httpx2.AsyncClient(transport=_SendsNothing())
+            http_client = httpx2.AsyncClient(transport=SendsNothing())
         else:
-            tls = _ssl_context() if self._uses_tls() else _PLAIN_HTTP_TLS
-            http_client = _HTTP_CLIENTS[self.http_transport](limits=limits, timeout=self.timeout, verify=tls)
+            tls = ssl_context() if self._uses_tls() else PLAIN_HTTP_TLS
+            http_client = SDK_HTTP_CLIENTS[self.http_transport](limits=limits, timeout=self.timeout, verify=tls)
         client = openai.AsyncOpenAI(
             api_key=self._api_key,
             organization=self.organization,
@@ -155,8 +155,8 @@ class OpenAIModel(ProviderModel):
         )
         if self.http_transport == "direct":
             url = self._completions_url(client)
-            self._direct[client] = _DirectClient(
-                url, self._direct_headers(client), connections, limits.keepalive_expiry, _env_proxy(url)
+            self._direct[client] = DirectClient(
+                url, self._direct_headers(client), connections, limits.keepalive_expiry, env_proxy(url)
             )
         return client
 
@@ -196,7 +196,7 @@ class OpenAIModel(ProviderModel):
 
     def _uses_tls(self) -> bool:
         """Whether calls go over https (or a proxy might need TLS): only then is the CA bundle loaded."""
-        return not self.effective_base_url.lower().startswith("http://") or _proxy_configured()
+        return not self.effective_base_url.lower().startswith("http://") or proxy_configured()
 
     def _completions_url(self, client: openai.AsyncOpenAI) -> str:
         """The absolute Chat Completions URL of ``client``, merged from its base URL as the SDK would."""
@@ -210,23 +210,14 @@ class OpenAIModel(ProviderModel):
 
     def request_body(self, request: GenerateRequest) -> dict[str, Any]:
         """The Chat Completions arguments for ``request``."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [m.to_dict() for m in request.messages],
-            "temperature": request.temperature,
-        }
-        if request.max_tokens is not None:
-            body[self.max_tokens_param] = request.max_tokens
-        if request.seed is not None:
-            body["seed"] = request.seed
-        if request.json_schema is not None and self.structured_output:
-            body["response_format"] = {"type": "json_schema", "json_schema": _schema_format(request.json_schema)}
-        if self.stream:
-            body["stream"] = True
-            body["stream_options"] = {"include_usage": True}
-        if self.params:
-            body["extra_body"] = dict(self.params)
-        return body
+        return chat_completions_body(
+            request,
+            model=self.model,
+            max_tokens_param=self.max_tokens_param,
+            structured_output=self.structured_output,
+            stream=self.stream,
+            params=self.params,
+        )
 
     async def _send(self, client: openai.AsyncOpenAI, request: GenerateRequest) -> ModelResponse:
         try:
@@ -251,7 +242,7 @@ class OpenAIModel(ProviderModel):
                 body.update(extra)
             direct = self._direct.get(client)
             if direct is not None:
-                return _from_completion(await self._post_direct(direct, body))
+                return from_completion(await self._post_direct(direct, body))
             # The SDK's generic ``post`` (its documented way to send any request) instead of
             # ``chat.completions.create``: the same client, auth, headers, timeouts and error
             # classes, without re-walking our plain-JSON body against the SDK's typed params
@@ -263,14 +254,14 @@ class OpenAIModel(ProviderModel):
                 cast_to=httpx2.Response,
                 options=self._request_options,
             )
-            return _from_completion(_json_body(reply.content, lambda: reply.text))
+            return from_completion(json_object(reply.content, lambda: reply.text))
         chunks: list[dict[str, Any]] = []
         stream = await client.chat.completions.create(**body)
         async for chunk in stream:
             chunks.append(chunk.model_dump(mode="json", exclude_unset=True))
-        return _from_chunks(chunks)
+        return from_chunks(chunks)
 
-    async def _post_direct(self, direct: _DirectClient, body: dict[str, Any]) -> dict[str, Any]:
+    async def _post_direct(self, direct: DirectClient, body: dict[str, Any]) -> dict[str, Any]:
         """One Chat Completions POST with the model's own aiohttp session; the reply's JSON object.
 
         Raises ModelTimeoutError or ModelConnectionError (as ``_translate`` maps the SDK's errors)
@@ -281,10 +272,7 @@ class OpenAIModel(ProviderModel):
         session = direct.session
         if session is None or session.closed:
             session = direct.session = self._direct_session(direct)
-        # The bytes the SDK sends (openai._utils._json.openapi_dumps, without its datetime/pydantic extras).
-        data = json.dumps(
-            body, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default
-        ).encode()
+        data = encode_body(body)  # the bytes the SDK would send
         try:
             async with session.post(direct.url, data=data, headers=direct.headers, proxy=direct.proxy) as reply:
                 content = await reply.read()
@@ -295,9 +283,9 @@ class OpenAIModel(ProviderModel):
             raise self._timeout_error() from error
         except aiohttp.ClientError as error:  # refused, reset, disconnected, dropped mid-body, bad URL
             raise self._connection_error(error) from error
-        return _json_body(content, lambda: content.decode("utf-8", "replace"))
+        return json_object(content, lambda: content.decode("utf-8", "replace"))
 
-    def _direct_session(self, direct: _DirectClient) -> aiohttp.ClientSession:
+    def _direct_session(self, direct: DirectClient) -> aiohttp.ClientSession:
         import aiohttp
 
         # As the SDK's aiohttp transport sets it up: pool limit, keep-alive expiry, TLS context and
@@ -305,7 +293,7 @@ class OpenAIModel(ProviderModel):
         connector = aiohttp.TCPConnector(
             limit=direct.connections,
             keepalive_timeout=direct.keepalive_expiry,
-            ssl=_ssl_context() if self._uses_tls() else _PLAIN_HTTP_TLS,
+            ssl=ssl_context() if self._uses_tls() else PLAIN_HTTP_TLS,
         )
         timeout = aiohttp.ClientTimeout(
             total=None, connect=self.timeout, sock_connect=self.timeout, sock_read=self.timeout
@@ -317,7 +305,7 @@ class OpenAIModel(ProviderModel):
     def _translate(self, error: Exception) -> ProviderError | None:
         if isinstance(error, DirectStatusError):
             return status_error(self.provider, error.status_code, error.headers, error.body)
-        if isinstance(error, openai.APITimeoutError) and not _dropped_connection(error):
+        if isinstance(error, openai.APITimeoutError) and not dropped_connection(error):
             return self._timeout_error()
         if isinstance(error, openai.APIConnectionError):
             return self._connection_error(error.__cause__ or error)

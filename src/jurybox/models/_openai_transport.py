@@ -1,10 +1,10 @@
 """How the OpenAI model's calls travel: the SDK's HTTP clients and the direct aiohttp path.
 
 The TLS context every client shares (and the placeholder plain-http clients get),
-proxies from the environment, the pieces of the direct path (``_DirectClient``,
+proxies from the environment, the pieces of the direct path (``DirectClient``,
 ``DirectStatusError``, the SDK client that sends nothing) and what the SDK's
 aiohttp transport really means by a timeout. ``OpenAIModel`` (``_openai.py``)
-decides which path a call takes.
+decides which path a call takes; ``_openai_wire.py`` writes and reads the JSON.
 """
 
 from __future__ import annotations
@@ -36,17 +36,17 @@ def aiohttp_installed() -> bool:
 
 # Handed to the HTTP clients of plain-http base URLs, which never use it: building the real one
 # loads the CA bundle and imports httpcore2, ~0.1 s of CPU a local server's run does not need.
-_PLAIN_HTTP_TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+PLAIN_HTTP_TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
-def _proxy_configured() -> bool:
+def proxy_configured() -> bool:
     return any(
         os.environ.get(name)
         for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
     )
 
 
-def _ssl_context() -> ssl.SSLContext:
+def ssl_context() -> ssl.SSLContext:
     """The TLS context every client shares, as httpx2 would build it for ``verify=True``.
 
     Loading the CA bundle costs tens of ms of CPU, and each event loop (``evaluate()`` makes one
@@ -62,14 +62,14 @@ def _ssl_context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLCont
     return httpx2.create_ssl_context()
 
 
-_HTTP_CLIENTS: dict[str, Callable[..., httpx2.AsyncClient]] = {
+SDK_HTTP_CLIENTS: dict[str, Callable[..., httpx2.AsyncClient]] = {
     "direct": openai.DefaultAioHttpClient,  # the SDK client of the direct path, for streaming calls
     "aiohttp": openai.DefaultAioHttpClient,
     "httpx": openai.DefaultAsyncHttpxClient,
 }
 
 
-class _SendsNothing(httpx2.AsyncBaseTransport):
+class SendsNothing(httpx2.AsyncBaseTransport):
     """The transport of an SDK client the direct path only reads URL and headers from."""
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -80,7 +80,7 @@ class _SendsNothing(httpx2.AsyncBaseTransport):
 
 
 @dataclass(eq=False)
-class _DirectClient:
+class DirectClient:
     """What the direct path sends for one SDK client, and its aiohttp session (made on first use)."""
 
     url: str
@@ -128,7 +128,7 @@ class DirectStatusError(Exception):
         return cls(message, status_code=status, headers=lowered, body=data)
 
 
-def _env_proxy(url: str) -> str | None:
+def env_proxy(url: str) -> str | None:
     """The proxy for ``url`` from ``*_PROXY``/``NO_PROXY``, as httpx2 (trust_env) picks it, once per client."""
     parts = urllib.parse.urlsplit(url)
     if parts.hostname and urllib.request.proxy_bypass(parts.hostname):
@@ -136,7 +136,7 @@ def _env_proxy(url: str) -> str | None:
     return urllib.request.getproxies().get(parts.scheme) or urllib.request.getproxies().get("all")
 
 
-def _dropped_connection(error: BaseException) -> bool:
+def dropped_connection(error: BaseException) -> bool:
     """True when a "timeout" is really the server closing the connection.
 
     The SDK's aiohttp transport reports every ``aiohttp.ClientConnectionError`` (e.g.

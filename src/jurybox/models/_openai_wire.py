@@ -1,27 +1,61 @@
-"""Chat Completions JSON: the ``json_schema`` response format sent, and the reply read back.
+"""Chat Completions JSON: the body sent for a request, and the reply read back.
 
-A reply is a completion (``_from_completion``) or, streamed, its chunks
-(``_from_chunks``); both become a ``ModelResponse`` with the text, the usage and
-the finish reason. A body that is not a JSON object is an unusable response.
+``chat_completions_body`` builds the body from a ``GenerateRequest`` (the ``json_schema``
+response format, the tools); a reply is a completion (``from_completion``) or, streamed,
+its chunks (``from_chunks``), both read into a ``ModelResponse`` with the text, the tool
+calls, the usage and the finish reason. A body that is not a JSON object is an unusable
+response.
 """
 
 from __future__ import annotations
 
 import datetime
+import json
 import re
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from jurybox.core import read_json
-from jurybox.models._cache import plain
+from jurybox.core import ToolCall, read_json
 from jurybox.models._errors import EmptyResponseError, ProviderError
-from jurybox.models._types import ModelResponse, Usage
+from jurybox.models._tool_calls import tool_call
+from jurybox.models._types import GenerateRequest, ModelResponse, Usage, plain
 
 _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 
 
-def _schema_format(schema: Mapping[str, Any]) -> dict[str, Any]:
+def chat_completions_body(
+    request: GenerateRequest,
+    *,
+    model: str,
+    max_tokens_param: str,
+    structured_output: bool,
+    stream: bool,
+    params: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The Chat Completions arguments for ``request`` (``extra_body`` holds ``params``, as the SDK takes them)."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [m.to_dict() for m in request.messages],
+        "temperature": request.temperature,
+    }
+    if request.max_tokens is not None:
+        body[max_tokens_param] = request.max_tokens
+    if request.seed is not None:
+        body["seed"] = request.seed
+    if request.json_schema is not None and structured_output:
+        body["response_format"] = {"type": "json_schema", "json_schema": schema_format(request.json_schema)}
+    if request.tools:
+        body["tools"] = [{"type": "function", "function": tool.to_dict()} for tool in request.tools]
+    if stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+    if params:
+        body["extra_body"] = dict(params)
+    return body
+
+
+def schema_format(schema: Mapping[str, Any]) -> dict[str, Any]:
     """The ``json_schema`` response format for ``schema``, as plain dicts.
 
     A judge's schema is one read-only mapping shared by all its calls. It is copied into
@@ -52,6 +86,11 @@ def _new_schema_format(schema: Mapping[str, Any]) -> dict[str, Any]:
     return {"name": name or "response", "schema": plain(schema), "strict": False}
 
 
+def encode_body(body: Mapping[str, Any]) -> bytes:
+    """The bytes the SDK sends for ``body`` (openai._utils._json.openapi_dumps, without its pydantic extras)."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default).encode()
+
+
 def _json_default(value: Any) -> Any:
     """What ``json.dumps`` cannot encode itself, encoded as the openai SDK's encoder would."""
     if isinstance(value, Mapping):
@@ -64,7 +103,8 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"openai: cannot send a {type(value).__name__} as JSON")
 
 
-def _json_body(content: bytes, text: Callable[[], str]) -> dict[str, Any]:
+def json_object(content: bytes, text: Callable[[], str]) -> dict[str, Any]:
+    """The reply body parsed: a JSON object, else an EmptyResponseError or ProviderError (``text`` for the message)."""
     if not content.strip():
         raise EmptyResponseError("empty response body", provider="openai")
     try:
@@ -80,7 +120,8 @@ def _json_body(content: bytes, text: Callable[[], str]) -> dict[str, Any]:
     return data
 
 
-def _from_completion(data: dict[str, Any]) -> ModelResponse:
+def from_completion(data: dict[str, Any]) -> ModelResponse:
+    """The ModelResponse of a (non-streamed) completion."""
     choices = data.get("choices")
     if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
         raise ProviderError("the reply has no choices", provider="openai", provider_message=str(data)[:500])
@@ -94,7 +135,14 @@ def _from_completion(data: dict[str, Any]) -> ModelResponse:
     if refusal:
         # A refusal is the model's answer; keep it visible as text so the judge can ABSTAIN on it.
         text, finish = str(refusal), "refusal"
-    return ModelResponse(text=text, usage=_usage(data.get("usage")), finish_reason=finish, raw=data)
+    calls = message.get("tool_calls")
+    return ModelResponse(
+        text=text,
+        usage=_usage(data.get("usage")),
+        finish_reason=finish,
+        raw=data,
+        tool_calls=_tool_calls(calls) if calls else (),
+    )
 
 
 def _content_text(content: Any) -> str:
@@ -108,11 +156,26 @@ def _content_text(content: Any) -> str:
     raise ProviderError(f"unusable response: message content is a {type(content).__name__}", provider="openai")
 
 
-def _from_chunks(chunks: list[dict[str, Any]]) -> ModelResponse:
+def _tool_calls(calls: Any) -> tuple[ToolCall, ...]:
+    if not isinstance(calls, list) or not all(isinstance(call, dict) for call in calls):
+        raise ProviderError("unusable response: the message's tool_calls are not a list of objects", provider="openai")
+    return tuple(_tool_call(call) for call in calls)
+
+
+def _tool_call(call: dict[str, Any]) -> ToolCall:
+    function = call.get("function")
+    if not isinstance(function, dict):
+        raise ProviderError("unusable response: a tool call has no function", provider="openai")
+    return tool_call(function.get("name"), function.get("arguments"), call.get("id"), provider="openai")
+
+
+def from_chunks(chunks: list[dict[str, Any]]) -> ModelResponse:
+    """The ModelResponse of a streamed completion, from its chunks in order."""
     parts: list[str] = []
     refusal: list[str] = []
     finish: str | None = None
     usage: Any = None
+    calls: dict[int, dict[str, Any]] = {}  # by the delta's index: id, name and argument pieces
     for chunk in chunks:
         if chunk.get("usage"):
             usage = chunk["usage"]
@@ -123,10 +186,37 @@ def _from_chunks(chunks: list[dict[str, Any]]) -> ModelResponse:
             parts.append(delta.get("content") or "")
             refusal.append(delta.get("refusal") or "")
             finish = choice.get("finish_reason") or finish
+            for piece in delta.get("tool_calls") or ():
+                _add_tool_call_piece(calls, piece)
     text = "".join(parts)
     if "".join(refusal):
         text, finish = "".join(refusal), "refusal"
-    return ModelResponse(text=text, usage=_usage(usage), finish_reason=finish, raw={"stream": chunks})
+    assembled = tuple(
+        tool_call(call.get("name"), "".join(call["arguments"]), call.get("id"), provider="openai")
+        for _, call in sorted(calls.items())
+    )
+    return ModelResponse(
+        text=text, usage=_usage(usage), finish_reason=finish, raw={"stream": chunks}, tool_calls=assembled
+    )
+
+
+def _add_tool_call_piece(calls: dict[int, dict[str, Any]], piece: Any) -> None:
+    """One streamed tool-call delta: the first of an index brings id and name, each brings a piece of the arguments."""
+    if not isinstance(piece, dict) or not isinstance(piece.get("index", 0), int):
+        raise ProviderError("unusable response: a streamed tool call is not an object with an index", provider="openai")
+    call = calls.setdefault(piece.get("index", 0), {"arguments": []})
+    if piece.get("id"):
+        call["id"] = piece["id"]
+    function = piece.get("function") or {}
+    if not isinstance(function, dict):
+        raise ProviderError("unusable response: a streamed tool call's function is not an object", provider="openai")
+    if function.get("name"):
+        call["name"] = function["name"]
+    arguments = function.get("arguments")
+    if arguments:
+        if not isinstance(arguments, str):
+            raise ProviderError("unusable response: streamed tool call arguments are not text", provider="openai")
+        call["arguments"].append(arguments)
 
 
 def _usage(data: Any) -> Usage:

@@ -12,7 +12,7 @@ from jurybox.models._errors import ModelConfigError, ModelNotConfigured
 from jurybox.models._fleet import FleetModel
 from jurybox.models._providers import provider_class, provider_environment
 from jurybox.models._spec import ModelSpec
-from jurybox.models._types import JudgeModel
+from jurybox.models._types import JudgeModel, as_judge_model
 
 JUDGE_MODEL_ENV = "JURYBOX_JUDGE_MODEL"
 
@@ -132,7 +132,8 @@ def env_model_spec() -> str | None:
 def resolve_model(model: JudgeModel | str | None) -> JudgeModel:
     """A JudgeModel from a model, a spec string, or None (the configured default).
 
-    None resolves to ``set_default_model(...)``'s model, else ``$JURYBOX_JUDGE_MODEL``.
+    None resolves to ``set_default_model(...)``'s model, else ``$JURYBOX_JUDGE_MODEL``. A model
+    with only ``generate`` (written before ``complete``) is adapted (``as_judge_model``).
     Spec strings go through ``shared_model``, so every judge naming the same spec shares
     one connection pool, concurrency limit and cache.
 
@@ -152,6 +153,9 @@ def resolve_model(model: JudgeModel | str | None) -> JudgeModel:
             )
     if isinstance(model, str):
         return shared_model(model)
-    if not isinstance(model, JudgeModel):
-        raise TypeError(f"expected a JudgeModel, a 'provider:model' string or None, got {type(model).__name__}")
-    return model
+    try:
+        return as_judge_model(model)
+    except TypeError:
+        raise TypeError(
+            f"expected a JudgeModel, a 'provider:model' string or None, got {type(model).__name__}"
+        ) from None

@@ -3,17 +3,24 @@
 A cold cache and many cases asking the same judge the same question would otherwise pay
 for every copy. The first caller makes the call; the others wait for its reply and get it
 marked ``cached`` at no cost. A follower whose leader was cancelled makes the call itself.
+``ResponseCaching`` is that path for a model (a provider's, a fleet's), with the counting
+of each call in the active ``UsageTracker``s.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+from abc import abstractmethod
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 from jurybox.models._cache import CacheBackend, CacheSetting, cache_disabled_by_env, cache_key, shared_cache
+from jurybox.models._spend import record_failure, record_usage
 from jurybox.models._types import GenerateRequest, ModelResponse
+
+State = TypeVar("State")
 
 Inflight = MutableMapping[str, "asyncio.Future[ModelResponse]"]
 
@@ -83,3 +90,68 @@ async def cached_single_flight(
         return response
     finally:
         inflight.pop(key, None)
+
+
+class ResponseCaching:
+    """A model's response cache: which requests it keeps, the cache itself, forgetting a reply, and the cached call.
+
+    Mixed into ``ProviderModel`` and ``FleetModel``, which set ``cache_setting`` and
+    ``cache_path`` and say what a request's key is made of (``cache_key_material``).
+    """
+
+    name: str
+    cache_setting: CacheSetting
+    cache_path: str | Path | None
+
+    @abstractmethod
+    def cache_key_material(self, request: GenerateRequest) -> dict[str, Any]:
+        """What this request's cache key is made of (``jurybox cache explain`` prints it)."""
+
+    def cache_enabled_for(self, request: GenerateRequest) -> bool:
+        """Whether this request's reply is read from and written to the cache."""
+        return caches_reply(self.cache_setting, request)
+
+    @property
+    def cache(self) -> CacheBackend:
+        return cache_of(self.cache_setting, self.cache_path)
+
+    def forget(self, response: ModelResponse) -> bool:
+        """Take ``response`` out of the response cache, so the same request asks the model again.
+
+        For a reply that turned out to be unusable (a judge could not read a verdict in it):
+        at temperature 0 a cached reply is otherwise replayed on every later run. True when
+        an entry was removed; False for a reply that was never cached.
+        """
+        if response.cache_key is None:
+            return False
+        return self.cache.delete(response.cache_key)
+
+    async def _answer(
+        self,
+        inflight: Inflight,
+        request: GenerateRequest,
+        send: Callable[[State, GenerateRequest], Awaitable[ModelResponse]],
+        state: State,
+    ) -> ModelResponse:
+        """``send(state, request)``'s reply, through the cache when the request is cached; counted in the trackers."""
+        try:
+            if self.cache_enabled_for(request):
+                response = await self._cached(inflight, request, lambda: send(state, request))
+            else:
+                response = await send(state, request)
+        except Exception as error:
+            record_failure(error, self.name)
+            raise
+        record_usage(response)
+        return response
+
+    async def _cached(
+        self, inflight: Inflight, request: GenerateRequest, call: Callable[[], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        return await cached_single_flight(
+            self.cache,
+            self.cache_key_material(request),
+            inflight,
+            call,
+            lambda: self._cached(inflight, request, call),
+        )

@@ -76,7 +76,11 @@ class ConfiguredJudgeModel:
         self.holder = holder
         self.name = str(holder.settings.model)
 
+    async def complete(self, request: Any) -> Any:
+        return await self.holder.get().complete(request)
+
     async def generate(self, messages: Any, **options: Any) -> Any:
+        # jurybox.models stays unimported until the first call: the built model spells the request.
         return await self.holder.get().generate(messages, **options)
 
 

@@ -15,6 +15,7 @@ from jurybox.models import (
     ModelError,
     ModelNotConfigured,
     ModelSpec,
+    as_judge_model,
     env_model_spec,
     resolve_model,
     shared_model,
@@ -94,9 +95,10 @@ def resolve_judge_model(
         JudgeModelError: a model was named but cannot be built.
     """
     if explicit is not None and not isinstance(explicit, str):
-        if not callable(getattr(explicit, "generate", None)):
-            raise JudgeModelError(f"judge model {explicit!r} has no generate() method")
-        return explicit  # type: ignore[no-any-return]
+        try:
+            return as_judge_model(explicit)
+        except TypeError:
+            raise JudgeModelError(f"judge model {explicit!r} has no complete() or generate() method") from None
     try:
         suite_spec = judge_model_text(suite_value)
     except ValueError as exc:
