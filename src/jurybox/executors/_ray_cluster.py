@@ -196,8 +196,14 @@ def placement_for(nodes: list[str], index: int) -> Any:
 
 
 def this_node() -> tuple[str, str]:
-    """The id and IP address of the node this process (an actor) runs on."""
+    """The id and IP address of the node this process (an actor) runs on; empty outside Ray.
+
+    Outside a Ray worker (a ``CaseActor`` built in a plain process, as tests do) asking for
+    the runtime context would start a local Ray as a side effect, so it is not asked.
+    """
     ray = import_ray()
+    if not ray.is_initialized():
+        return "", ""
     return ray.get_runtime_context().get_node_id(), ray.util.get_node_ip_address()
 
 
