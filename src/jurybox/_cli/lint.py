@@ -14,16 +14,17 @@ def lint_cassettes(
     paths: Annotated[list[Path], typer.Argument(help="Cassette files or folders (searched for *.yaml, *.yml).")],
     ignore: Annotated[
         list[str] | None,
-        typer.Option("--ignore", help="A pattern name to skip (repeatable), e.g. --ignore email."),
+        typer.Option("--ignore", help="A kind to skip (repeatable), e.g. --ignore email, --ignore phone-number."),
     ] = None,
 ) -> None:
-    """Scan cassettes for secrets left after redaction; exit 1 naming file, line and pattern for each.
+    """Scan cassettes for secrets left after redaction; exit 1 naming file, line and kind for each.
 
-    Checks the rules record-time redaction applies: key-shaped strings (OpenAI/Anthropic/Stripe/Slack/
-    Hugging Face keys, AWS keys, JWTs, PEM private keys, bearer and Basic credentials, e-mail
-    addresses), URL userinfo, credential query parameters and JSON/form fields (password, token,
-    client_secret, sig, ...), credential headers that are not redacted, personal data (card numbers,
-    US SSNs, phone numbers), the text inside gzip/base64 bodies, and the redact_fields/redact_patterns
+    Reads each cassette as data, with the detector record-time redaction uses: values under
+    credential-like names in any spelling (headers, query parameters, JSON and form fields at any
+    depth, cookies, XML tags, name=value lines in text), URL userinfo and token-like URL parts,
+    random-looking tokens, detect-secrets' vendor formats and the LLM providers' keys, e-mail
+    addresses and personal data (phone numbers, Luhn-checked card numbers, IBANs, US SSNs), inside
+    JSON strings, streams, forms and base64/gzip bodies too, plus the redact_fields/redact_patterns
     of [tool.jurybox.cassettes] in ./pyproject.toml. Exit 0: clean; 1: secrets found; 2: bad input.
     """
     from jurybox.pytest_plugin import cassette_files, lint_file

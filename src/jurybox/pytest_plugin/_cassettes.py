@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import re
 import socket
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from functools import cache
@@ -14,11 +13,11 @@ from types import ModuleType
 from typing import Any
 from unittest import mock
 
-from jurybox.core import read_json
 from jurybox.pytest_plugin._cassette_yaml import BoundedPersister, BoundedYamlSerializer
 from jurybox.pytest_plugin._config import CassetteSettings
+from jurybox.pytest_plugin._matching import json_body_matcher, query_matcher
+from jurybox.pytest_plugin._matching import path as path_matcher
 from jurybox.pytest_plugin._redaction import Redactor
-from jurybox.pytest_plugin._secrets import ALL_RULES
 
 #: The matcher names an LLM-safe cassette matches on: method, the URL piece by piece, and the JSON body.
 LLM_MATCH_ON = ("method", "scheme", "host", "port", "path", "query", "json_body")
@@ -59,87 +58,6 @@ def cassette_folder(test_file: Path, *, root: Path | None = None, rootdir: Path 
     except ValueError:  # a test file outside the rootdir: keep it apart by its name
         relative = Path(test_file.name)
     return root / relative.with_suffix("")
-
-
-# -- matching --------------------------------------------------------------
-
-
-def _body_text(body: Any) -> str | None:
-    if body is None:
-        return None
-    if isinstance(body, bytes):
-        try:
-            return body.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    return str(body)
-
-
-def json_body(r1: Any, r2: Any) -> None:
-    """vcrpy matcher: bodies equal as JSON (key order and whitespace ignored), else byte for byte.
-
-    Raises:
-        AssertionError: when the bodies differ (vcrpy's matcher protocol).
-    """
-    _compare_bodies(r1, r2, ignore_empty=False)
-
-
-def json_body_matcher(*, ignore_empty: bool) -> Callable[[Any, Any], None]:
-    """``json_body``, optionally treating null, ``[]`` and ``{}`` fields as absent (``ignore_empty_fields``)."""
-    if not ignore_empty:
-        return json_body
-
-    def json_body_ignoring_empty(r1: Any, r2: Any) -> None:  # vcrpy names matchers by __name__
-        _compare_bodies(r1, r2, ignore_empty=True)
-
-    return json_body_ignoring_empty
-
-
-def query_matcher(ignored: Collection[str]) -> Callable[[Any, Any], None]:
-    """vcrpy's ``query`` matcher without the parameters in ``ignored`` (``ignore_query_params``)."""
-
-    def query(r1: Any, r2: Any) -> None:
-        left = [(k, v) for k, v in r1.query if k not in ignored]
-        right = [(k, v) for k, v in r2.query if k not in ignored]
-        if left != right:
-            raise AssertionError(f"query {left} != {right}")
-
-    return query
-
-
-def _compare_bodies(r1: Any, r2: Any, *, ignore_empty: bool) -> None:
-    first, second = _body_text(r1.body), _body_text(r2.body)
-    if first is not None and second is not None:
-        try:
-            # Bounded: a recorded body is hostile input (a deep one would end json.loads in a RecursionError).
-            left, right = read_json(first), read_json(second)
-        except ValueError:
-            pass
-        else:
-            if ignore_empty:
-                left, right = without_empty(left), without_empty(right)
-            # A cassette recorded with PII redaction still matches a replay that redacts none.
-            if left != right and _pii_scrubbed(left) != _pii_scrubbed(right):
-                raise AssertionError("JSON bodies differ")
-            return
-    if (r1.body or b"") != (r2.body or b""):
-        if first is not None and second is not None and ALL_RULES.scrub(first) == ALL_RULES.scrub(second):
-            return
-        raise AssertionError("bodies differ")
-
-
-def without_empty(value: Any) -> Any:
-    """``value`` with every object field whose value is null, ``[]`` or ``{}`` left out, at any depth."""
-    if isinstance(value, dict):
-        kept = {key: without_empty(item) for key, item in value.items()}
-        return {key: item for key, item in kept.items() if item is not None and item not in ([], {})}
-    if isinstance(value, list):
-        return [without_empty(item) for item in value]
-    return value
-
-
-def _pii_scrubbed(value: Any) -> str:
-    return ALL_RULES.scrub(json.dumps(value, sort_keys=True, ensure_ascii=False))
 
 
 # -- chunked replay of streams ----------------------------------------------
@@ -361,8 +279,8 @@ def use_cassette(
         before_record_response=redactor.before_record_response,
     )
     recorder.register_matcher("json_body", json_body_matcher(ignore_empty=settings.ignore_empty_fields))
-    if settings.ignore_query_params:
-        recorder.register_matcher("query", query_matcher(frozenset(settings.ignore_query_params)))
+    recorder.register_matcher("query", query_matcher(frozenset(settings.ignore_query_params)))
+    recorder.register_matcher("path", path_matcher)
     recorder.register_serializer("jurybox-yaml", BoundedYamlSerializer(path))
     recorder.register_persister(BoundedPersister)
     extra = dict(options or {})

@@ -36,8 +36,8 @@ class CassetteSettings:
             replaying in record mode ``none`` (a local database, say); everything else is blocked.
         redact_patterns: Extra regular expressions whose matches are replaced at record time
             and reported by ``jurybox lint-cassettes``.
-        redact_pii: Replace card numbers, US social security numbers and phone numbers at
-            record time; None (the default) means on in record modes ``all`` and ``rewrite``.
+        redact_pii: Replace phone numbers, card numbers, IBANs and US social security numbers
+            at record time; None (the default) means on, in every record mode.
         ignore_empty_fields: Match JSON bodies as if fields whose value is null, ``[]`` or ``{}``
             were absent (a cassette recorded by an older SDK that sent, or left out, such defaults).
         ignore_query_params: Query parameters left out of matching (volatile ones such as
@@ -53,8 +53,13 @@ class CassetteSettings:
     ignore_query_params: tuple[str, ...] = ()
 
     def pii_for(self, record_mode: str) -> bool:
-        """Whether PII is redacted when recording in ``record_mode`` (CI re-records with ``all``)."""
-        return self.redact_pii if self.redact_pii is not None else record_mode in ("all", "rewrite")
+        """Whether PII is redacted when recording in ``record_mode``: always, unless ``redact_pii = false``.
+
+        ``record_mode`` stays in the signature for callers; PII used to be redacted in ``all`` and
+        ``rewrite`` only, which left it in every cassette recorded with ``once`` or ``new_episodes``.
+        """
+        del record_mode
+        return self.redact_pii if self.redact_pii is not None else True
 
 
 @dataclass(frozen=True)
