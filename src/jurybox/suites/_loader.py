@@ -16,6 +16,7 @@ from jurybox.models import MeteredModel
 from jurybox.suites._build import BuildFailedError, Calls, JudgeBuilder, built, entry_label, import_module
 from jurybox.suites._case import BuiltJudge, Case, RoundPlan, Suite
 from jurybox.suites._errors import Problem, SuiteError
+from jurybox.suites._experiment_spec import TrialsModel, VariantModel
 from jurybox.suites._judge_model import JudgeModelError, model_label, resolve_judge_model
 from jurybox.suites._loader_agent import agent_problems
 from jurybox.suites._loader_stream import streamed_cases
@@ -32,6 +33,8 @@ from jurybox.suites._spec import (
     SuiteModel,
     written_key,
 )
+from jurybox.suites._trials import expand, trials_of
+from jurybox.suites._variants import build_variants
 from jurybox.suites._yaml import Located, PathKey, format_path, load_yaml
 
 # Which model a key path's parent is, for "unknown key; valid keys: ..." messages.
@@ -43,6 +46,8 @@ _MODELS_BY_KEY: dict[str | None, type[BaseModel]] = {
     "sql_checks": SqlCheck,
     "expect": SqlExpect,
     "expect_tools": ExpectTools,
+    "variants": VariantModel,
+    "trials": TrialsModel,
 }
 
 
@@ -121,7 +126,13 @@ def load_suite(
     cases = [_build_case(builder, spec, index, raw) for index, raw in enumerate(spec.cases)]
     problems.extend(builder.problems)
     problems.extend(_duplicate_names(doc, spec))
-    inline = tuple(c for c in cases if c is not None)
+    # A case with trials: runs as its trials, each a case of its own (``case~k``).
+    inline = tuple(
+        t
+        for c, raw in zip(cases, spec.cases, strict=True)
+        if c is not None
+        for t in expand(c, trials_of(spec.trials, raw.trials))
+    )
     all_cases: Sequence[Case] = inline
     if spec.cases_file is not None and not problems:
         streamed, file_problems = streamed_cases(
@@ -140,6 +151,8 @@ def load_suite(
             problems.extend(exc.problems)
     if check_agent:
         problems.extend(agent_problems(doc, spec.agent, folder, seeds))
+    variants, variant_problems = build_variants(doc, spec.agent, spec.variants, folder, seeds, check=check_agent)
+    problems.extend(variant_problems)
     if problems:
         raise SuiteError(problems)
     return Suite(
@@ -156,6 +169,7 @@ def load_suite(
         model=model,
         metadata=spec.metadata,
         folder=folder,
+        variants=tuple(variants),
     )
 
 

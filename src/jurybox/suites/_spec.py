@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from jurybox.suites._experiment_spec import Trials, VariantModel
 from jurybox.suites._judge_model import judge_model_text
 
 ToolMode = Literal["strict", "unordered", "subset", "superset"]
@@ -200,6 +201,8 @@ class CaseModel(_SeedAliased):
     retries: Retries | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     skip: StrictBool = False
+    # Runs of the agent for this case (overrides the suite's trials:), and how many must pass.
+    trials: Trials | None = None
 
     @field_validator("expect_tools", mode="before")
     @classmethod
@@ -263,9 +266,14 @@ class SuiteModel(_Strict):
     # A JSON Lines file of more cases (one case mapping per line), read as the run reaches them.
     cases_file: Annotated[str, Field(strict=True, min_length=1)] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # Variants of the agent compared in one experiment, and runs of each case per variant.
+    variants: list[VariantModel] = Field(default_factory=list)
+    trials: Trials | None = None
 
     @model_validator(mode="after")
     def _some_cases(self) -> SuiteModel:
         if not self.cases and self.cases_file is None:
             raise ValueError("a suite needs cases: a non-empty 'cases' list, or a 'cases_file' of JSON Lines")
+        if self.cases_file is not None and (self.trials is not None or any(c.trials for c in self.cases)):
+            raise ValueError("trials: are not supported with a cases_file yet; repeat the cases' lines instead")
         return self
