@@ -17,6 +17,7 @@ from jurybox._cli import run_executor as executors
 from jurybox._cli.progress import RichProgress
 from jurybox._cli.reports import print_written
 from jurybox._cli.run_calibrations import run_calibrations
+from jurybox._cli.run_experiments import experiment_request, print_experiments
 from jurybox._cli.run_fleet import CacheOption, JudgeEndpointOption, fleet_and_cache
 from jurybox._cli.run_messages import print_intro, print_notice, print_outro, print_plan, servers_answer
 from jurybox._cli.run_views import build_report
@@ -64,6 +65,7 @@ class RunRequest:
     verbose: bool = False
     stored_suites: tuple[str, ...] = ()  # --suite NAME: suites kept in the store
     base_dir: Path | None = None  # where relative paths resolve (None: each suite file's folder)
+    variants: tuple[str, ...] = ()  # --variant NAME: only these variants of a suite with variants:
 
 
 StoredSuiteOption = Annotated[
@@ -187,6 +189,15 @@ def run(
         bool,
         typer.Option("--verbose", "-v", help="Console: list every passing case with its reasoning, not just names."),
     ] = False,
+    variants: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--variant",
+            help="Of a suite with variants:, run only this one (repeatable; default: every variant). "
+            "With --resume last or an experiment id, finishes that experiment.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run agent suites: each case's conversation is judged by a cascade of tiers.
 
@@ -221,6 +232,7 @@ def run(
         actors=actors,
         preflight=preflight,
         verbose=verbose,
+        variants=tuple(variants or ()),
     )
     raise typer.Exit(execute(request))
 
@@ -272,13 +284,16 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
         return RichProgress(status) if request.progress and status.is_terminal else None
 
     def finished(planned: runs.PlannedSuite, result: RunResult) -> None:
-        codes.extend(_report(planned.suite, result, request, prepared.store, console, status))
+        # An experiment's variants are read side by side at the end, not as one long table each.
+        shown = request if planned.experiment is None else experiment_request(request)
+        codes.extend(_report(planned.suite, result, shown, prepared.store, console, status))
 
     try:
         prepared.run(starting=starting, finished=finished)
     except (runs.RunRequestError, StoreError, TargetConfigError, ExecutorError) as exc:
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE
+    print_experiments(prepared, request.formats, console, status)
     if prepared.store is not None:  # the last line: where to read every case and judgment of these runs
         status.print(
             f"see the results in the dashboard: {dashboard_hint(prepared.store.url)}", highlight=False, soft_wrap=True
@@ -316,6 +331,7 @@ def _service_request(request: RunRequest) -> runs.RunRequest:
         executor=request.executor,
         executor_options=executors.executor_settings(request),
         base_dir=request.base_dir,
+        variants=request.variants,
     )
     problem = executors.executor_problem(request)
     if problem is not None:
@@ -372,6 +388,8 @@ def _resume_command(suite: Suite, request: RunRequest, *, stored: bool) -> str |
         parts += ["--store", request.store]
     if request.judge_model is not None:
         parts += ["--judge-model", str(request.judge_model)]
+    for variant in request.variants:
+        parts += ["--variant", variant]
     # The rest is judged and reported as the run began (the reports cover the whole run).
     for option, value in (
         ("--concurrency", request.concurrency),
