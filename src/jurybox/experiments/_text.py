@@ -81,7 +81,28 @@ def findings(view: ExperimentView) -> list[str]:
         apart += [f"{len(paired.removed)} only in {paired.a}"] if paired.removed else []
         if apart:
             lines.append(f"{paired.b}: pairs not compared: {', '.join(apart)}")
+        rates = paired.mean("trials")
+        if rates is not None and rates.interval is not None and rates.p_value is not None:
+            lines.append(
+                f"{paired.b}: per-case pass probability {rates.difference * 100:+.1f} points "
+                f"[{rates.interval.low * 100:+.1f}, {rates.interval.high * 100:+.1f}], p = {_p(rates.p_value)} "
+                f"(Wilcoxon signed-rank over {rates.pairs} cases' trials)"
+            )
     return lines
+
+
+def _p(value: float) -> str:
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def probability(outcome: CaseOutcome | None) -> str:
+    """A repeated case's pass probability and its Wilson interval, in 14 characters or fewer."""
+    if outcome is None or outcome.rule is None:
+        return status_cell(outcome)
+    if outcome.pass_probability is None:
+        return "undecided"
+    low, high = outcome.interval
+    return f"{outcome.pass_probability * 100:.0f}% [{low * 100:.0f}-{high * 100:.0f}]"
 
 
 def console_text(view: ExperimentView, *, rows: int | None = DEFAULT_CASE_ROWS) -> str:
@@ -97,6 +118,7 @@ def console_text(view: ExperimentView, *, rows: int | None = DEFAULT_CASE_ROWS) 
     runs = ", ".join(f"{c.name} {c.run_id}" for c in view.columns)
     out += [*textwrap.wrap(f"runs: {runs}", WIDTH, subsequent_indent="  "), ""]
     out += _disagreement_lines(view, rows)
+    out += _probability_lines(view, rows)
     if view.comparisons:
         out.append(f"Against {view.columns[0].name}, case by case:")
         for line in findings(view):
@@ -120,6 +142,23 @@ def _disagreement_lines(view: ExperimentView, rows: int | None) -> list[str]:
         out.append(_line("case", [_fit(c.name, CELL - 1) for c in block]))
         for case in shown:
             out.append(_line(_fit(case, LABEL - 1), [_cell(c.cases.get(case)) for c in block]))
+    if len(shown) < len(cases):
+        out.append(f"... and {len(cases) - len(shown)} more (--rows 0 shows all)")
+    return [*out, ""]
+
+
+def _probability_lines(view: ExperimentView, rows: int | None) -> list[str]:
+    """With trials: each case's pass probability with its Wilson interval, disagreeing cases first."""
+    if not view.has_trials:
+        return []
+    disagree = view.disagreements()
+    cases = disagree + [c for c in view.cases if c not in set(disagree)]
+    shown = cases if rows is None else cases[:rows]
+    out = ["Pass probability of each case's trials (Wilson 95% interval):"]
+    for start in range(0, len(view.columns), PER_BLOCK):
+        block = view.columns[start : start + PER_BLOCK]
+        out.append(_line("case", [_fit(c.name, CELL - 1) for c in block]))
+        out += [_line(_fit(case, LABEL - 1), [probability(c.cases.get(case)) for c in block]) for case in shown]
     if len(shown) < len(cases):
         out.append(f"... and {len(cases) - len(shown)} more (--rows 0 shows all)")
     return [*out, ""]

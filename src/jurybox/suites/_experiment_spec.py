@@ -7,6 +7,7 @@ settings are ones its adapter knows is checked when the suite is built
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
@@ -58,7 +59,7 @@ class VariantModel(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(pattern=VARIANT_NAME, max_length=100)
+    name: str = Field(max_length=100)
     description: str = ""
     model: Annotated[str, Field(min_length=1)] | None = None
     system_prompt: str | None = None
@@ -66,6 +67,15 @@ class VariantModel(BaseModel):
     agent: dict[str, Any] = Field(default_factory=dict)
     env: dict[str, str] = Field(default_factory=dict)
     judge_model: Annotated[str, Field(strict=True, min_length=1)] | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_a_word(cls, name: str) -> str:
+        if not re.match(VARIANT_NAME, name):
+            raise ValueError(
+                f"a variant's name is letters, digits, '_', '.' and '-' (it names the variant's runs), got {name!r}"
+            )
+        return name
 
     @field_validator("env", mode="before")
     @classmethod
