@@ -19,7 +19,7 @@ class Agent:
         number = int(message.split()[-1])
         case = session_id.split("-", 2)[-1].rsplit("-", 1)[0]  # the case's name, a trial's number included
         if os.environ.get("EXP_AGENT_SHOUT") == "1":
-            return f"ANSWER {number}"
+            return f"{number}!"
         if self.flaky and zlib.crc32(case.encode()) % self.flaky == 0:
             return "no idea"
         if self.style == "polite":

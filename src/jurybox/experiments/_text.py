@@ -107,7 +107,7 @@ def probability(outcome: CaseOutcome | None) -> str:
 
 def console_text(view: ExperimentView, *, rows: int | None = DEFAULT_CASE_ROWS) -> str:
     """The experiment in at most 80 columns."""
-    out = [heading(view), ""]
+    out = [*textwrap.wrap(heading(view), WIDTH), ""]
     if view.missing:
         out += [f"not run yet: {', '.join(view.missing)} (finish with --resume {view.id})", ""]
     for start in range(0, len(view.columns), PER_BLOCK):
