@@ -57,7 +57,7 @@ def test_variants_are_picked_by_name_and_an_unknown_one_is_refused(tmp_path: Pat
     store = f"sqlite:///{tmp_path / 'store.db'}"
     prepared = run_experiment(suite, store, variants=("polite",))
     assert [p.suite.name for p in prepared.suites] == ["exp@polite"]
-    with pytest.raises(runs.RunRequestError, match="no variant 'loud'.*its variants: plain, polite, flaky"):
+    with pytest.raises(runs.RunRequestError, match=r"no variant 'loud'.*its variants: plain, polite, flaky"):
         runs.prepare(runs.RunRequest(suites=(suite,), store=store, variants=("loud",)))
 
 
@@ -168,7 +168,11 @@ def figures(view: Any) -> dict[str, Any]:
 
 
 def test_an_experiment_killed_mid_way_resumes_with_every_case_and_variant_judged_once(tmp_path: Path) -> None:
-    variants = "variants:\n  - name: plain\n    options: {delay: 0.1}\n  - name: polite\n    options: {style: polite, delay: 0.1}\n  - name: flaky\n    options: {flaky: 3, delay: 0.1}\n"
+    variants = (
+        "variants:\n  - name: plain\n    options: {delay: 0.1}\n"
+        "  - name: polite\n    options: {style: polite, delay: 0.1}\n"
+        "  - name: flaky\n    options: {flaky: 3, delay: 0.1}\n"
+    )
     suite = write_suite(tmp_path, cases=12, variants=variants, extra="trials: {count: 2, pass: 1}\n")
     db = tmp_path / "killed.db"
     killed = jurybox(str(suite), "--store", f"sqlite:///{db}", cwd=tmp_path)
@@ -192,8 +196,6 @@ def test_an_experiment_killed_mid_way_resumes_with_every_case_and_variant_judged
     clean_db = tmp_path / "clean.db"
     assert jurybox(str(suite), "--store", f"sqlite:///{clean_db}", cwd=tmp_path).wait(timeout=120) == 1
     with open_store(f"sqlite:///{db}") as killed_store, open_store(f"sqlite:///{clean_db}") as clean_store:
-        (killed_runs, clean_runs) = (
-            s.runs.of_experiment(s.runs.resolve_experiment("last")) for s in (killed_store, clean_store)
-        )
+        killed_runs = killed_store.runs.of_experiment(killed_store.runs.resolve_experiment("last"))
         assert len(killed_runs) == 3 and {r.status for r in killed_runs} == {"completed"}
         assert figures(experiment_view(killed_store, "last")) == figures(experiment_view(clean_store, "last"))

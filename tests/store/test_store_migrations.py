@@ -147,6 +147,9 @@ def test_a_single_round_verdict_stored_twice_before_0003_is_kept_once(store_url:
                 connection.execute(text(f"DROP TABLE {table}"))
             _lessons_as_of_0002().create(connection)
             connection.execute(text("ALTER TABLE suites DROP COLUMN settings"))  # 0008 adds it
+            connection.execute(text("DROP INDEX ix_runs_experiment"))  # 0009 adds the index and columns
+            connection.execute(text("ALTER TABLE runs DROP COLUMN variant"))
+            connection.execute(text("ALTER TABLE runs DROP COLUMN experiment_id"))
         assert store.metrics.rates(run_id)["llm_judge"].total == 4  # the double count, before
 
     with open_store(store_url) as store:

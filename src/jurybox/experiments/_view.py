@@ -13,21 +13,12 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from jurybox.core import CaseRecord, Status
 from jurybox.experiments._outcomes import CaseOutcome, outcomes
 from jurybox.stats import ALPHA, PairedComparison, adjust_for_many, compare_runs, wilson_interval
-
-
-class RunInfoLike(Protocol):
-    """What the view reads of a stored run (``jurybox.store.RunInfo``)."""
-
-    id: str
-    suite: str
-    status: str
-    variant: str | None
-    config: Mapping[str, Any]
+from jurybox.store import RunInfo
 
 
 @dataclass(frozen=True)
@@ -195,7 +186,7 @@ class ExperimentView:
 
 def build_view(
     experiment: str,
-    runs: Sequence[RunInfoLike],
+    runs: Sequence[RunInfo],
     records_of: Any,
     *,
     alpha: float = ALPHA,
@@ -210,7 +201,7 @@ def build_view(
         alpha: The level comparisons are called significant at.
         resamples: Bootstrap resamples per interval.
     """
-    latest: dict[str, RunInfoLike] = {}
+    latest: dict[str, RunInfo] = {}
     for run in runs:
         latest[run.variant or run.suite] = run
     plan = _planned(runs)
@@ -249,7 +240,7 @@ def _compare(columns: Sequence[VariantColumn], alpha: float, resamples: int) -> 
     return tuple(Comparison(p, q, several) for p, q in zip(paired, adjusted, strict=True))
 
 
-def _planned(runs: Sequence[RunInfoLike]) -> list[str]:
+def _planned(runs: Sequence[RunInfo]) -> list[str]:
     for run in reversed(runs):
         info = run.config.get("experiment")
         if isinstance(info, Mapping) and isinstance(info.get("variants"), list) and info["variants"]:
@@ -257,7 +248,7 @@ def _planned(runs: Sequence[RunInfoLike]) -> list[str]:
     return []
 
 
-def _suite_of(runs: Sequence[RunInfoLike]) -> str:
+def _suite_of(runs: Sequence[RunInfo]) -> str:
     for run in runs:
         info = run.config.get("experiment")
         if isinstance(info, Mapping) and isinstance(info.get("suite"), str):

@@ -87,7 +87,7 @@ def experiment_suites(
         )
     picked = [v for v in suite.variants if not chosen or v.name in chosen]
     names = tuple(v.name for v in picked)
-    made = []
+    made: list[tuple[Suite, ExperimentSlot | None]] = []
     for variant in picked:
         base = suite
         if variant.judge_model is not None:  # the judges are built with their model: load them again with this one
