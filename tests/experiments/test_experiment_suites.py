@@ -118,3 +118,12 @@ def test_a_trials_mistake_names_its_line(tmp_path: Path, trials: str, message: s
     path = write_suite(tmp_path, cases=1, variants="", extra=f"trials: {trials}\n")
     found = problems(path)
     assert any(f":{line_of(path, 'trials:')}: trials" in p and message in p for p in found), found
+
+
+def test_trials_in_a_cases_file_are_refused_not_ignored(tmp_path: Path) -> None:
+    path = write_suite(tmp_path, cases=1, variants="")
+    (tmp_path / "more.jsonl").write_text(
+        '{"name": "x", "prompt": "question 9", "judges": [{"contains": "answer"}], "trials": 3}\n', encoding="utf-8"
+    )
+    path.write_text(path.read_text() + "cases_file: more.jsonl\n", encoding="utf-8")
+    assert any("more.jsonl:1: trials: trials: are not supported in a cases_file yet" in p for p in problems(path))
