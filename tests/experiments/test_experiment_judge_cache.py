@@ -27,7 +27,8 @@ def test_identical_judge_calls_of_two_variants_are_made_once(tmp_path: Path, mon
     monkeypatch.delenv("JURYBOX_CACHE", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "test")
     variants = (
-        "variants:\n  - name: a\n  - name: same\n    env: {EXP_UNUSED: 1}\n  - name: polite\n    options: {style: polite}\n"
+        "variants:\n  - name: a\n  - name: same\n    env: {EXP_UNUSED: 1}\n"
+        "  - name: polite\n    options: {style: polite}\n"
     )
     suite = write_suite(tmp_path, cases=4, variants=variants)
     suite.write_text(suite.read_text().replace("judges: [{contains: answer}]", "criteria: answers the question"))
