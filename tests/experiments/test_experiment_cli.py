@@ -68,3 +68,17 @@ def test_resume_last_finishes_nothing_twice(ran: tuple[Path, str, str]) -> None:
     result = CliRunner().invoke(app, args)
     # The latest experiment is complete: --resume last starts a new one (and says so).
     assert "no unfinished experiment of suite 'exp' to resume; starting a new one" in result.output
+
+
+def test_file_formats_write_each_variants_report_and_the_experiments(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, cases=4)
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    out = tmp_path / "reports"
+    base = ["run", str(suite), "--store", store, "--no-progress", "--no-preflight", "-f", "html", "-f", "markdown"]
+    one_file = CliRunner().invoke(app, [*base, "-o", str(tmp_path / "report.html")])
+    assert one_file.exit_code == 2 and "--output must be a directory" in " ".join(one_file.output.split())
+    result = CliRunner().invoke(app, [*base, "-o", str(out)])
+    assert result.exit_code == 1, result.output
+    written = sorted(p.name for p in out.iterdir())
+    assert sum(name.startswith("experiment-x") for name in written) == 2  # .html and .md
+    assert len(written) == 2 + 3 * 2, written  # and each variant's run report in both formats

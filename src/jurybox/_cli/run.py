@@ -17,7 +17,7 @@ from jurybox._cli import run_executor as executors
 from jurybox._cli.progress import RichProgress
 from jurybox._cli.reports import print_written
 from jurybox._cli.run_calibrations import run_calibrations
-from jurybox._cli.run_experiments import experiment_request, print_experiments
+from jurybox._cli.run_experiments import check_variant_output, experiment_request, print_experiments
 from jurybox._cli.run_fleet import CacheOption, JudgeEndpointOption, fleet_and_cache
 from jurybox._cli.run_messages import print_intro, print_notice, print_outro, print_plan, servers_answer
 from jurybox._cli.run_views import build_report
@@ -250,6 +250,7 @@ def execute(request: RunRequest, *, console: Console | None = None, status: Cons
     try:
         _check_request(request)
         prepared = runs.prepare(_service_request(request), tune_gc=True)
+        check_variant_output(prepared, request.output)
     except runs.NoCasesError as exc:
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE
@@ -293,7 +294,7 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
     except (runs.RunRequestError, StoreError, TargetConfigError, ExecutorError) as exc:
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE
-    print_experiments(prepared, request.formats, console, status)
+    print_experiments(prepared, request.formats, request.output, console, status)
     if prepared.store is not None:  # the last line: where to read every case and judgment of these runs
         status.print(
             f"see the results in the dashboard: {dashboard_hint(prepared.store.url)}", highlight=False, soft_wrap=True
