@@ -287,7 +287,9 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
     def finished(planned: runs.PlannedSuite, result: RunResult) -> None:
         # An experiment's variants are read side by side at the end, not as one long table each.
         shown = request if planned.experiment is None else experiment_request(request)
-        codes.extend(_report(planned.suite, result, shown, prepared.store, console, status))
+        slot = planned.experiment
+        resume = (slot.id, slot.suite) if slot is not None and slot.id is not None else None
+        codes.extend(_report(planned.suite, result, shown, prepared.store, console, status, experiment=resume))
 
     try:
         prepared.run(starting=starting, finished=finished)
@@ -341,7 +343,14 @@ def _service_request(request: RunRequest) -> runs.RunRequest:
 
 
 def _report(
-    suite: Suite, result: RunResult, request: RunRequest, store: Store | None, console: Console, status: Console
+    suite: Suite,
+    result: RunResult,
+    request: RunRequest,
+    store: Store | None,
+    console: Console,
+    status: Console,
+    *,
+    experiment: tuple[str, str] | None = None,
 ) -> list[int]:
     """Write and print one suite's reports and its last lines; its exit codes."""
     codes = []
@@ -361,7 +370,10 @@ def _report(
         status.print(f"[red]error:[/] cannot write the report: {escape(str(exc))}")
         codes.append(EXIT_USAGE)
     # The run id even when a report failed: the results are in the store.
-    print_outro(result, status, resume_command=_resume_command(suite, request, stored=store is not None))
+    # An experiment's variant is finished with the whole experiment: its id, and the suite's own name.
+    resume_id, name = experiment if experiment is not None else (None, suite.name)
+    command = _resume_command(suite, request, stored=store is not None, name=name)
+    print_outro(result, status, resume_command=command, resume_id=resume_id)
     if result.status == "interrupted":
         codes.append(EXIT_INTERRUPTED)
     else:
@@ -380,11 +392,12 @@ def _calibrations(store: Store | None, suite: Suite, result: RunResult, status: 
         return []
 
 
-def _resume_command(suite: Suite, request: RunRequest, *, stored: bool) -> str | None:
+def _resume_command(suite: Suite, request: RunRequest, *, stored: bool, name: str | None = None) -> str | None:
     """The command that finishes this suite's run (but its --resume), ready to paste; None when nothing was stored."""
     if not stored:
         return None
-    parts = ["jurybox", "run", *(["--suite", suite.name] if request.stored_suites else [str(suite.path)])]
+    stored_name = name or suite.name
+    parts = ["jurybox", "run", *(["--suite", stored_name] if request.stored_suites else [str(suite.path)])]
     if request.store is not None:
         parts += ["--store", request.store]
     if request.judge_model is not None:

@@ -61,6 +61,8 @@ def matrix_rows(
         ("cost", [money(c.cost) for c in columns]),
         ("latency (median)", [seconds(c.latency) for c in columns]),
     ]
+    if any(c.status != "completed" for c in view.columns):  # an unfinished variant's figures are partial
+        rows.insert(0, ("run status", [c.status for c in columns]))
     return [*rows, ("run", [c.run_id for c in columns])] if runs else rows
 
 
