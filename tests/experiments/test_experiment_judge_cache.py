@@ -43,3 +43,18 @@ def test_identical_judge_calls_of_two_variants_are_made_once(tmp_path: Path, mon
     # a and same give the same answers: the same judge requests, asked once; polite answers otherwise.
     assert asked == 4 + 4
     assert [r.spend.calls for r in results] == [4, 4, 4]  # each run still counts its judge calls
+
+
+def test_a_variant_with_its_own_judge_model_is_judged_by_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JURYBOX_CACHE", "off")
+    monkeypatch.delenv("JURYBOX_JUDGE_MODEL", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with StubServer("openai", reply=grade) as judge:
+        variants = f"variants:\n  - name: unjudged\n  - name: judged\n    judge_model: openai:m@{judge.base_url}\n"
+        suite = write_suite(tmp_path, cases=3, variants=variants)
+        suite.write_text(suite.read_text().replace("judges: [{contains: answer}]", "criteria: answers the question"))
+        with runs.prepare(runs.RunRequest(suites=(suite,), no_store=True)) as prepared:
+            unjudged, judged = prepared.run()
+        assert len(judge.requests) == 3
+    assert unjudged.llm_skipped and unjudged.judge_model is None
+    assert not judged.llm_skipped and judged.judge_model is not None and judged.spend.calls == 3
