@@ -45,6 +45,7 @@ def test_every_change_is_in_the_merge_and_the_base_is_untouched(base: dict[str, 
         assert lookup(merged, path) == value
 
 
+@settings(deadline=None)  # the first call reads the adapter registry
 @given(mappings, st.text(min_size=1, max_size=20), st.text(max_size=40))
 def test_a_python_variants_settings_land_in_the_factory_options(
     options: dict[str, Any], model: str, prompt: str
