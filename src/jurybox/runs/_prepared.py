@@ -296,7 +296,8 @@ class PreparedRun:
         """
         if planned is None:
             if len(self.suites) != 1:
-                raise RunRequestError(f"name the suite to start: this run has {len(self.suites)}")
+                what = "variants (an experiment)" if any(p.experiment for p in self.suites) else "suites"
+                raise RunRequestError(f"name the suite to start: this run has {len(self.suites)} {what}")
             planned = self.suites[0]
         self.open()
         options = self.options(planned)
