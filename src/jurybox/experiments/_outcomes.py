@@ -125,22 +125,29 @@ def outcomes(records: Iterable[CaseRecord], rules: Mapping[str, Mapping[str, Any
 
 def _outcome(name: str, records: list[CaseRecord], rule: Mapping[str, Any] | None) -> CaseOutcome:
     counts = {status: sum(1 for r in records if r.status is status) for status in Status}
+    passed, failed = counts[Status.PASS], counts[Status.FAIL]
+    errored, abstained = counts[Status.ERROR], counts[Status.ABSTAIN]
     scores = [r.score for r in records if r.status.decided and r.score is not None]
     costs = [r.cost for r in records if r.cost is not None]
     first = records[0]
     shown = next((r for r in records if r.status is not Status.PASS), first)
-    common = {
-        "score": sum(scores) / len(scores) if scores else None,
-        "cost": sum(costs) if costs else None,
-        "duration": sum(r.duration for r in records),
-        "reply": first.context.output if first.context is not None else "",
-        "reasoning": shown.error or shown.judgment.reasoning or "",
-    }
-    passed, failed = counts[Status.PASS], counts[Status.FAIL]
-    errored, abstained = counts[Status.ERROR], counts[Status.ABSTAIN]
-    if rule is None:
-        return CaseOutcome(name, first.status, passed, failed, errored, abstained, **common)  # type: ignore[arg-type]
-    count = int(rule.get("count", len(records)))
-    kind = rule.get("pass", "all")
-    status = rule_status(passed, failed, errored, abstained, count, kind)
-    return CaseOutcome(name, status, passed, failed, errored, abstained, count, kind, **common)  # type: ignore[arg-type]
+    count, kind, status = 1, None, first.status
+    if rule is not None:
+        count = int(rule.get("count", len(records)))
+        kind = rule.get("pass", "all")
+        status = rule_status(passed, failed, errored, abstained, count, kind)
+    return CaseOutcome(
+        name,
+        status,
+        passed,
+        failed,
+        errored,
+        abstained,
+        count=count,
+        rule=kind,
+        score=sum(scores) / len(scores) if scores else None,
+        cost=sum(costs) if costs else None,
+        duration=sum(r.duration for r in records),
+        reply=first.context.output if first.context is not None else "",
+        reasoning=shown.error or shown.judgment.reasoning or "",
+    )

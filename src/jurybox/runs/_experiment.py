@@ -35,6 +35,7 @@ class ExperimentSlot:
         variant: This one (None for an experiment of trials only).
         id: The experiment's id, known once the run is opened.
         done: The variant's run completed before (a resumed experiment does not run it again).
+        env: Environment variables set while the variant runs.
     """
 
     suite: str
