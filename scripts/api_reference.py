@@ -32,6 +32,7 @@ PACKAGES = (
     "jurybox.calibrate",
     "jurybox.store",
     "jurybox.report",
+    "jurybox.experiments",
     "jurybox.testing",
     "jurybox.pytest_plugin",
     "jurybox.web",
