@@ -24,7 +24,7 @@ pre{white-space:pre-wrap;max-width:40rem;margin:0;font-size:.85rem}
 
 
 def html_page(view: ExperimentView) -> str:
-    """The whole page, one string."""
+    """The experiment as one page: matrix, comparisons, and each case's variants side by side (escaped)."""
     names = [c.name for c in view.columns]
     head = "".join(f"<th>{escape(n)}</th>" for n in names)
     matrix = "".join(

@@ -33,7 +33,7 @@ from jurybox.suites._seed_schema import SPECTOR as SPECTOR_SEED_SCHEMA
 from jurybox.suites._seed_schema import FieldRule, SeedSchema
 from jurybox.suites._seeds import Seed, load_seed, load_seeds, parse_seed
 from jurybox.suites._spec import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT, SqlCheck, SqlExpect
-from jurybox.suites._trials import TRIAL_MARK, Trial, trial_config, trial_name, trial_rules
+from jurybox.suites._trials import TRIAL_MARK, Trial, trial_config, trial_name
 from jurybox.suites._variants import VARIANT_MARK, Variant, variant_suite_name
 
 __all__ = [
@@ -84,6 +84,5 @@ __all__ = [
     "tier_of",
     "trial_config",
     "trial_name",
-    "trial_rules",
     "variant_suite_name",
 ]

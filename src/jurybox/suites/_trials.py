@@ -9,7 +9,7 @@ its pass probability with an interval, and its status by the declared rule.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -73,9 +73,3 @@ def trial_config(cases: Sequence[Any]) -> dict[str, dict[str, Any]]:
         if trial is not None and trial.of not in rules:
             rules[trial.of] = trial.to_config()
     return rules
-
-
-def trial_rules(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """The rules a run's config keeps (``trial_config``), read back; an absent or odd value is no trials."""
-    found = config.get("trials")
-    return dict(found) if isinstance(found, Mapping) else {}
