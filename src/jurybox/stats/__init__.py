@@ -11,6 +11,7 @@ Example:
     ('better', 0.0215)
 """
 
+from jurybox.stats._baseline import BaselineDifference, compare_to_baseline, matched_sets_p
 from jurybox.stats._bootstrap import DEFAULT_RESAMPLES, Interval, mean_interval, percentile
 from jurybox.stats._compare import (
     ALPHA,
@@ -34,6 +35,7 @@ __all__ = [
     "DEFAULT_RESAMPLES",
     "DETECTABLE",
     "MIN_PAIRS",
+    "BaselineDifference",
     "CaseSide",
     "CorrectedDifference",
     "Interval",
@@ -45,9 +47,11 @@ __all__ = [
     "binomial",
     "compare_means",
     "compare_pass_rates",
+    "compare_to_baseline",
     "compare_runs",
     "corrected_difference",
     "holm",
+    "matched_sets_p",
     "mcnemar_exact",
     "mean_interval",
     "multinomial",

@@ -42,6 +42,7 @@ class CaseSide:
         tiers: Each tier's score on 0..1 (tiers that ran).
         judges: Each judge's score on 0..1 (judges that decided).
         trials: (passes, trials) when the case ran repeatedly; None otherwise.
+        verdicts: Each judge's decided verdict (True: pass), for judge-corrected differences.
     """
 
     passed: bool | None
@@ -49,6 +50,7 @@ class CaseSide:
     tiers: Mapping[str, float] = field(default_factory=dict)
     judges: Mapping[str, float] = field(default_factory=dict)
     trials: tuple[int, int] | None = None
+    verdicts: Mapping[str, bool] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
