@@ -92,7 +92,7 @@ class BaselineDifference:
             way = "more" if self.difference > 0 else "fewer"
             return (
                 f"{name} passes {abs(self.difference) * 100:.1f} points {way} than its baseline {span}, "
-                f"p = {_p(self.p_value)} ({test})"
+                f"p {_p(self.p_value)} ({test})"
             )
         need = (
             f"; about {self.needed} cases would be needed to see {self.detectable * 100:.0f} points"
@@ -101,7 +101,7 @@ class BaselineDifference:
         )
         return (
             f"no difference this suite can detect: {self.difference * 100:+.1f} points {span}, "
-            f"p = {_p(self.p_value)} ({test}){need}"
+            f"p {_p(self.p_value)} ({test}){need}"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -158,7 +158,18 @@ def compare_to_baseline(
     p_value, method = matched_sets_p(informative)
     interval = mean_interval(deltas, confidence=confidence, resamples=resamples, seed=seed)
     return BaselineDifference(
-        pairs, most, current, baseline, difference, interval, p_value, len(informative), method, needed, detectable, alpha
+        pairs,
+        most,
+        current,
+        baseline,
+        difference,
+        interval,
+        p_value,
+        len(informative),
+        method,
+        needed,
+        detectable,
+        alpha,
     )
 
 
@@ -191,7 +202,9 @@ def matched_sets_p(sets: Sequence[tuple[int, int, bool]]) -> tuple[float, str]:
 def _binomial_pmf(n: int, p: float) -> list[float]:
     log_p, log_q = math.log(p), math.log1p(-p)
     base = math.lgamma(n + 1)
-    return [math.exp(base - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * log_p + (n - k) * log_q) for k in range(n + 1)]
+    return [
+        math.exp(base - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * log_p + (n - k) * log_q) for k in range(n + 1)
+    ]
 
 
 def _convolve(left: list[float], right: list[float]) -> list[float]:
@@ -205,4 +218,5 @@ def _convolve(left: list[float], right: list[float]) -> list[float]:
 
 
 def _p(value: float) -> str:
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+    """``= 0.004`` or ``< 0.001``: what follows a ``p`` in a sentence."""
+    return "< 0.001" if value < 0.001 else f"= {value:.3f}"

@@ -111,7 +111,7 @@ class PassRateDifference:
             return (
                 f"{b} passes {abs(self.difference) * 100:.1f} points {more} than {a} "
                 f"[{self.interval.low * 100:+.1f}, {self.interval.high * 100:+.1f}], "
-                f"p = {_p(self.p_value)} ({test})"
+                f"p {_p(self.p_value)} ({test})"
             )
         need = (
             f"; about {self.needed} cases would be needed to see {self.detectable * 100:.0f} points"
@@ -120,7 +120,7 @@ class PassRateDifference:
         )
         return (
             f"no difference this suite can detect: {self.difference * 100:+.1f} points "
-            f"[{self.interval.low * 100:+.1f}, {self.interval.high * 100:+.1f}], p = {_p(self.p_value)} ({test}){need}"
+            f"[{self.interval.low * 100:+.1f}, {self.interval.high * 100:+.1f}], p {_p(self.p_value)} ({test}){need}"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -335,4 +335,5 @@ def _judges(side: CaseSide) -> Mapping[str, float]:
 
 
 def _p(value: float) -> str:
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+    """``= 0.004`` or ``< 0.001``: what follows a ``p`` in a sentence."""
+    return "< 0.001" if value < 0.001 else f"= {value:.3f}"

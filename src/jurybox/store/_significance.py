@@ -66,7 +66,8 @@ class SignificanceCheck:
             return f"{self.metric}: no baseline run to compare with (warm-up)"
         text = self.finding.describe("this run")
         if self.adjusted_p is not None and self.finding.p_value is not None and self.adjusted_p != self.finding.p_value:
-            text += f"; Holm-adjusted p = {self.adjusted_p:.3f}"
+            shown = "< 0.001" if self.adjusted_p < 0.001 else f"= {self.adjusted_p:.3f}"
+            text += f"; Holm-adjusted p {shown}"
         return f"{self.metric}: {text}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -142,7 +143,9 @@ def check_significance(
     for metric, (finding, seen, added, removed, undecided) in zip(metrics, tested, strict=True):
         p = next(adjusted) if finding.p_value is not None else None
         checks.append(
-            SignificanceCheck(metric, finding, p, _state(finding, p, seen, alpha, detectable), added, removed, undecided)
+            SignificanceCheck(
+                metric, finding, p, _state(finding, p, seen, alpha, detectable), added, removed, undecided
+            )
         )
     return SignificanceResult(run, baseline, alpha, tuple(checks))
 
