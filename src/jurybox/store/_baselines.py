@@ -235,7 +235,7 @@ def check_run(store: Store, run_id: str, policy: RegressionPolicy, *, record_les
 
 
 def baseline_runs(store: Store, run: RunInfo, policy: RegressionPolicy) -> list[tuple[RunInfo, dict[str, Rate]]]:
-    """The last ``window`` earlier runs of the run's suite its baseline policy admits, newest first, with their rates."""
+    """The last ``window`` earlier runs of the suite its baseline policy admits, newest first, with their rates."""
     statuses = _FINISHED if policy.baseline == "all" else ("completed",)
     earlier: list[tuple[RunInfo, dict[str, Rate]]] = []
     for past in store.runs.before(run, policy.window * BASELINE_LOOKBACK, statuses=statuses):
