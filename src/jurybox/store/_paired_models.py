@@ -45,8 +45,9 @@ class JudgeCorrection:
         if d.difference is None:
             return f"{self.path}: the judge is too weak to correct for (TPR + TNR <= 1)"
         span = "no interval (too weak in resamples)" if d.interval is None else _span(d.interval.low, d.interval.high)
+        assert d.a is not None and d.b is not None
         return (
-            f"{self.path}: corrected {d.difference * 100:+.1f} points {span} "
+            f"{self.path}: corrected pass rate A {d.a:.1%}, B {d.b:.1%}: {d.difference * 100:+.1f} points {span} "
             f"(TPR {self.calibration.tpr:.2f}, TNR {self.calibration.tnr:.2f}, {d.pairs} pairs)"
         )
 
