@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 from statsmodels.stats.contingency_tables import StratifiedTable, mcnemar
 
-from jurybox.stats import compare_to_baseline, matched_sets_p
 from jurybox.stats import _baseline as baseline_module
+from jurybox.stats import compare_to_baseline, matched_sets_p
 
 
 def _reference_p(sets: list[tuple[int, int, bool]]) -> float:
@@ -79,7 +79,9 @@ def test_past_the_exact_limit_it_is_the_cochran_mantel_haenszel_test(monkeypatch
 
 def test_a_clear_drop_is_worse_with_its_interval_and_the_cases_it_rests_on() -> None:
     # 200 cases, 5 baseline runs: 150 always passed, 30 never; 20 flaky ones. This run fails 40 of the steady passers.
-    cases = [(5, 5, True)] * 110 + [(5, 5, False)] * 40 + [(0, 5, False)] * 30 + [(3, 5, True)] * 10 + [(3, 5, False)] * 10
+    cases = (
+        [(5, 5, True)] * 110 + [(5, 5, False)] * 40 + [(0, 5, False)] * 30 + [(3, 5, True)] * 10 + [(3, 5, False)] * 10
+    )
     finding = compare_to_baseline(cases)
     assert finding.verdict == "worse"
     assert finding.difference == pytest.approx((120 / 200) - (150 + 20 * 0.6) / 200)

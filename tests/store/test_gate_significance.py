@@ -27,7 +27,7 @@ def _gate(url: str, *args: str, columns: int = 200) -> tuple[int, str]:
 
 
 def _flaky_history(store: Store, runs: int, seed: int) -> dict[str, float]:
-    """``runs`` runs in which each case passes its LLM judge with its own probability (most always; above the 70% target)."""
+    """``runs`` runs, each case passing its LLM judge with its own probability (above the 70% target on average)."""
     rng = random.Random(seed)
     chance = {name: rng.choice([1.0, 1.0, 1.0, 1.0, 0.9, 0.7, 0.5]) for name in NAMES}
     for _ in range(runs):

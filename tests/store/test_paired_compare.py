@@ -45,13 +45,20 @@ def test_sides_read_outcomes_tiers_judges_verdicts_and_trials(store: Store) -> N
     errored = replace(make_record("broken"), judgment=Judgment.errored("judge down", judge="cascade"), error="down")
     abstained = replace(make_record("unsure"), judgment=Judgment.abstained("no verdict", judge="cascade"))
     repeated = replace(make_record("repeated", llm=False), metadata={TRIALS_KEY: {"passes": 3, "trials": 5}})
-    run_id = _run_with(store, [make_record("good"), make_record("det-fails", deterministic=False), errored, abstained, repeated])
+    run_id = _run_with(
+        store, [make_record("good"), make_record("det-fails", deterministic=False), errored, abstained, repeated]
+    )
     read = store.paired.sides(run_id)
     good, det = read.sides["good"], read.sides["det-fails"]
     assert good.passed is True and good.score == pytest.approx(0.9)
     assert good.tiers == {"deterministic": 1.0, "llm_judge": pytest.approx(0.9)}
     assert good.judges == {"deterministic/contains": 1.0, "llm_judge/correctness": pytest.approx(0.9)}
-    assert good.verdicts == {"deterministic": True, "deterministic/contains": True, "llm_judge": True, "llm_judge/correctness": True}
+    assert good.verdicts == {
+        "deterministic": True,
+        "deterministic/contains": True,
+        "llm_judge": True,
+        "llm_judge/correctness": True,
+    }
     # The cascade stopped at the deterministic tier: the LLM tier is not a fail, it is absent.
     assert det.passed is False and "llm_judge" not in det.verdicts
     assert read.sides["broken"].passed is None and read.sides["unsure"].passed is None

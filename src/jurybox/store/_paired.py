@@ -23,6 +23,9 @@ from jurybox.store._paired_models import PairedRuns, corrections
 from jurybox.store._repository import Repository
 from jurybox.store._schema import judgments_table, results_table
 
+_PASS, _FAIL, _ERROR, _ABSTAIN = (s.value for s in (Status.PASS, Status.FAIL, Status.ERROR, Status.ABSTAIN))
+_DECIDED = {_PASS: True, _FAIL: False}
+
 TRIALS_KEY = "trials"
 """Where a case run several times keeps its counts in its record's metadata: ``{"passes": k, "trials": n}``."""
 
@@ -78,19 +81,19 @@ class PairedRepository(Repository):
                 continue
             if score is not None:
                 into.setdefault(result_id, {})[path] = float(score)
-            if status in (Status.PASS.value, Status.FAIL.value):
-                verdicts.setdefault(result_id, {})[path] = status == Status.PASS.value
+            decided = _DECIDED.get(status)
+            if decided is not None:
+                verdicts.setdefault(result_id, {})[path] = decided
         sides: dict[str, CaseSide] = {}
         errors: set[str] = set()
         abstains: set[str] = set()
         for result_id, name, status, score, extra in results:
-            if status == Status.ERROR.value:
+            if status == _ERROR:
                 errors.add(name)
-            elif status == Status.ABSTAIN.value:
+            elif status == _ABSTAIN:
                 abstains.add(name)
-            passed = {Status.PASS.value: True, Status.FAIL.value: False}.get(status)
             sides[name] = CaseSide(
-                passed,
+                _DECIDED.get(status),
                 score,
                 tiers.get(result_id, {}),
                 judges.get(result_id, {}),
