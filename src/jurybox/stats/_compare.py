@@ -189,7 +189,8 @@ class PairedComparison:
         a: A's name (a run id or a variant).
         b: B's name.
         pass_rate: The pass-rate difference over decided pairs.
-        means: Mean differences: ``score``, then each tier's and each judge's, then ``trials``.
+        means: Mean differences: ``score``, then each tier's and each judge's (those with at least
+            ``MIN_PAIRS`` pairs), then ``trials``.
         added: Cases only B has.
         removed: Cases only A has.
         undecided: Cases both have that either could not decide (left out of the pass-rate test).
@@ -309,10 +310,10 @@ def compare_runs(
     for kind, read in (("tier", _tiers), ("judge", _judges)):
         names = sorted({key for n in shared for key in read(a[n])} & {key for n in shared for key in read(b[n])})
         for key in names:
-            paired(
-                f"{kind}:{key}",
-                [(read(a[n])[key], read(b[n])[key]) for n in shared if key in read(a[n]) and key in read(b[n])],
-            )
+            values = [(read(a[n])[key], read(b[n])[key]) for n in shared if key in read(a[n]) and key in read(b[n])]
+            # A judge each case names differently (contains('42')) pairs with itself once: no row for it.
+            if len(values) >= MIN_PAIRS:
+                paired(f"{kind}:{key}", values)
     rates = [(a[n].trials, b[n].trials) for n in shared]
     trial_pairs = [(x[0] / x[1], y[0] / y[1]) for x, y in rates if x and y and x[1] and y[1]]
     paired("trials", trial_pairs)
