@@ -11,6 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 from store_testkit import make_record, record_run
@@ -19,6 +21,7 @@ from typer.testing import CliRunner
 from jurybox.cli import app
 from jurybox.core import Judgment
 from jurybox.store import JUDGE_IDENTITIES_KEY, TRIALS_KEY, Store, open_store
+from jurybox.store._paired import _trials as trial_counts
 
 runner = CliRunner()
 NAMES = [f"case-{i:03d}" for i in range(60)]
@@ -194,3 +197,35 @@ def test_the_comparison_of_big_runs_reads_each_run_in_two_queries(tmp_path: Path
     selects = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
     assert found.pairs == 500
     assert len(selects) <= 5  # two per run, and at most one calibration lookup
+
+
+def test_repeated_cases_compare_their_per_case_pass_rates(store: Store, store_url: str) -> None:
+    def repeated(name: str, passes: int) -> object:
+        return replace(make_record(name, llm=passes >= 3), metadata={TRIALS_KEY: {"passes": passes, "trials": 5}})
+
+    a = _run_with(store, [repeated(n, 2 + i % 2) for i, n in enumerate(NAMES)])
+    b = _run_with(store, [repeated(n, 4 + i % 2) for i, n in enumerate(NAMES)])
+    paired = _compare_json(store_url, a, b)["paired"]
+    assert isinstance(paired, dict)
+    trials = next(m for m in paired["means"] if m["name"] == "trials")
+    assert trials["pairs"] == 60 and trials["difference"] == pytest.approx(0.4)
+    assert trials["test"] == "wilcoxon-signed-rank" and trials["p_value"] < 0.001
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 10) | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["passes", "trials", "x"]), inner),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from([TRIALS_KEY, "attempt"]), json_values))
+def test_a_records_metadata_never_makes_up_trial_counts(metadata: dict[str, object]) -> None:
+    counts = trial_counts(metadata)
+    found = metadata.get(TRIALS_KEY)
+    if counts is None:
+        return
+    assert isinstance(found, dict)
+    passes, trials = counts
+    assert (found["passes"], found["trials"]) == counts and 0 <= passes <= trials and trials > 0
