@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from store_testkit import record_run
+from store_testkit import make_record, record_run
 from typer.testing import CliRunner
 
 from jurybox.cli import app
+from jurybox.core import Judgment
 from jurybox.store import RegressionPolicy, Store, check_significance, open_store
 
 runner = CliRunner()
@@ -128,3 +130,25 @@ def test_bad_options_are_usage_errors(url: str, option: str, value: str) -> None
         record_run(store, "suite", {n: (True, True) for n in NAMES[:5]})
     code, out = _gate(url, option, value)
     assert code == 2 and option in out
+
+
+def test_errors_and_abstentions_of_the_run_are_shown_apart_never_failures(url: str) -> None:
+    with open_store(url) as store:
+        for _ in range(3):
+            record_run(store, "suite", {n: (True, True) for n in NAMES})
+        run_id = store.runs.begin("suite", cases={n: {"prompt": n} for n in NAMES}, judge_model="fake")
+        for i, name in enumerate(NAMES):
+            record = make_record(name)
+            if i < 30:  # a judge outage: a quarter of the cases could not be judged
+                record = replace(record, judgment=Judgment.errored("judge down", judge="cascade"), error="down")
+            elif i < 35:
+                record = replace(record, judgment=Judgment.abstained("no verdict", judge="cascade"))
+            store.results.record(run_id, record)
+        store.finish_run(run_id)
+        result = check_significance(store, run_id, RegressionPolicy(baseline="completed"))
+    assert (result.errors, result.abstains) == (30, 5)
+    overall = result.metrics[0]
+    assert overall.undecided == 35 and overall.finding.pairs == 85 and overall.state == "ok"
+    code, out = _gate(url, "--method", "significance", "--run", run_id, "--baseline", "completed")
+    assert code == 0, out
+    assert "This run: 30 error, 5 abstain (left out, never a pass or a fail)" in out

@@ -41,6 +41,8 @@ def print_significance(out: Console, result: SignificanceResult) -> bool:
             f"Significance at alpha {result.alpha:g}: cases paired with {len(result.baseline)} baseline run(s): {runs}"
         )
     )
+    left_out = f"This run: {result.errors} error, {result.abstains} abstain (left out, never a pass or a fail)"
+    out.print(Text(left_out, style="dim"))
     table = Table(title="Drops larger than the noise", title_justify="left")
     for column in _COLUMNS:
         table.add_column(column, justify="left" if column in ("metric", "state") else "right", no_wrap=True)

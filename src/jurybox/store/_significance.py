@@ -85,12 +85,23 @@ class SignificanceCheck:
 
 @dataclass(frozen=True)
 class SignificanceResult:
-    """Every metric of one run tested against its baseline runs."""
+    """Every metric of one run tested against its baseline runs.
+
+    Attributes:
+        run: The run gated.
+        baseline: The baseline runs its cases were paired with, newest first.
+        alpha: The level a drop is called significant at.
+        metrics: ``overall``, then each tier.
+        errors: The run's cases that ended in ERROR (never a pass or a fail in a test).
+        abstains: Its cases that ended in ABSTAIN.
+    """
 
     run: RunInfo
     baseline: tuple[RunInfo, ...]
     alpha: float
     metrics: tuple[SignificanceCheck, ...]
+    errors: int = 0
+    abstains: int = 0
 
     @property
     def regressions(self) -> list[SignificanceCheck]:
@@ -110,6 +121,8 @@ class SignificanceResult:
             "baseline_runs": [run.id for run in self.baseline],
             "alpha": self.alpha,
             "metrics": [m.to_dict() for m in self.metrics],
+            "errors": self.errors,
+            "abstains": self.abstains,
             "regression": bool(self.regressions),
         }
 
@@ -147,7 +160,7 @@ def check_significance(
                 metric, finding, p, _state(finding, p, seen, alpha, detectable), added, removed, undecided
             )
         )
-    return SignificanceResult(run, baseline, alpha, tuple(checks))
+    return SignificanceResult(run, baseline, alpha, tuple(checks), len(current.errors), len(current.abstains))
 
 
 def _test(
