@@ -1,8 +1,10 @@
 """Paired statistics for comparing runs: is B better than A, and by how much, with what certainty?
 
 Standard library only, like ``jurybox.core``, so every layer may use it (the
-store's gate, reports, the dashboard, the CLI). Figures are checked in the
-tests against statsmodels and scipy.
+store's gate, reports, the dashboard, the CLI). Two runs are compared pair by
+pair (``compare_runs``); one run against several baseline runs case by case
+(``compare_to_baseline``, what ``jurybox gate --method significance`` asks).
+Figures are checked in the tests against statsmodels and scipy.
 
 Example:
     >>> from jurybox.stats import compare_pass_rates

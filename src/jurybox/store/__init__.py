@@ -4,9 +4,11 @@
 database. Its work is done by repositories you call directly: ``store.runs``
 (start, find and close runs), ``store.results`` (the runner streams each finished
 case there, so a killed run can be resumed), ``store.suites``, ``store.metrics``,
-``store.lessons``, ``store.calibrations``, ``store.reviews``, ``store.users`` and
-``store.authoring``; the dashboard reads through ``StoreBrowser``. Baselines,
-regressions and lessons are computed from it. A storage failure is a
+``store.lessons``, ``store.calibrations``, ``store.reviews``, ``store.users``,
+``store.authoring`` and ``store.paired`` (runs compared case by case with paired
+statistics; ``check_significance`` is the gate that knows noise); the dashboard
+reads through ``StoreBrowser``. Baselines, regressions and lessons are computed
+from it. A storage failure is a
 ``StoreError`` (the request cannot be met) or a ``StoreAccessError`` (the
 database is locked or down): nothing outside this package sees SQLAlchemy.
 """
