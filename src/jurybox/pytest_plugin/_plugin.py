@@ -120,7 +120,8 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     if settings is None:
         return None
     model = f"{settings.model} (from {settings.model_source})" if settings.model else "none configured"
-    return f"jurybox: judge model {model}; record mode {settings.record_mode}; strict {settings.fail_on_reject}"
+    line = f"jurybox: judge model {model}; record mode {settings.record_mode}; strict {settings.fail_on_reject}"
+    return f"{line}\njurybox: {settings.note}" if settings.note else line
 
 
 # -- gating --------------------------------------------------------------------
