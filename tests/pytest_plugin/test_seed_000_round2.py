@@ -96,7 +96,9 @@ def test_is_llm_judge_enabled_inside_a_test_and_the_header_note(
     monkeypatch.setenv("LLM_JUDGE_MODEL", "llama3.1")
     result = pytester.runpytest_inprocess()
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["jurybox: LLM_JUDGE_MODEL=llama3.1 is not used: the LLM judge is off until LLM_JUDGE=1"])
+    result.stdout.fnmatch_lines(
+        ["jurybox: LLM_JUDGE_MODEL=llama3.1 is not used: the LLM judge is off until LLM_JUDGE=1"]
+    )
 
 
 def _relevance(relevant: bool) -> str:
