@@ -223,9 +223,9 @@ def tool_calls(
         mode: How the calls must match the expected ones. ``strict``: the same
             calls in the same order, nothing else. ``ordered``: every expected
             call was made, in this order, other calls allowed before, between and
-            after them. ``unordered``: the same calls in any order. ``subset``: every expected call was made (extra calls
-            allowed). ``superset``: every call made was expected (some expected
-            calls may be missing).
+            after them. ``unordered``: the same calls in any order. ``subset``:
+            every expected call was made (extra calls allowed). ``superset``:
+            every call made was expected (some expected calls may be missing).
         args: How arguments compare. ``exact``; ``ignore``; ``subset`` (the
             expected arguments are present with those values, extra arguments
             allowed); ``superset`` (every argument passed was expected).

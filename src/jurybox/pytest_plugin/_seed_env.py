@@ -3,8 +3,8 @@
 | Spector | jurybox | meaning |
 | --- | --- | --- |
 | ``OLLAMA_LIVE=1`` | ``--jurybox-live`` | run tests marked ``live_llm`` |
-| ``LLM_JUDGE=1`` / ``0`` | a judge model is configured / not | turn the LLM judge on or off (off by default) |
-| ``LLM_JUDGE_MODEL`` | ``JURYBOX_JUDGE_MODEL`` | the judge model once ``LLM_JUDGE=1`` (default ``llama3.1``); a bare name is an Ollama model |
+| ``LLM_JUDGE=1`` / ``0`` | a judge model is configured / not | the LLM judge on or off (off by default) |
+| ``LLM_JUDGE_MODEL`` | ``JURYBOX_JUDGE_MODEL`` | the judge model once ``LLM_JUDGE=1`` (default llama3.1) |
 | ``LLM_JUDGE_URL`` | ``ollama:MODEL@URL`` | the Ollama server of ``LLM_JUDGE_MODEL`` |
 | ``LLM_JUDGE_CONFIDENCE`` | ``[tool.jurybox] confidence`` | verdicts under it are uncertain (default 0.6) |
 | ``LLM_JUDGE_FAIL_ON_REJECT=1`` | ``JURYBOX_FAIL_ON_REJECT=1`` | soft checks fail the test |
