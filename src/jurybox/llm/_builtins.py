@@ -35,6 +35,9 @@ from jurybox.llm._verdicts import (
     RelevanceVerdict,
     RubricVerdict,
     ScoreVerdict,
+    criterion_scores,
+    rubric_of_hundred,
+    score_of_hundred,
 )
 
 ResultsFrom = Literal["auto", "sources", "output", "tool_results"]
@@ -73,7 +76,7 @@ def correctness(
 
     return LLMJudge(
         prompts.CORRECTNESS,
-        JsonVerdict(ScoreVerdict, on_conflict=on_conflict),
+        JsonVerdict(ScoreVerdict, on_conflict=on_conflict, hundred_point=score_of_hundred),
         name=name,
         model=model,
         threshold=_threshold("correctness", threshold),
@@ -164,7 +167,7 @@ def ranking(
     on_conflict, rest = split_settings(settings)
     return LLMJudge(
         prompts.RANKING,
-        JsonVerdict(ScoreVerdict, on_conflict=on_conflict),
+        JsonVerdict(ScoreVerdict, on_conflict=on_conflict, hundred_point=score_of_hundred),
         name=name,
         model=model,
         threshold=_threshold("ranking", threshold),
@@ -260,29 +263,39 @@ def rubric(
     on_conflict, rest = split_settings(settings)
     total = sum(weights.values())
 
+    names = list(weights)
+
     def validate(verdict: RubricVerdict) -> str | None:
-        missing = [c for c in weights if c not in verdict.scores]
+        scores = criterion_scores(verdict.scores, names)
+        missing = [c for c in weights if c not in scores]
         if missing:
             return f"the verdict has no score for criteria {missing}; score every criterion by its exact name"
-        off = {c: s for c, s in verdict.scores.items() if c in weights and not 0.0 <= s <= 100.0}
+        off = {c: s for c, s in scores.items() if not 0.0 <= s <= 100.0}
         if off:
             return f"criterion scores must be 0-100, got {off}"
         return None
 
     def score(verdict: RubricVerdict) -> float:
-        return sum(verdict.scores[c] * w for c, w in weights.items()) / total
+        scores = criterion_scores(verdict.scores, names)
+        return sum(scores[c] * w for c, w in weights.items()) / total
 
     def checks(verdict: RubricVerdict) -> list[Check]:
         cut = threshold * 100
-        return [
-            Check(c, verdict.scores[c] >= cut, f"{verdict.scores[c]:g}/100 (weight {w:g})") for c, w in weights.items()
-        ]
+        scores = criterion_scores(verdict.scores, names)
+        return [Check(c, scores[c] >= cut, f"{scores[c]:g}/100 (weight {w:g})") for c, w in weights.items()]
 
     lines = [f"- {c} (weight {w:g}): {descriptions.get(c, 'as the name says')}" for c, w in weights.items()]
     return LLMJudge(
         prompts.RUBRIC,
         JsonVerdict(
-            RubricVerdict, score=score, min=0, max=100, validate=validate, checks=checks, on_conflict=on_conflict
+            RubricVerdict,
+            score=score,
+            min=0,
+            max=100,
+            validate=validate,
+            checks=checks,
+            on_conflict=on_conflict,
+            hundred_point=lambda verdict: rubric_of_hundred(verdict, weights),
         ),
         name=name,
         model=model,
