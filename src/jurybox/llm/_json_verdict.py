@@ -149,7 +149,7 @@ class JsonVerdict(Generic[M]):
         return verdict, ""
 
     def _hundred_point_shaped(self, candidate: dict[str, Any]) -> bool:
-        return self.hundred_point is not None and _HUNDRED_POINT_KEYS <= candidate.keys()
+        return self.hundred_point is not None and candidate.keys() >= _HUNDRED_POINT_KEYS
 
     def _from_hundred_point(self, candidate: dict[str, Any]) -> M | None:
         """The schema's verdict for a 0-100 reply with issues and strengths, when this reader takes that shape."""
