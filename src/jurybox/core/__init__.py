@@ -21,6 +21,7 @@ from jurybox.core._context import (
     contexts_from_jsonl,
     freeze_mapping,
     iter_contexts_jsonl,
+    structured_fields,
 )
 from jurybox.core._gc import freeze_for_life, frozen_heap, paused_collector
 from jurybox.core._jsonable import to_jsonable
@@ -170,6 +171,7 @@ __all__ = [
     "read_toml",
     "read_toml_file",
     "run_sync",
+    "structured_fields",
     "tier_of",
     "to_jsonable",
     "vote_value",
