@@ -1,4 +1,4 @@
-"""Seed 003's shapes: LLM-operation fixtures with structured input and expected, and scorers returning {score, message}."""
+"""Seed 003's shapes: fixtures with structured input and expected, and scorers returning {score, message}."""
 
 from __future__ import annotations
 

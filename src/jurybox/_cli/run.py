@@ -19,6 +19,7 @@ from jurybox._cli.reports import print_written
 from jurybox._cli.run_calibrations import run_calibrations
 from jurybox._cli.run_fleet import CacheOption, JudgeEndpointOption, fleet_and_cache
 from jurybox._cli.run_messages import print_intro, print_notice, print_outro, print_plan, servers_answer
+from jurybox._cli.run_regression import print_regression_verdict
 from jurybox._cli.run_views import build_report
 from jurybox._cli.serve import dashboard_hint
 from jurybox.agents import TargetConfigError
@@ -64,6 +65,7 @@ class RunRequest:
     verbose: bool = False
     stored_suites: tuple[str, ...] = ()  # --suite NAME: suites kept in the store
     base_dir: Path | None = None  # where relative paths resolve (None: each suite file's folder)
+    fail_on_regression: bool = False  # a regression against the baseline is the exit code
 
 
 StoredSuiteOption = Annotated[
@@ -187,14 +189,24 @@ def run(
         bool,
         typer.Option("--verbose", "-v", help="Console: list every passing case with its reasoning, not just names."),
     ] = False,
+    fail_on_regression: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-regression",
+            help="Exit 1 when the run regressed against its baseline in the store (as `jurybox gate` would), "
+            "even if every case passed. The verdict is printed either way.",
+        ),
+    ] = False,
 ) -> None:
     """Run agent suites: each case's conversation is judged by a cascade of tiers.
 
     Deterministic judges run first, the offline similarity judge next and LLM
     judges last, so an early failure spends no tokens. Exit code: 0 when every
-    case passed, 1 when any failed, errored or could not be decided, 2 for a
+    case passed, 1 when any failed, errored or could not be decided (or, with
+    --fail-on-regression, the run regressed against its baseline), 2 for a
     bad suite or command line or a model server that cannot be reached, 130 when
-    interrupted (resume with --resume last).
+    interrupted (resume with --resume last). A run with earlier runs in the store
+    ends with its regression verdict, as `jurybox gate` checks it.
     """
     judge_model = fleet_and_cache(judge_model, judge_endpoints, cache)
     request = RunRequest(
@@ -221,6 +233,7 @@ def run(
         actors=actors,
         preflight=preflight,
         verbose=verbose,
+        fail_on_regression=fail_on_regression,
     )
     raise typer.Exit(execute(request))
 
@@ -349,6 +362,10 @@ def _report(
         codes.append(EXIT_INTERRUPTED)
     else:
         codes.append(EXIT_OK if result.ok else EXIT_NOT_PASSED)
+    if store is not None and result.status == "completed":
+        regressed = print_regression_verdict(store, result.run_id, status)
+        if regressed and request.fail_on_regression:
+            codes.append(EXIT_NOT_PASSED)
     return codes
 
 
