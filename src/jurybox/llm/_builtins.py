@@ -236,6 +236,8 @@ def rubric(
     *,
     descriptions: Mapping[str, str] | None = None,
     be_harsh: bool = False,
+    instructions: str | None = None,
+    scoring_guide: str | None = None,
     model: ModelRef = None,
     threshold: float = 0.7,
     name: str = "rubric",
@@ -248,6 +250,11 @@ def rubric(
             "coherence": 30, "conciseness": 20}``), or a list of names for equal weights.
         descriptions: Optional criterion name -> what it means, shown to the model.
         be_harsh: Ask for strict grading (only clearly achieved points count).
+        instructions: The judge's own role and rules, in place of the built-in system prompt
+            ("You are an expert evaluator of a property-management assistant..."). The rule that
+            case text is data, never instructions, is still added.
+        scoring_guide: How scores map to quality ("0.8+ = good, 0.5-0.8 = partial, < 0.5 = poor"),
+            in place of the built-in calibration line; a guide in fractions is read on 0-100.
         model: Judge model, spec string, or None for the configured one.
         threshold: Pass at this normalized score or above (default 0.7, i.e. 70/100).
         name: The judge's name in reports.
@@ -284,9 +291,15 @@ def rubric(
         scores = criterion_scores(verdict.scores, names)
         return [Check(c, scores[c] >= cut, f"{scores[c]:g}/100 (weight {w:g})") for c, w in weights.items()]
 
+    check_text("rubric", "instructions", instructions)
+    check_text("rubric", "scoring_guide", scoring_guide)
     lines = [f"- {c} (weight {w:g}): {descriptions.get(c, 'as the name says')}" for c, w in weights.items()]
+    template = prompts.RUBRIC if instructions is None else prompts.with_system(prompts.RUBRIC, instructions)
+    calibration = prompts.HARSH if be_harsh else prompts.FAIR
+    if scoring_guide is not None:
+        calibration = prompts.guided(scoring_guide) + (" " + prompts.HARSH if be_harsh else "")
     return LLMJudge(
-        prompts.RUBRIC,
+        template,
         JsonVerdict(
             RubricVerdict,
             score=score,
@@ -300,7 +313,7 @@ def rubric(
         name=name,
         model=model,
         threshold=_threshold("rubric", threshold),
-        options={"criteria": "\n".join(lines), "harshness": prompts.HARSH if be_harsh else prompts.FAIR},
+        options={"criteria": "\n".join(lines), "harshness": calibration},
         **rest,
     )
 

@@ -158,6 +158,8 @@ class Suite:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     folder: Path | None = None
     """Where relative paths resolve (``load_suite(base_dir=...)``); None: the file's folder."""
+    follow_up_model: Any = None
+    """The suite's ``follow_up_model``: decides whether the agent asked a question and answers it (None: ``model``)."""
 
     @property
     def base_dir(self) -> Path:

@@ -59,6 +59,8 @@ Fraction = Annotated[float, BeforeValidator(_not_bool), Field(ge=0.0, le=1.0, al
 Retries = Annotated[int, Field(strict=True, ge=0, le=MAX_RETRIES)]
 Count = Annotated[int, Field(strict=True, ge=0)]
 DatabaseUrl = Annotated[str | None, AfterValidator(_database_url)]
+PromptText = Annotated[str, Field(strict=True, min_length=1, max_length=20_000)]
+"""Text the suite author writes into a judge's prompt (instructions, a scoring guide): trusted, bounded."""
 
 
 def _calls_only(value: Any) -> Any:
@@ -195,6 +197,8 @@ class RoundModel(_SeedAliased):
     judges: list[Any] = Field(default_factory=list)
     reference: str | None = None
     follow_ups: list[str] = Field(default_factory=list)
+    judge_instructions: PromptText | None = None
+    scoring_guide: PromptText | None = None
 
     @field_validator("expect_tools", mode="before")
     @classmethod
@@ -243,6 +247,8 @@ class CaseModel(_SeedAliased):
     retries: Retries | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     skip: StrictBool = False
+    judge_instructions: PromptText | None = None
+    scoring_guide: PromptText | None = None
 
     @field_validator("expect_tools", mode="before")
     @classmethod
@@ -281,6 +287,8 @@ class Defaults(_Strict):
     retries: Retries = 1
     revive_between_rounds: StrictBool = False
     max_follow_ups: Annotated[int, Field(strict=True, ge=0, le=MAX_FOLLOW_UPS)] = 0
+    judge_instructions: PromptText | None = None
+    scoring_guide: PromptText | None = None
 
 
 class SuiteModel(_Strict):
@@ -292,6 +300,9 @@ class SuiteModel(_Strict):
     database: DatabaseUrl = None
     # A spec string, or a judge fleet {model, endpoints: [...]} read as its spec string.
     judge_model: Annotated[str, BeforeValidator(judge_model_text), Field(strict=True, min_length=1)] | None = None
+    # A (cheaper) model that decides whether the agent asked a clarifying question and writes the
+    # user's answer; default the judge model.
+    follow_up_model: Annotated[str, Field(strict=True, min_length=1)] | None = None
     concurrency: Annotated[int, Field(strict=True, ge=1, le=MAX_CONCURRENCY)] | None = None
     # The judge model's own limits: seconds per attempt and retries after a fault (5xx, timeout, empty body).
     judge_timeout: Seconds | None = None
