@@ -47,7 +47,7 @@ def test_seed_003_fixtures_load_as_a_labelled_set(tmp_path: Path) -> None:
 def test_a_fixture_without_a_one_field_expected_still_needs_a_label(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps({"input": {"a": 1}, "expected": {"action": "ADD", "why": "new"}}) + "\n")
-    with pytest.raises(Exception, match="bad.jsonl:1:label: missing"):
+    with pytest.raises(Exception, match=r"bad\.jsonl:1:label: missing"):
         load_labelled_set(path)
 
 

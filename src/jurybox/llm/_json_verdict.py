@@ -133,6 +133,7 @@ class JsonVerdict(Generic[M]):
         return decide(score, self.threshold, reasoning or f"score {score.normalized():.3g}", metadata, **extra)
 
     def _verdict(self, candidate: dict[str, Any]) -> tuple[M | None, str]:
+        verdict: M | None
         try:
             verdict = self.schema.model_validate(candidate)
         except ValidationError as exc:
