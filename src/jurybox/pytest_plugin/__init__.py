@@ -77,3 +77,9 @@ if importlib.util.find_spec("pytest") is not None:
         "pytest_terminal_summary",
         "pytest_unconfigure",
     ]
+    # pytest-recording's fixture name, when pytest-recording does not provide it itself.
+    from jurybox.pytest_plugin import _plugin
+
+    if hasattr(_plugin, "vcr_cassette"):
+        vcr_cassette = _plugin.vcr_cassette
+        __all__ += ["vcr_cassette"]
