@@ -1,4 +1,4 @@
-"""Seed 002's names, round 2: the contract marker, pytest-recording's vcr marker and fixture, assert_llm_output_similar."""
+"""Seed 002, round 2: the contract marker, pytest-recording's vcr marker and fixture, assert_llm_output_similar."""
 
 from __future__ import annotations
 
