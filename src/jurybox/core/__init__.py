@@ -35,6 +35,7 @@ from jurybox.core._limits import (
     MAX_INPUT_DEPTH,
     MAX_INPUT_NODES,
 )
+from jurybox.core._metadata_keys import MetadataKey
 from jurybox.core._named import NamedJudge, named
 from jurybox.core._plugins import (
     ENTRY_POINT_GROUP,
@@ -129,6 +130,7 @@ __all__ = [
     "Majority",
     "Median",
     "Message",
+    "MetadataKey",
     "NamedJudge",
     "NumericScore",
     "PlannedCases",
