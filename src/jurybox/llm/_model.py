@@ -29,7 +29,7 @@ def resolve(model: ModelRef) -> JudgeModel:
     # Duck-typed on purpose: an isinstance check against the runtime Protocol costs more than the
     # rest of a cached judged call.
     if callable(getattr(model, "complete", None)):
-        return model
+        return model  # type: ignore[return-value]  # a JudgeModel, checked by its duck type
     try:
         return as_judge_model(model)
     except TypeError:

@@ -98,7 +98,7 @@ class Template:
     def from_resource(
         cls, package: str, name: str, *, system: str | None = None, trusted: Iterable[str] = ()
     ) -> Template:
-        """A template shipped inside a package (``importlib.resources``): ``from_resource("my_app.prompts", "judge.txt")``.
+        """A template shipped in a package: ``from_resource("my_app.prompts", "judge.txt")`` (``importlib.resources``).
 
         Raises:
             TemplateError: the package or the file is not there, naming both.
