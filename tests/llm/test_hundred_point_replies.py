@@ -100,3 +100,22 @@ def test_criteria_never_take_each_others_scores() -> None:
     by_number = json.dumps({"scores": {"1": 90, "2": 10}, "reasoning": "r"})
     judgment = evaluate(rubric(["polite", "short"], model=FakeModel(by_number), retries=0), Context(output="Hi"))
     assert [c.passed for c in judgment.checks] == [True, False]
+
+
+names = st.text(alphabet="ab. \n1", min_size=1, max_size=6).filter(lambda text: text.strip())
+
+
+@given(
+    criteria=st.lists(names, min_size=1, max_size=4, unique=True),
+    scores=st.dictionaries(names, st.integers(0, 100), max_size=4),
+)
+def test_a_reply_score_is_given_to_at_most_one_criterion(criteria: list[str], scores: dict[str, int]) -> None:
+    from jurybox.llm._verdicts import criterion_scores
+
+    matched = criterion_scores(scores, criteria)
+    assert set(matched) <= set(criteria)
+    for criterion, value in matched.items():
+        if criterion in scores:
+            assert value == scores[criterion]  # an exact name always wins
+    # Each matched score came from its own key: no key serves two criteria.
+    assert len(matched) <= len(scores)
