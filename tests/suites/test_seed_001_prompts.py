@@ -99,3 +99,17 @@ async def test_follow_ups_use_their_own_model(toy_suite: Callable[[str], Path]) 
     assert result.records[0].status is Status.PASS  # the cheap model said it was a question and answered it
     assert asked and all(body["model"] == "cheap" for body in asked)
     assert not any("asks_question" in prompt or "You play the user" in prompt for prompt in judge_prompts)
+
+
+def test_the_dashboard_form_takes_the_judge_prompt_and_guide(toy_suite: Callable[[str], Path]) -> None:
+    from jurybox.web._case_form import definition_of, form_of
+
+    form = {**form_of(None, None).values, "name": "occupancy", "prompt": "What's the occupancy?"}
+    form["criteria"] = "Asks which listing the user means"
+    form["other"] = f"judge_instructions: {json.dumps(INSTRUCTIONS)}\nscoring_guide: {json.dumps(GUIDE)}\n"
+    definition, _ = definition_of(form, None)
+    assert (definition["judge_instructions"], definition["scoring_guide"]) == (INSTRUCTIONS, GUIDE)
+    text = TOY_HEADER + "cases:\n  - " + json.dumps(definition) + "\n"
+    suite = load_suite(toy_suite(text), judge_model=grading_model(), check_agent=False)
+    criteria = next(j for j in suite.cases[0].judges if j.label == "criteria")
+    assert criteria.judge.template.system == INSTRUCTIONS and GUIDE in criteria.judge.options["harshness"]
