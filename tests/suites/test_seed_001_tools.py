@@ -129,3 +129,23 @@ def test_both_spellings_store_one_version(tmp_path: Path) -> None:
         store.suites.save("property", [("c", dict(run_spec))], agent=AGENT)  # as a run leaves it
         _, counts = import_suite_file(store, path, normalize=stored_case)
         assert (counts["added"], counts["changed"], counts["unchanged"]) == (0, 0, 1)
+
+
+def test_jurybox_store_import_after_a_run_changes_nothing(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from jurybox.cli import app
+
+    seed_cases = [
+        {"name": "details", "prompt": "Details?", "expected_tools": ["get_listing_details"], "judge_threshold": 0.7},
+        {"name": "revival", "test_agent_revival": True, "rounds": [{"prompt": "a", "judge_prompt": "polite"}]},
+    ]
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump({"name": "property", "agent": AGENT, "cases": seed_cases}), encoding="utf-8")
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    specs = [(case.name, dict(case.spec)) for case in load_suite(path, check_agent=False).cases]
+    with open_store(url) as store:
+        store.suites.save("property", specs, agent=AGENT)  # what `jurybox run` leaves in the store
+    result = CliRunner().invoke(app, ["store", "import", str(path), "--store", url])
+    assert result.exit_code == 0, result.output
+    assert "0 added, 0 changed, 2 unchanged, 0 retired" in result.output
