@@ -113,3 +113,13 @@ def test_the_dashboard_form_takes_the_judge_prompt_and_guide(toy_suite: Callable
     suite = load_suite(toy_suite(text), judge_model=grading_model(), check_agent=False)
     criteria = next(j for j in suite.cases[0].judges if j.label == "criteria")
     assert criteria.judge.template.system == INSTRUCTIONS and GUIDE in criteria.judge.options["harshness"]
+
+
+def test_a_bad_follow_up_model_is_named_with_its_line(toy_suite: Callable[[str], Path]) -> None:
+    text = TOY_HEADER + "follow_up_model: nosuchprovider:x\ncases:\n  - name: c\n    prompt: a\n    criteria: polite\n"
+    try:
+        load_suite(toy_suite(text), check_agent=False)
+    except SuiteError as exc:
+        assert "suite.yaml:5: follow_up_model: cannot use judge model 'nosuchprovider:x'" in str(exc)
+    else:
+        raise AssertionError("a bad follow_up_model loaded")
