@@ -294,8 +294,10 @@ def import_command(
     store_url: StoreOption = None,
 ) -> None:
     """Import a suite file: new and edited cases get a version; cases no longer in the file are retired."""
+    from jurybox.suites import stored_case  # the suite loader only for this command: it is slow to import
+
     with opened_store(store_url, writes=True) as store:
-        name, counts = import_suite_file(store, file)
+        name, counts = import_suite_file(store, file, normalize=stored_case)
     console().print(
         f"Imported {name}: {counts['added']} added, {counts['changed']} changed, "
         f"{counts['unchanged']} unchanged, {counts['retired']} retired."

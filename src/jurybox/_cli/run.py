@@ -20,6 +20,7 @@ from jurybox._cli.run_calibrations import run_calibrations
 from jurybox._cli.run_experiments import check_variant_output, experiment_request, print_experiments
 from jurybox._cli.run_fleet import CacheOption, JudgeEndpointOption, fleet_and_cache
 from jurybox._cli.run_messages import print_intro, print_notice, print_outro, print_plan, servers_answer
+from jurybox._cli.run_regression import print_regression_verdict
 from jurybox._cli.run_views import build_report
 from jurybox._cli.serve import dashboard_hint
 from jurybox.agents import TargetConfigError
@@ -66,6 +67,7 @@ class RunRequest:
     stored_suites: tuple[str, ...] = ()  # --suite NAME: suites kept in the store
     base_dir: Path | None = None  # where relative paths resolve (None: each suite file's folder)
     variants: tuple[str, ...] = ()  # --variant NAME: only these variants of a suite with variants:
+    fail_on_regression: bool = False  # a regression against the baseline is the exit code
 
 
 StoredSuiteOption = Annotated[
@@ -198,14 +200,24 @@ def run(
             show_default=False,
         ),
     ] = None,
+    fail_on_regression: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-regression",
+            help="Exit 1 when the run regressed against its baseline in the store (as `jurybox gate` would), "
+            "even if every case passed. The verdict is printed either way.",
+        ),
+    ] = False,
 ) -> None:
     """Run agent suites: each case's conversation is judged by a cascade of tiers.
 
     Deterministic judges run first, the offline similarity judge next and LLM
     judges last, so an early failure spends no tokens. Exit code: 0 when every
-    case passed, 1 when any failed, errored or could not be decided, 2 for a
+    case passed, 1 when any failed, errored or could not be decided (or, with
+    --fail-on-regression, the run regressed against its baseline), 2 for a
     bad suite or command line or a model server that cannot be reached, 130 when
-    interrupted (resume with --resume last).
+    interrupted (resume with --resume last). A run with earlier runs in the store
+    ends with its regression verdict, as `jurybox gate` checks it.
     """
     judge_model = fleet_and_cache(judge_model, judge_endpoints, cache)
     request = RunRequest(
@@ -233,6 +245,7 @@ def run(
         preflight=preflight,
         verbose=verbose,
         variants=tuple(variants or ()),
+        fail_on_regression=fail_on_regression,
     )
     raise typer.Exit(execute(request))
 
@@ -378,6 +391,10 @@ def _report(
         codes.append(EXIT_INTERRUPTED)
     else:
         codes.append(EXIT_OK if result.ok else EXIT_NOT_PASSED)
+    if store is not None and result.status == "completed":
+        regressed = print_regression_verdict(store, result.run_id, status)
+        if regressed and request.fail_on_regression:
+            codes.append(EXIT_NOT_PASSED)
     return codes
 
 

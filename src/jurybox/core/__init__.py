@@ -19,6 +19,7 @@ from jurybox.core._context import (
     ToolCall,
     contexts_from_jsonl,
     iter_contexts_jsonl,
+    structured_fields,
 )
 from jurybox.core._jsonable import to_jsonable
 from jurybox.core._judge import Judge, aevaluate, evaluate, judge, judge_name
@@ -31,6 +32,7 @@ from jurybox.core._limits import (
     MAX_INPUT_DEPTH,
     MAX_INPUT_NODES,
 )
+from jurybox.core._metadata_keys import MetadataKey
 from jurybox.core._named import NamedJudge, named
 from jurybox.core._plugins import (
     ENTRY_POINT_GROUP,
@@ -123,6 +125,7 @@ __all__ = [
     "Majority",
     "Median",
     "Message",
+    "MetadataKey",
     "NamedJudge",
     "NumericScore",
     "PlannedCases",
@@ -160,6 +163,7 @@ __all__ = [
     "read_toml",
     "read_toml_file",
     "run_sync",
+    "structured_fields",
     "tier_of",
     "to_jsonable",
     "vote_value",

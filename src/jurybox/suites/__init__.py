@@ -32,11 +32,22 @@ from jurybox.suites._schema import suite_schema
 from jurybox.suites._seed_schema import SPECTOR as SPECTOR_SEED_SCHEMA
 from jurybox.suites._seed_schema import FieldRule, SeedSchema
 from jurybox.suites._seeds import Seed, load_seed, load_seeds, parse_seed
-from jurybox.suites._spec import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT, SqlCheck, SqlExpect
+from jurybox.suites._spec import (
+    CASE_KEY_ALIASES,
+    MAX_CONCURRENCY,
+    MAX_RETRIES,
+    MAX_TIMEOUT,
+    SqlCheck,
+    SqlExpect,
+    case_as_ours,
+    expected_tools_as_ours,
+    stored_case,
+)
 from jurybox.suites._trials import TRIAL_MARK, Trial, trial_config, trial_name
 from jurybox.suites._variants import VARIANT_MARK, Variant, variant_suite_name
 
 __all__ = [
+    "CASE_KEY_ALIASES",
     "HOW_TO_ENABLE",
     "MAX_CONCURRENCY",
     "MAX_RETRIES",
@@ -69,7 +80,9 @@ __all__ = [
     "SuiteError",
     "Trial",
     "Variant",
+    "case_as_ours",
     "case_specs",
+    "expected_tools_as_ours",
     "judge_model_with_endpoints",
     "load_seed",
     "load_seeds",
@@ -80,6 +93,7 @@ __all__ = [
     "remaining_cases",
     "resolve_judge_model",
     "seeded_agent",
+    "stored_case",
     "suite_schema",
     "tier_of",
     "trial_config",

@@ -168,6 +168,8 @@ class Suite:
     """Where relative paths resolve (``load_suite(base_dir=...)``); None: the file's folder."""
     variants: tuple[Variant, ...] = ()
     """The ``variants:`` of the agent an experiment compares (``jurybox.suites.Variant``), in file order."""
+    follow_up_model: Any = None
+    """The suite's ``follow_up_model``: decides whether the agent asked a question and answers it (None: ``model``)."""
 
     @property
     def base_dir(self) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -124,6 +125,10 @@ def load_suite(
     problems = _import_plugins(doc, spec.plugins, folder)
     builder = JudgeBuilder(doc, registry or JudgeRegistry.default(), model=model, base_dir=folder)
     cases = [_build_case(builder, spec, index, raw) for index, raw in enumerate(spec.cases)]
+    follow_up_model = None
+    if spec.follow_up_model is not None:
+        with contextlib.suppress(BuildFailedError):  # the builder recorded the problem with its line
+            follow_up_model = builder.named_model(spec.follow_up_model, ("follow_up_model",))
     problems.extend(builder.problems)
     problems.extend(_duplicate_names(doc, spec))
     # A case with trials: runs as its trials, each a case of its own (``case~k``).
@@ -170,6 +175,7 @@ def load_suite(
         metadata=spec.metadata,
         folder=folder,
         variants=tuple(variants),
+        follow_up_model=follow_up_model,
     )
 
 
@@ -218,6 +224,7 @@ def _build_case(
                     criteria=round_spec.criteria,
                     threshold=round_threshold,
                     round_index=number,
+                    prompt_options=_prompt_options(round_spec, case, defaults),
                 )
             )
     judges.extend(
@@ -229,6 +236,7 @@ def _build_case(
             criteria=case.criteria,
             threshold=threshold,
             round_index=None,
+            prompt_options=_prompt_options(case, defaults),
         )
     )
     voting = None
@@ -284,6 +292,7 @@ def _judges_for(
     criteria: Criteria | None,
     threshold: float | None,
     round_index: int | None,
+    prompt_options: dict[str, str] | None = None,
 ) -> list[BuiltJudge]:
     prefix = f"round{round_index + 1}." if round_index is not None else ""
     line_of = builder.doc.line_of
@@ -338,7 +347,8 @@ def _judges_for(
         else:
             try:
                 graded = [criteria] if isinstance(criteria, str) else criteria
-                judge = builder.make(factory, [graded], {"name": "criteria"}, criteria_path, threshold=threshold)
+                options = {"name": "criteria", **(prompt_options or {})}
+                judge = builder.make(factory, [graded], options, criteria_path, threshold=threshold)
                 result.append(
                     built(
                         judge,
@@ -354,6 +364,16 @@ def _judges_for(
             except BuildFailedError:
                 pass
     return result
+
+
+def _prompt_options(*parts: RoundModel | CaseModel | Defaults) -> dict[str, str]:
+    """The criteria judge's own instructions and scoring guide: the round's, else the case's, else the suite's."""
+    options = {}
+    for key, option in (("judge_instructions", "instructions"), ("scoring_guide", "scoring_guide")):
+        value = next((getattr(part, key) for part in parts if getattr(part, key) is not None), None)
+        if value is not None:
+            options[option] = value
+    return options
 
 
 def _import_plugins(doc: Located, plugins: Sequence[str], base_dir: Path) -> list[Problem]:

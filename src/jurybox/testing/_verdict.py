@@ -28,6 +28,7 @@ class Verdict:
         score: The judgment's score in 0..1, when it has one.
         degraded: True when the verdict came from a fallback policy (a neutral score used
             because the judge could not decide); every report shows it.
+        model: The judge model that answered (an LLM judge's), named in warnings and summaries.
     """
 
     step: str
@@ -39,6 +40,7 @@ class Verdict:
     soft: bool = False
     score: float | None = None
     degraded: bool = False
+    model: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -69,12 +71,14 @@ class Verdict:
             soft=soft,
             score=judgment.value,
             degraded=judgment.degraded,
+            model=_model_name(judgment),
         )
 
     def describe(self) -> str:
         """A human line: ``is_relevant_to [relevance]: fail (confidence 0.91): the answer is about cats``."""
         degraded = " (degraded)" if self.degraded else ""
-        return f"{self.step} [{self.judge}]{degraded}: {self._outcome_text()}"
+        model = f" judged by {self.model}" if self.model else ""
+        return f"{self.step} [{self.judge}]{model}{degraded}: {self._outcome_text()}"
 
     def said(self) -> str:
         """What the judge concluded, for a failure's first line: ``relevance said fail (confidence 0.91): ...``."""
@@ -105,6 +109,8 @@ class Verdict:
         }
         if self.degraded:
             data["degraded"] = True
+        if self.model:
+            data["model"] = self.model
         return data
 
     def to_json(self) -> str:
@@ -114,3 +120,9 @@ class Verdict:
     def from_json(cls, text: str) -> Verdict:
         data = json.loads(text)
         return cls(**data)
+
+
+def _model_name(judgment: Judgment) -> str | None:
+    """The model an LLM judge's judgment says answered it (``metadata["model"]``), if any."""
+    model = judgment.metadata.get("model")
+    return model if isinstance(model, str) and model else None
