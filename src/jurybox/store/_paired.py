@@ -20,8 +20,9 @@ from jurybox.stats import ALPHA, DEFAULT_RESAMPLES, CaseSide, adjust_for_many, c
 from jurybox.store._calibrations import CalibrationRepository
 from jurybox.store._models import RunInfo
 from jurybox.store._paired_models import PairedRuns, corrections
+from jurybox.store._paired_trials import group_trials
 from jurybox.store._repository import Repository
-from jurybox.store._schema import judgments_table, results_table
+from jurybox.store._schema import judgments_table, results_table, runs_table
 
 _PASS, _FAIL, _ERROR, _ABSTAIN = (s.value for s in (Status.PASS, Status.FAIL, Status.ERROR, Status.ABSTAIN))
 _DECIDED = {_PASS: True, _FAIL: False}
@@ -61,6 +62,7 @@ class PairedRepository(Repository):
             results = connection.execute(
                 select(r.c.id, r.c.case_name, r.c.status, r.c.score, r.c.extra).where(r.c.run_id == run_id)
             ).all()
+            config = connection.execute(select(runs_table.c.config).where(runs_table.c.id == run_id)).scalar()
             nodes = connection.execute(
                 select(j.c.result_id, j.c.path, j.c.depth, j.c.tier, j.c.status, j.c.score).where(
                     j.c.run_id == run_id, j.c.round_index.is_(None), j.c.depth.in_((1, 2))
@@ -100,7 +102,9 @@ class PairedRepository(Repository):
                 _trials(extra),
                 verdicts.get(result_id, {}),
             )
-        return RunSides(sides, frozenset(errors), frozenset(abstains), frozenset(tier_names))
+        rules = config.get("trials") if isinstance(config, Mapping) else None
+        grouped = group_trials(sides, rules if isinstance(rules, Mapping) else {})
+        return RunSides(grouped, frozenset(errors), frozenset(abstains), frozenset(tier_names))
 
     def compare(
         self,
