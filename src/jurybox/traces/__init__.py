@@ -1,0 +1,41 @@
+"""Traces in: OpenTelemetry trace exports read into Contexts every judge can judge.
+
+``read_traces(path)`` reads an OTLP export (OTLP/JSON, one export request a line as
+the Collector's file exporter writes it, or OTLP protobuf) and yields one Context per
+top-level agent span (or per trace when no span is an agent): the user's input, the
+final output, every tool call with its arguments and result, the model calls' messages
+and token usage, timings and errors. Spans written under the OpenTelemetry GenAI
+semantic conventions and under OpenInference are both read; a span of no known shape
+is counted in ``ReadStats`` and left out, never an error.
+"""
+
+from jurybox.traces._contexts import contexts_of_trace
+from jurybox.traces._conventions import AGENT, MODEL, OTHER, TOOL, role_of
+from jurybox.traces._otlp_json import MAX_LINE_BYTES, spans_from_json_bytes
+from jurybox.traces._otlp_proto import MAX_MESSAGE_BYTES, ProtobufUnavailableError, spans_from_proto_bytes
+from jurybox.traces._read import TraceAssembler, contexts_from_spans, read_spans, read_traces
+from jurybox.traces._sdk import span_from_sdk, spans_from_sdk
+from jurybox.traces._spans import ReadStats, Span, SpanEvent
+
+__all__ = [
+    "AGENT",
+    "MAX_LINE_BYTES",
+    "MAX_MESSAGE_BYTES",
+    "MODEL",
+    "OTHER",
+    "TOOL",
+    "ProtobufUnavailableError",
+    "ReadStats",
+    "Span",
+    "SpanEvent",
+    "TraceAssembler",
+    "contexts_from_spans",
+    "contexts_of_trace",
+    "read_spans",
+    "read_traces",
+    "role_of",
+    "span_from_sdk",
+    "spans_from_json_bytes",
+    "spans_from_proto_bytes",
+    "spans_from_sdk",
+]
