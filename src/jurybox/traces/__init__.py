@@ -11,6 +11,7 @@ is counted in ``ReadStats`` and left out, never an error.
 
 from jurybox.traces._contexts import contexts_of_trace
 from jurybox.traces._conventions import AGENT, MODEL, OTHER, TOOL, role_of
+from jurybox.traces._judge import ajudge_contexts, case_name, judge_context, judge_traces, trace_cascade
 from jurybox.traces._otlp_json import MAX_LINE_BYTES, spans_from_json_bytes
 from jurybox.traces._otlp_proto import MAX_MESSAGE_BYTES, ProtobufUnavailableError, spans_from_proto_bytes
 from jurybox.traces._read import TraceAssembler, contexts_from_spans, read_spans, read_traces
@@ -29,8 +30,12 @@ __all__ = [
     "Span",
     "SpanEvent",
     "TraceAssembler",
+    "ajudge_contexts",
+    "case_name",
     "contexts_from_spans",
     "contexts_of_trace",
+    "judge_context",
+    "judge_traces",
     "read_spans",
     "read_traces",
     "role_of",
@@ -38,4 +43,5 @@ __all__ = [
     "spans_from_json_bytes",
     "spans_from_proto_bytes",
     "spans_from_sdk",
+    "trace_cascade",
 ]
