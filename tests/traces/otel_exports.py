@@ -80,7 +80,12 @@ def genai_agent(tracer: Tracer, *, city: str = "Lisbon", fail_tool: bool = False
             chat.set_attribute("gen_ai.usage.output_tokens", 20)
             chat.set_attribute("gen_ai.system_instructions", json.dumps([{"type": "text", "content": "Be brief."}]))
             chat.set_attribute("gen_ai.input.messages", json.dumps(user))
-            call = {"type": "tool_call", "id": "call_1", "name": "search_hotels", "arguments": {"city": city, "nights": 2}}
+            call = {
+                "type": "tool_call",
+                "id": "call_1",
+                "name": "search_hotels",
+                "arguments": {"city": city, "nights": 2},
+            }
             chat.set_attribute("gen_ai.output.messages", json.dumps([{"role": "assistant", "parts": [call]}]))
         with tracer.start_as_current_span("execute_tool search_hotels") as tool:
             tool.set_attribute("gen_ai.operation.name", "execute_tool")

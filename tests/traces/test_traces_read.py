@@ -88,7 +88,10 @@ def test_tool_calls_come_from_model_messages_when_there_is_no_tool_span(tmp_path
             chat.set_attribute("gen_ai.operation.name", "chat")
             reply = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "4"}]}
             chat.set_attribute("gen_ai.input.messages", json.dumps([{"role": "user", "content": "2+2?"}, reply]))
-            chat.set_attribute("gen_ai.output.messages", json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "4"}]}]))
+            chat.set_attribute(
+                "gen_ai.output.messages",
+                json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "4"}]}]),
+            )
 
     def both(tracer) -> None:  # type: ignore[no-untyped-def]
         with tracer.start_as_current_span("request"):

@@ -92,7 +92,10 @@ def _read(file: Path, stats: ReadStats, format: str) -> list[Context]:
         for context in read_traces(file, stats=stats, format=format):  # type: ignore[arg-type]
             contexts.append(context)
             if len(contexts) > MAX_TRACE_CONTEXTS:
-                fail(f"{file}: refused: more than {MAX_TRACE_CONTEXTS:,} agent runs; split the export", to=error_console())
+                fail(
+                    f"{file}: refused: more than {MAX_TRACE_CONTEXTS:,} agent runs; split the export",
+                    to=error_console(),
+                )
     except OSError as exc:
         fail(f"cannot read {file}: {exc.strerror or exc}", to=error_console())
     except ProtobufUnavailableError as exc:
@@ -132,7 +135,10 @@ def _store(url: str | None, suite: str, file: Path, records: list[CaseRecord]) -
     for record in records:
         unique.setdefault(record.case, record)  # the same agent span twice in one export: judged once
     with opened_store(url, writes=True, errors=error_console()) as store:
-        plan = {name: {"trace_id": r.metadata.get("trace_id"), "span_id": r.metadata.get("span_id")} for name, r in unique.items()}
+        plan = {
+            name: {"trace_id": r.metadata.get("trace_id"), "span_id": r.metadata.get("span_id")}
+            for name, r in unique.items()
+        }
         run_id = store.runs.begin(suite, cases=plan, config={"source": "traces", "file": str(file)})
         store.results.record_many(run_id, list(unique.values()))
         store.finish_run(run_id)

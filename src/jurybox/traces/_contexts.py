@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from jurybox.core import Context, ToolCall
+from jurybox.core import Context, Message, ToolCall
 from jurybox.traces._conventions import (
     AGENT,
     MODEL,
@@ -54,6 +54,9 @@ def contexts_of_trace(spans: Iterable[Span], stats: ReadStats | None = None) -> 
     stats.traces += 1
     if not any(speaks_genai(span) for span in spans):
         stats.skip("trace with no GenAI or OpenInference span")
+        return []
+    if not roots:
+        stats.skip("trace with no root span (its parent ids form a cycle)")
         return []
     units = _top_agents(roots, children) or roots
     contexts = []
@@ -119,12 +122,13 @@ def _context(unit: Span, subtree: list[Span], stats: ReadStats) -> Context | Non
     if user is None and answer is None and not tool_calls:
         stats.skip("agent or trace with no input, output or tool call")
         return None
-    messages: list[dict[str, str]]
+    messages: list[Message]
     if calls:
         _, inputs, outputs = calls[-1]
         messages = as_jurybox_messages([*inputs, *outputs])
     else:
-        messages = [m for m in ({"role": "user", "content": user}, {"role": "assistant", "content": answer}) if m["content"]]
+        said = (("user", user), ("assistant", answer))
+        messages = [Message(role, text) for role, text in said if text]
     usage: dict[str, int] = {}
     model_calls: list[dict[str, Any]] = []
     for span, _, _ in calls:
@@ -133,7 +137,13 @@ def _context(unit: Span, subtree: list[Span], stats: ReadStats) -> Context | Non
             usage[key] = usage.get(key, 0) + value
         if len(model_calls) < MAX_RECORDED_MODEL_CALLS:
             model_calls.append(
-                {"name": span.name, "model": model_of(span), **counts, "duration": span.duration, "error": error_of(span)}
+                {
+                    "name": span.name,
+                    "model": model_of(span),
+                    **counts,
+                    "duration": span.duration,
+                    "error": error_of(span),
+                }
             )
     errors = [{"span": span.name, "error": text} for span in subtree if (text := error_of(span))]
     metadata: dict[str, Any] = {
@@ -158,8 +168,8 @@ def _context(unit: Span, subtree: list[Span], stats: ReadStats) -> Context | Non
     return Context(
         input=user or "",
         output=answer or "",
-        messages=messages,
-        tool_calls=tool_calls,
+        messages=tuple(messages),
+        tool_calls=tuple(tool_calls),
         status="error" if unit_error else "completed",
         started_at=datetime.fromtimestamp(unit.start_ns / 1e9, tz=UTC) if unit.start_ns else None,
         duration=unit.duration,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from jurybox.core import Message
 from jurybox.traces._messages import (
     INPUT_MESSAGES,
     OUTPUT_MESSAGES,
@@ -101,7 +102,10 @@ def usage_of(span: Span) -> dict[str, int]:
     usage: dict[str, int] = {}
     for name, keys in (
         ("input_tokens", ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")),
-        ("output_tokens", ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion")),
+        (
+            "output_tokens",
+            ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion"),
+        ),
     ):
         value = _first(attributes, *keys)
         number = _count(value)
@@ -161,7 +165,12 @@ def readable_output(value: Any) -> str | None:
         if isinstance(messages, list) and messages:
             last = messages[-1]
             if isinstance(last, Mapping):
-                return text_of(last.get("content", last.get("kwargs", {}).get("content") if isinstance(last.get("kwargs"), Mapping) else None))
+                return text_of(
+                    last.get(
+                        "content",
+                        last.get("kwargs", {}).get("content") if isinstance(last.get("kwargs"), Mapping) else None,
+                    )
+                )
         for key in ("output", "answer", "content", "text", "final_output"):
             if isinstance(data.get(key), str):
                 return str(data[key])
@@ -192,8 +201,8 @@ def error_of(span: Span) -> str | None:
     return span.status_message or str(span.attributes.get("error.type") or "error")
 
 
-def as_jurybox_messages(messages: list[ModelMessage]) -> list[dict[str, str]]:
-    return [{"role": m.role, "content": m.text} for m in messages]
+def as_jurybox_messages(messages: list[ModelMessage]) -> list[Message]:
+    return [Message(m.role, m.text) for m in messages]
 
 
 def _first(attributes: Mapping[str, Any], *keys: str) -> Any:

@@ -43,7 +43,9 @@ def trace_cascade(judges: Sequence[Any], name: str = "trace") -> Cascade:
         groups[tier if tier in groups else tier_of(judge)].append(judge)
     present = [tier for tier in TIERS if groups[tier]]
     tiers = [
-        Tier.final(*groups[tier], name=tier) if index == len(present) - 1 else Tier.reject_on_any_fail(*groups[tier], name=tier)
+        Tier.final(*groups[tier], name=tier)
+        if index == len(present) - 1
+        else Tier.reject_on_any_fail(*groups[tier], name=tier)
         for index, tier in enumerate(present)
     ]
     return Cascade(*tiers, name=name)
@@ -120,6 +122,11 @@ def judge_traces(
     read = stats if stats is not None else ReadStats()
 
     async def collect() -> list[CaseRecord]:
-        return [record async for record in ajudge_contexts(read_traces(path, stats=read, format=format), judges, concurrency=concurrency)]
+        return [
+            record
+            async for record in ajudge_contexts(
+                read_traces(path, stats=read, format=format), judges, concurrency=concurrency
+            )
+        ]
 
     return run_sync(collect, thread_name="jurybox-judge-traces")

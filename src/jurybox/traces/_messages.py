@@ -123,7 +123,8 @@ def _openai_style_calls(value: Any) -> list[Mapping[str, Any]]:
     for call in value if isinstance(value, list) else []:
         if not isinstance(call, Mapping):
             continue
-        function = call.get("function") if isinstance(call.get("function"), Mapping) else call
+        inner = call.get("function")
+        function: Mapping[str, Any] = inner if isinstance(inner, Mapping) else call
         calls.append({"name": function.get("name"), "arguments": function.get("arguments"), "id": call.get("id")})
     return calls
 
@@ -166,7 +167,9 @@ def openinference_messages(attributes: Mapping[str, Any], prefix: str) -> list[M
             }
             for call in flattened(group, "message.tool_calls")
         ]
-        messages.append(ModelMessage(role or "user", text_of(text), tuple(calls), _text_id(group.get("message.tool_call_id"))))
+        messages.append(
+            ModelMessage(role or "user", text_of(text), tuple(calls), _text_id(group.get("message.tool_call_id")))
+        )
     return messages
 
 
@@ -179,7 +182,9 @@ def openllmetry_messages(attributes: Mapping[str, Any], prefix: str) -> list[Mod
             for call in flattened(group, "tool_calls")
         ]
         role = str(group.get("role") or ("assistant" if prefix.endswith("completion") else "user"))
-        messages.append(ModelMessage(role, text_of(group.get("content")), tuple(calls), _text_id(group.get("tool_call_id"))))
+        messages.append(
+            ModelMessage(role, text_of(group.get("content")), tuple(calls), _text_id(group.get("tool_call_id")))
+        )
     return messages
 
 
@@ -193,7 +198,9 @@ def event_messages(span: Span) -> tuple[list[ModelMessage], list[ModelMessage]]:
         if event.name in _EVENT_ROLES:
             content = body.get("content") if isinstance(body, Mapping) else body
             calls = _openai_style_calls(body.get("tool_calls")) if isinstance(body, Mapping) else []
-            answered = _text_id(body.get("id")) if isinstance(body, Mapping) and event.name == "gen_ai.tool.message" else None
+            answered = (
+                _text_id(body.get("id")) if isinstance(body, Mapping) and event.name == "gen_ai.tool.message" else None
+            )
             inputs.append(ModelMessage(_EVENT_ROLES[event.name], text_of(content), tuple(calls), answered))
         elif event.name == "gen_ai.choice":
             message = parse_json_text(attributes.get("message", body))

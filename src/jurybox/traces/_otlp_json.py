@@ -115,7 +115,9 @@ def spans_from_json_bytes(body: bytes, stats: ReadStats, where: str = "<body>") 
     return list(spans_from_request(data, stats, where))
 
 
-def read_json_lines(handle: IO[bytes], stats: ReadStats, source: str, *, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[Span]:
+def read_json_lines(
+    handle: IO[bytes], stats: ReadStats, source: str, *, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[Span]:
     """Spans from an OTLP/JSON file opened in binary, one export request a line (or one request in all).
 
     A line that is not JSON, breaks a limit or is longer than ``max_line_bytes`` is

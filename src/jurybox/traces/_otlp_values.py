@@ -70,12 +70,17 @@ def any_value(value: Any) -> Any:
 
 
 def key_values(value: Any) -> dict[str, Any]:
-    """A list of ``{"key": ..., "value": AnyValue}`` as a dict (a repeated key keeps its last value)."""
+    """A list of ``{"key": ..., "value": AnyValue}`` as a dict (a repeated key keeps its last value).
+
+    An entry that is not such an object is left out: one bad attribute does not lose the span.
+    """
     out: dict[str, Any] = {}
     for entry in items(value, "attributes"):
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("key"), str):
-            raise ValueError("an attribute must be an object with a string 'key'")
-        out[entry["key"]] = any_value(entry.get("value"))
+        if isinstance(entry, Mapping) and isinstance(entry.get("key"), str):
+            try:
+                out[entry["key"]] = any_value(entry.get("value"))
+            except (ValueError, TypeError, OverflowError):
+                continue
     return out
 
 

@@ -104,8 +104,12 @@ def read_spans(path: str | Path, stats: ReadStats, *, format: Format = "auto") -
     """
     file = Path(path)
     with file.open("rb") as handle:
-        chosen = format if format != "auto" else file_format(file, handle.peek(64)[:64] if hasattr(handle, "peek") else b"")
-        reader = read_json_lines(handle, stats, str(file)) if chosen == "json" else read_proto_file(handle, stats, str(file))
+        chosen = (
+            format if format != "auto" else file_format(file, handle.peek(64)[:64] if hasattr(handle, "peek") else b"")
+        )
+        reader = (
+            read_json_lines(handle, stats, str(file)) if chosen == "json" else read_proto_file(handle, stats, str(file))
+        )
         batches = stats.batches
         for span in reader:
             if stats.batches != batches:
