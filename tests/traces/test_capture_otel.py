@@ -39,7 +39,7 @@ async def test_without_capture_the_spans_are_not_read() -> None:
 def test_a_bad_capture_value_is_a_config_error() -> None:
     from jurybox.agents import TargetConfigError
 
-    with pytest.raises(TargetConfigError, match="agent.capture"):
+    with pytest.raises(TargetConfigError, match=r"agent\.capture"):
         make_target({"python": "otel_agent:respond", "capture": "spans"}, base_dir=HERE)
 
 

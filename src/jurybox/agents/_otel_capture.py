@@ -79,7 +79,7 @@ class SpanCapture:
         self.buckets = _Buckets()
         buckets = self.buckets
 
-        class _Collector(SpanProcessor):  # type: ignore[misc]  # the SDK's base class is untyped here
+        class _Collector(SpanProcessor):
             def on_end(self, span: Any) -> None:
                 buckets.on_end(span)
 
