@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,9 +12,26 @@ from rich.markup import escape
 
 from jurybox._cli.check import verdict_table
 from jurybox._cli.common import StoreOption, console, error_console, fail, opened_store
-from jurybox.core import TIER_LLM, CaseRecord, Context, Status, run_sync, to_jsonable
+from jurybox.core import (
+    KIND_EXPORTER,
+    TIER_LLM,
+    CaseRecord,
+    Context,
+    PluginError,
+    PluginRegistry,
+    Status,
+    run_sync,
+    to_jsonable,
+)
 from jurybox.suites import JudgeModelError, SuiteError, load_judges
-from jurybox.traces import ProtobufUnavailableError, ReadStats, ajudge_contexts, case_name, read_traces
+from jurybox.traces import (
+    ENDPOINT_VARIABLES,
+    ProtobufUnavailableError,
+    ReadStats,
+    ajudge_contexts,
+    case_name,
+    read_traces,
+)
 
 MAX_TRACE_CONTEXTS = 100_000
 """Contexts one ``judge-traces`` judges: a bigger export is split, or judged online (``serve --otlp``)."""
@@ -39,8 +57,8 @@ def judge_traces_command(
         str | None,
         typer.Option(
             "--otel-endpoint",
-            help="Export the run, its traces and judgments as spans over OTLP/HTTP here "
-            "(default: $OTEL_EXPORTER_OTLP_ENDPOINT when --otel-export is given).",
+            help="Export the run, its cases and judgments as spans over OTLP/HTTP here "
+            "(default: $OTEL_EXPORTER_OTLP_ENDPOINT; off when neither is set).",
         ),
     ] = None,
     gate: Annotated[bool, typer.Option("--gate/--no-gate", help="Exit 1 when any verdict is not a pass.")] = True,
@@ -146,7 +164,14 @@ def _store(url: str | None, suite: str, file: Path, records: list[CaseRecord]) -
 
 
 def _exporter(endpoint: str | None) -> Any:
-    return None
+    """The ``otlp`` exporter plug-in when an endpoint is given or configured, else None (off by default)."""
+    if endpoint is None and not any(os.environ.get(name) for name in ENDPOINT_VARIABLES):
+        return None
+    try:
+        exporter_class = PluginRegistry.default().load(KIND_EXPORTER, "otlp")
+        return exporter_class(endpoint)
+    except (PluginError, ImportError, ValueError) as exc:
+        fail(f"--otel-endpoint: {exc}", to=error_console())
 
 
 def register(app: typer.Typer) -> None:

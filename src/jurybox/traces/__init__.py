@@ -9,8 +9,10 @@ semantic conventions and under OpenInference are both read; a span of no known s
 is counted in ``ReadStats`` and left out, never an error.
 """
 
+from jurybox.core import KIND_EXPORTER, PluginRegistry
 from jurybox.traces._contexts import contexts_of_trace
 from jurybox.traces._conventions import AGENT, MODEL, OTHER, TOOL, role_of
+from jurybox.traces._endpoint import ENDPOINT_VARIABLES, traces_endpoint
 from jurybox.traces._judge import ajudge_contexts, case_name, judge_context, judge_traces, trace_cascade
 from jurybox.traces._otlp_json import MAX_LINE_BYTES, spans_from_json_bytes
 from jurybox.traces._otlp_proto import MAX_MESSAGE_BYTES, ProtobufUnavailableError, spans_from_proto_bytes
@@ -18,8 +20,19 @@ from jurybox.traces._read import TraceAssembler, contexts_from_spans, read_spans
 from jurybox.traces._sdk import span_from_sdk, spans_from_sdk
 from jurybox.traces._spans import ReadStats, Span, SpanEvent
 
+PluginRegistry.default().register(
+    KIND_EXPORTER,
+    "otlp",
+    "jurybox.traces._exporter:OtlpExporter",
+    aliases=("otel", "opentelemetry"),
+    summary="runs, cases and judgments as OpenTelemetry spans over OTLP/HTTP (GenAI evaluation attributes)",
+    extra="otel",
+    requires=("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http"),
+)
+
 __all__ = [
     "AGENT",
+    "ENDPOINT_VARIABLES",
     "MAX_LINE_BYTES",
     "MAX_MESSAGE_BYTES",
     "MODEL",
@@ -44,4 +57,5 @@ __all__ = [
     "spans_from_proto_bytes",
     "spans_from_sdk",
     "trace_cascade",
+    "traces_endpoint",
 ]

@@ -1,0 +1,201 @@
+"""Judgments out: runs, cases and judgments as OpenTelemetry spans, sent over OTLP/HTTP.
+
+One trace per run: the run's span, a span per case under it, and under each case a span
+per judge of its verdict tree carrying the GenAI evaluation attributes
+(``gen_ai.evaluation.name``, ``gen_ai.evaluation.score.value``,
+``gen_ai.evaluation.score.label``, ``gen_ai.evaluation.explanation``) and a
+``gen_ai.evaluation.result`` event with the same. A case judged from a trace links to
+the agent span it judged, so a tracing backend shows the verdict beside the trace. A
+judge's model calls are child spans of its judgment with their token usage.
+
+The exporter has its own tracer provider: it never changes the process's global one
+(the agent under test may be sending its own spans elsewhere). Needs the ``otel`` extra.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from jurybox.core import CaseRecord, Judgment
+from jurybox.traces._endpoint import traces_endpoint
+
+MAX_EXPLANATION_CHARS = 4_000
+"""Explanation text a judgment span carries (the full reasoning stays in the store)."""
+MAX_JUDGMENT_SPANS = 200
+"""Judgment spans one case sends (a verdict tree bigger than this is cut, and the cut is counted)."""
+
+
+def _ns(moment: datetime | None, fallback: float) -> int:
+    return int((moment.timestamp() if moment is not None else fallback) * 1e9)
+
+
+class OtlpExporter:
+    """Sends runs, cases and judgments as spans to an OTLP/HTTP endpoint.
+
+    Args:
+        endpoint: The collector's URL (``http://127.0.0.1:4318`` or its ``/v1/traces``); default
+            from ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_ENDPOINT``.
+        service_name: The ``service.name`` of the spans.
+        headers: Extra HTTP headers (an API key for a hosted backend).
+        span_exporter: Any SDK ``SpanExporter`` instead of OTLP/HTTP (a test's in-memory one).
+
+    Raises:
+        ValueError: no endpoint given or configured, or one that is not an http(s) URL.
+        ImportError: the ``otel`` extra is not installed.
+    """
+
+    def __init__(
+        self,
+        endpoint: str | None = None,
+        *,
+        service_name: str = "jurybox",
+        headers: Mapping[str, str] | None = None,
+        span_exporter: Any = None,
+    ) -> None:
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+        if span_exporter is None:
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+            url = traces_endpoint(endpoint)
+            if url is None:
+                raise ValueError("no OTLP endpoint: give --otel-endpoint URL or set OTEL_EXPORTER_OTLP_ENDPOINT")
+            span_exporter = OTLPSpanExporter(endpoint=url, headers=dict(headers or {}))
+            self.endpoint: str | None = url
+        else:
+            self.endpoint = None
+        self._provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
+        self._provider.add_span_processor(BatchSpanProcessor(span_exporter))
+        self._tracer = self._provider.get_tracer("jurybox.exporter")
+        self.cut_judgments = 0
+
+    def start_run(self, name: str, *, run_id: str | None = None, attributes: Mapping[str, Any] | None = None) -> Any:
+        """Open a run's span; hand it to ``export_record`` and ``finish_run``."""
+        span = self._tracer.start_span(
+            f"jurybox run {name}",
+            attributes=_clean({"jurybox.run.name": name, "jurybox.run.id": run_id, **(attributes or {})}),
+        )
+        return span
+
+    def finish_run(self, run: Any, *, passed: int | None = None, total: int | None = None) -> None:
+        if passed is not None:
+            run.set_attribute("jurybox.run.passed", passed)
+        if total is not None:
+            run.set_attribute("jurybox.run.cases", total)
+        run.end()
+
+    def export_record(self, record: CaseRecord, run: Any) -> None:
+        """A case's span under ``run``, with one span per judgment of its verdict tree."""
+        from opentelemetry import trace
+        from opentelemetry.trace import Link, SpanContext, Status, StatusCode, TraceFlags
+
+        end = time.time()
+        start_ns = _ns(record.started_at, end - record.duration)
+        end_ns = max(start_ns, start_ns + int(record.duration * 1e9)) if record.started_at else int(end * 1e9)
+        links = []
+        trace_id, span_id = record.metadata.get("trace_id"), record.metadata.get("span_id")
+        if isinstance(trace_id, str) and isinstance(span_id, str):
+            try:
+                judged = SpanContext(int(trace_id, 16), int(span_id, 16), is_remote=True, trace_flags=TraceFlags(1))
+                links.append(Link(judged, {"jurybox.link": "judged agent run"}))
+            except ValueError:
+                pass
+        parent = trace.set_span_in_context(run)
+        case = self._tracer.start_span(
+            f"jurybox case {record.case}",
+            context=parent,
+            links=links,
+            start_time=start_ns,
+            attributes=_clean(
+                {
+                    "jurybox.case.name": record.case,
+                    "jurybox.case.status": record.status.value,
+                    "jurybox.case.score": record.score,
+                    "jurybox.case.tokens": record.tokens,
+                    "jurybox.trace_id": trace_id,
+                }
+            ),
+        )
+        if record.status.value == "error":
+            case.set_status(Status(StatusCode.ERROR, (record.error or record.judgment.reasoning)[:500]))
+        inside = trace.set_span_in_context(case)
+        for count, (path, judgment) in enumerate(record.judgment.walk()):
+            if count >= MAX_JUDGMENT_SPANS:
+                self.cut_judgments += 1
+                continue
+            self._judgment(path or judgment.judge or record.case, judgment, inside, links, start_ns, end_ns)
+        case.end(end_time=end_ns)
+
+    def _judgment(
+        self, path: str, judgment: Judgment, parent: Any, links: list[Any], start_ns: int, end_ns: int
+    ) -> None:
+        from opentelemetry import trace
+
+        name = judgment.judge or path
+        attributes = _clean(
+            {
+                "gen_ai.evaluation.name": name,
+                "gen_ai.evaluation.score.value": judgment.value,
+                "gen_ai.evaluation.score.label": judgment.status.value,
+                "gen_ai.evaluation.explanation": judgment.reasoning[:MAX_EXPLANATION_CHARS]
+                if judgment.reasoning
+                else None,
+                "jurybox.judgment.path": path,
+                "jurybox.judgment.decided_by": judgment.decided_by,
+                "jurybox.judgment.degraded": judgment.degraded or None,
+            }
+        )
+        span = self._tracer.start_span(
+            f"evaluation {name}", context=parent, links=links, start_time=start_ns, attributes=attributes
+        )
+        span.add_event("gen_ai.evaluation.result", attributes=attributes, timestamp=end_ns)
+        model = judgment.metadata.get("model")
+        tokens = judgment.metadata.get("tokens")
+        if model and not judgment.children:
+            latency = judgment.metadata.get("latency")
+            began = end_ns - int(float(latency) * 1e9) if isinstance(latency, int | float) else start_ns
+            call = self._tracer.start_span(
+                f"chat {model}",
+                context=trace.set_span_in_context(span),
+                start_time=max(start_ns, began),
+                attributes=_clean(
+                    {
+                        "gen_ai.operation.name": "chat",
+                        "gen_ai.request.model": str(model),
+                        "gen_ai.usage.input_tokens": tokens.get("input") if isinstance(tokens, Mapping) else None,
+                        "gen_ai.usage.output_tokens": tokens.get("output") if isinstance(tokens, Mapping) else None,
+                        "jurybox.judge.attempts": judgment.metadata.get("attempts"),
+                        "jurybox.judge.cached": judgment.metadata.get("cached"),
+                    }
+                ),
+            )
+            call.end(end_time=end_ns)
+        span.end(end_time=end_ns)
+
+    def export_records(self, records: Iterable[CaseRecord], *, run_name: str, run_id: str | None = None) -> None:
+        """A whole run at once: its span, and every record under it."""
+        run = self.start_run(run_name, run_id=run_id)
+        passed = total = 0
+        for record in records:
+            self.export_record(record, run)
+            total += 1
+            passed += record.status.value == "pass"
+        self.finish_run(run, passed=passed, total=total)
+
+    def flush(self, timeout_seconds: float = 30.0) -> bool:
+        return bool(self._provider.force_flush(int(timeout_seconds * 1000)))
+
+    def close(self) -> None:
+        """Send what is queued and stop."""
+        self._provider.force_flush()
+        self._provider.shutdown()
+
+
+def _clean(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """Attributes without the unknown ones (OpenTelemetry has no null: unknown is left out, never 0)."""
+    return {key: value for key, value in attributes.items() if value is not None}
