@@ -95,3 +95,33 @@ def test_a_deterministic_only_run_sends_no_model_call_spans(export: Path) -> Non
         "pass",
         "fail",
     }
+
+
+def test_jurybox_run_exports_each_suite_run(tmp_path: Path) -> None:
+    here = Path(__file__).parent
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        f"""
+name: exported
+agent: {{python: "{here / "otel_agent.py"}:respond", capture: otel}}
+cases:
+  - name: lisbon
+    prompt: "A hotel in Lisbon?"
+    expect_tools: {{calls: [search_hotels]}}
+    judges: [{{contains: {{text: EUR}}}}]
+"""
+    )
+    with otlp_receiver() as (url, received):
+        result = CliRunner().invoke(app, ["run", str(suite), "--no-store", "--otel-endpoint", url])
+        assert result.exit_code == 0, result.output
+        spans = received.spans()
+    names = [span.name for span, _ in spans]
+    assert "jurybox run exported" in names and "jurybox case lisbon" in names
+    assert {a["gen_ai.evaluation.score.label"] for _, a in spans if "gen_ai.evaluation.name" in a} == {"pass"}
+
+
+def test_a_bad_endpoint_is_a_usage_error_before_the_run(tmp_path: Path, export: Path) -> None:
+    judges = tmp_path / "judges.yaml"
+    judges.write_text("judges:\n  - contains: {text: EUR}\n")
+    result = CliRunner().invoke(app, ["judge-traces", str(export), "--judges", str(judges), "--otel-endpoint", "nope"])
+    assert result.exit_code == 2 and "http(s) URL" in result.output

@@ -21,6 +21,7 @@ from jurybox._cli.run_fleet import CacheOption, JudgeEndpointOption, fleet_and_c
 from jurybox._cli.run_messages import print_intro, print_notice, print_outro, print_plan, servers_answer
 from jurybox._cli.run_views import build_report
 from jurybox._cli.serve import dashboard_hint
+from jurybox._cli.traces import OtelEndpointOption, otel_exporter
 from jurybox.agents import TargetConfigError
 from jurybox.engine import RunResult
 from jurybox.executors import ExecutorError
@@ -64,6 +65,7 @@ class RunRequest:
     verbose: bool = False
     stored_suites: tuple[str, ...] = ()  # --suite NAME: suites kept in the store
     base_dir: Path | None = None  # where relative paths resolve (None: each suite file's folder)
+    otel_endpoint: str | None = None  # --otel-endpoint: runs, cases and judgments sent as OTLP spans
 
 
 StoredSuiteOption = Annotated[
@@ -154,6 +156,7 @@ def run(
         ),
     ] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the live progress bar.")] = True,
+    otel_endpoint: OtelEndpointOption = None,
     workers: Annotated[
         int,
         typer.Option(
@@ -221,6 +224,7 @@ def run(
         actors=actors,
         preflight=preflight,
         verbose=verbose,
+        otel_endpoint=otel_endpoint,
     )
     raise typer.Exit(execute(request))
 
@@ -265,6 +269,7 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE
     codes: list[int] = []
+    exporter = otel_exporter(request.otel_endpoint, errors=status)
 
     def starting(planned: runs.PlannedSuite) -> RichProgress | None:
         # A resumed run's intro shows what it planned, not the suite's selection now.
@@ -273,12 +278,17 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
 
     def finished(planned: runs.PlannedSuite, result: RunResult) -> None:
         codes.extend(_report(planned.suite, result, request, prepared.store, console, status))
+        if exporter is not None:
+            exporter.export_records(result.records, run_name=result.suite, run_id=result.run_id)
 
     try:
         prepared.run(starting=starting, finished=finished)
     except (runs.RunRequestError, StoreError, TargetConfigError, ExecutorError) as exc:
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE
+    finally:
+        if exporter is not None:
+            exporter.close()
     if prepared.store is not None:  # the last line: where to read every case and judgment of these runs
         status.print(
             f"see the results in the dashboard: {dashboard_hint(prepared.store.url)}", highlight=False, soft_wrap=True

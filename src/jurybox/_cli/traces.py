@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
 from rich.markup import escape
 
 from jurybox._cli.check import verdict_table
@@ -37,6 +38,17 @@ MAX_TRACE_CONTEXTS = 100_000
 """Contexts one ``judge-traces`` judges: a bigger export is split, or judged online (``serve --otlp``)."""
 MAX_TABLE_ROWS = 1_000
 
+OtelEndpointOption = Annotated[
+    str | None,
+    typer.Option(
+        "--otel-endpoint",
+        help="Send the run, its cases and judgments as OpenTelemetry spans over OTLP/HTTP to this URL "
+        "(default: $OTEL_EXPORTER_OTLP_ENDPOINT; off when neither is set). Needs jurybox[otel].",
+        show_default=False,
+    ),
+]
+"""``--otel-endpoint`` of ``jurybox run`` and ``jurybox judge-traces``."""
+
 
 def judge_traces_command(
     file: Annotated[Path, typer.Argument(help="An OTLP trace export: OTLP/JSON (one request a line) or protobuf.")],
@@ -53,14 +65,7 @@ def judge_traces_command(
     ] = None,
     store_url: StoreOption = None,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=256, help="Traces judged at once.")] = 8,
-    otel_endpoint: Annotated[
-        str | None,
-        typer.Option(
-            "--otel-endpoint",
-            help="Export the run, its cases and judgments as spans over OTLP/HTTP here "
-            "(default: $OTEL_EXPORTER_OTLP_ENDPOINT; off when neither is set).",
-        ),
-    ] = None,
+    otel_endpoint: OtelEndpointOption = None,
     gate: Annotated[bool, typer.Option("--gate/--no-gate", help="Exit 1 when any verdict is not a pass.")] = True,
 ) -> None:
     """Judge every agent run in an OpenTelemetry trace export with the judges of a judges file."""
@@ -79,7 +84,7 @@ def judge_traces_command(
         fail("no judge is left to run: give --judge-model or set JURYBOX_JUDGE_MODEL", to=error_console())
     stats = ReadStats()
     contexts = _read(file, stats, format)
-    exporter = _exporter(otel_endpoint)
+    exporter = otel_exporter(otel_endpoint)
     records = run_sync(lambda: _judge(contexts, chosen, concurrency), thread_name="jurybox-judge-traces")
     out = console()
     out.print(verdict_table([(record.case, record.judgment) for record in records[:MAX_TABLE_ROWS]]))
@@ -163,15 +168,18 @@ def _store(url: str | None, suite: str, file: Path, records: list[CaseRecord]) -
     return run_id
 
 
-def _exporter(endpoint: str | None) -> Any:
-    """The ``otlp`` exporter plug-in when an endpoint is given or configured, else None (off by default)."""
+def otel_exporter(endpoint: str | None, *, errors: Console | None = None) -> Any:
+    """The ``otlp`` exporter plug-in when an endpoint is given or configured, else None (off by default).
+
+    A missing extra or a bad URL is a usage error (exit 2) before anything runs.
+    """
     if endpoint is None and not any(os.environ.get(name) for name in ENDPOINT_VARIABLES):
         return None
     try:
         exporter_class = PluginRegistry.default().load(KIND_EXPORTER, "otlp")
         return exporter_class(endpoint)
     except (PluginError, ImportError, ValueError) as exc:
-        fail(f"--otel-endpoint: {exc}", to=error_console())
+        fail(f"--otel-endpoint: {exc}", to=errors or error_console())
 
 
 def register(app: typer.Typer) -> None:
