@@ -41,7 +41,7 @@ def _config(connection: object) -> Config:
 
 
 def test_migrations_know_a_linear_history() -> None:
-    assert schema_head() == SCHEMA_HEAD == "0008_suite_settings"
+    assert schema_head() == SCHEMA_HEAD == "0009_otlp_trace_queue"
     assert known_revisions() == {
         "0001_initial",
         "0002_lessons",
@@ -51,6 +51,7 @@ def test_migrations_know_a_linear_history() -> None:
         "0006_people",
         "0007_lesson_scope",
         "0008_suite_settings",
+        "0009_otlp_trace_queue",
     }
 
 

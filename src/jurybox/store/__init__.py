@@ -63,7 +63,7 @@ from jurybox.store._lazy import StoredRecords
 from jurybox.store._lessons import LessonRepository, lessons_for
 from jurybox.store._metrics import MetricRepository
 from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
-from jurybox.store._people import ROLES, AuditEntry, Login, Role, User, UserRepository
+from jurybox.store._people import ALL_ROLES, INGEST_ROLE, ROLES, AuditEntry, Login, Role, User, UserRepository
 from jurybox.store._rebuild import judgment_from_dict, score_from_dict
 from jurybox.store._results import ResultRepository
 from jurybox.store._reviews import JUDGE_IDENTITIES_KEY, LABELS, Review, ReviewItem, ReviewRepository
@@ -81,6 +81,8 @@ __all__ = [
     "ENV_VAR",
     "JUDGE_IDENTITIES_KEY",
     "LABELS",
+    "ALL_ROLES",
+    "INGEST_ROLE",
     "ROLES",
     "AuditEntry",
     "AuthoringRepository",
