@@ -28,7 +28,11 @@ reviews_app = typer.Typer(help="People's reviews of judgments: the queue and the
 def add_user(
     name: Annotated[str, typer.Argument(help="Login name (letters, digits, . _ - @).")],
     role: Annotated[
-        str, typer.Option(help="viewer (reads), editor (writes cases, runs, reviews), admin (may change agents).")
+        str,
+        typer.Option(
+            help="viewer (reads), editor (writes cases, runs, reviews), admin (may change agents), "
+            "ingest (sends production traces to POST /v1/traces, nothing else)."
+        ),
     ] = "editor",
     store_url: StoreOption = None,
 ) -> None:

@@ -17,6 +17,7 @@ from jurybox.traces._judge import ajudge_contexts, case_name, judge_context, jud
 from jurybox.traces._otlp_json import MAX_LINE_BYTES, spans_from_json_bytes
 from jurybox.traces._otlp_proto import MAX_MESSAGE_BYTES, ProtobufUnavailableError, spans_from_proto_bytes
 from jurybox.traces._read import TraceAssembler, contexts_from_spans, read_spans, read_traces
+from jurybox.traces._sampling import Sampler, by_trace, span_from_dict, span_to_dict
 from jurybox.traces._sdk import span_from_sdk, spans_from_sdk
 from jurybox.traces._spans import ReadStats, Span, SpanEvent
 
@@ -40,10 +41,12 @@ __all__ = [
     "TOOL",
     "ProtobufUnavailableError",
     "ReadStats",
+    "Sampler",
     "Span",
     "SpanEvent",
     "TraceAssembler",
     "ajudge_contexts",
+    "by_trace",
     "case_name",
     "contexts_from_spans",
     "contexts_of_trace",
@@ -52,7 +55,9 @@ __all__ = [
     "read_spans",
     "read_traces",
     "role_of",
+    "span_from_dict",
     "span_from_sdk",
+    "span_to_dict",
     "spans_from_json_bytes",
     "spans_from_proto_bytes",
     "spans_from_sdk",
