@@ -32,7 +32,8 @@ SampleServiceOption = Annotated[
     list[str] | None, typer.Option("--sample-service", help="Only traces of this service (glob; repeatable).")
 ]
 SampleRootOption = Annotated[
-    list[str] | None, typer.Option("--sample-root", help="Only traces whose root span has this name (glob; repeatable).")
+    list[str] | None,
+    typer.Option("--sample-root", help="Only traces whose root span has this name (glob; repeatable)."),
 ]
 SampleAttributeOption = Annotated[
     list[str] | None,

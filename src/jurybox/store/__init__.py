@@ -72,6 +72,7 @@ from jurybox.store._store import Store, open_store
 from jurybox.store._suitefile import SuiteFileError, export_suite_file, import_suite_file, read_suite_file
 
 __all__ = [
+    "ALL_ROLES",
     "BASELINE_POLICIES",
     "CASE_SORTS",
     "COMPARE_KINDS",
@@ -79,10 +80,9 @@ __all__ = [
     "DEFAULT_THRESHOLDS",
     "DEFAULT_URL",
     "ENV_VAR",
+    "INGEST_ROLE",
     "JUDGE_IDENTITIES_KEY",
     "LABELS",
-    "ALL_ROLES",
-    "INGEST_ROLE",
     "ROLES",
     "AuditEntry",
     "AuthoringRepository",

@@ -64,7 +64,7 @@ class User:
         """Whether this user's role is ``needed`` or above."""
         if self.disabled:
             return False
-        if self.role == INGEST_ROLE or needed == INGEST_ROLE:
+        if INGEST_ROLE in (self.role, needed):
             return self.role == needed  # off the ladder: an ingest token sends traces only
         return ROLES.index(self.role) >= ROLES.index(needed)
 

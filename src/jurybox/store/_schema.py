@@ -343,4 +343,3 @@ trace_queue_table = Table(
 part of it came for a while, then its rows are deleted with its results recorded. A row
 claimed by a worker that died is claimed again after a timeout: an accepted trace is never lost.
 """
-

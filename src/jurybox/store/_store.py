@@ -15,8 +15,8 @@ from jurybox.store._metrics import MetricRepository
 from jurybox.store._people import UserRepository
 from jurybox.store._results import ResultRepository
 from jurybox.store._reviews import ReviewRepository
-from jurybox.store._trace_queue import TraceQueueRepository
 from jurybox.store._runs import RunRepository, RunStatus
+from jurybox.store._trace_queue import TraceQueueRepository
 
 
 class Store:

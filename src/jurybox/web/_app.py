@@ -81,7 +81,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        worker = OtlpWorker(access, otlp, app.state.otlp_counters) if otlp is not None else None
+        worker = OtlpWorker(access, otlp, app.state.otlp_counters) if otlp is not None and otlp.worker else None
         if worker is not None:
             worker.start()
         yield

@@ -53,7 +53,13 @@ async def receive_traces(request: Request) -> Response:
     token = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
     user = await run_in_threadpool(store.users.user_for_token, token) if token else None
     if user is None:
-        return _answer(401, "a valid ingest token is needed (Authorization: Bearer TOKEN)", counters, "unauthorized", protobuf=protobuf)
+        return _answer(
+            401,
+            "a valid ingest token is needed (Authorization: Bearer TOKEN)",
+            counters,
+            "unauthorized",
+            protobuf=protobuf,
+        )
     if not user.may(INGEST_ROLE):
         return _answer(403, f"user {user.name!r} is not an ingest user", counters, "forbidden", protobuf=protobuf)
     declared = request.headers.get("content-length")
@@ -63,7 +69,9 @@ async def receive_traces(request: Request) -> Response:
     async for chunk in request.stream():
         body += chunk
         if len(body) > settings.max_body_bytes:
-            return _answer(413, f"a body over {settings.max_body_bytes:,} bytes", counters, "oversized", protobuf=protobuf)
+            return _answer(
+                413, f"a body over {settings.max_body_bytes:,} bytes", counters, "oversized", protobuf=protobuf
+            )
     stats = ReadStats()
     try:
         reader = spans_from_proto_bytes if protobuf else spans_from_json_bytes

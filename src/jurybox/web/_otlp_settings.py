@@ -31,6 +31,7 @@ class OtlpSettings:
         settle_seconds: A trace is judged once its root came and nothing more for this long.
         poll_seconds: How often the worker looks for ready traces.
         concurrency: Traces judged at once.
+        worker: Start the background worker with the app (False: call ``OtlpWorker.run_once`` yourself).
     """
 
     judges: Sequence[Any]
@@ -42,6 +43,7 @@ class OtlpSettings:
     settle_seconds: float = 5.0
     poll_seconds: float = 1.0
     concurrency: int = 8
+    worker: bool = True
 
 
 class OtlpCounters:

@@ -19,7 +19,7 @@ from typing import Any
 from jurybox.core import CaseRecord, Context, run_sync
 from jurybox.store import Store
 from jurybox.traces import ReadStats, ajudge_contexts, contexts_of_trace, span_from_dict
-from jurybox.web._access import StoreAccess
+from jurybox.web._access import StoreAccess, StoreUnavailableError
 from jurybox.web._otlp_settings import OtlpCounters, OtlpSettings
 
 logger = logging.getLogger("jurybox.web.otlp")
@@ -50,6 +50,9 @@ class OtlpWorker:
         while not self._stop.is_set():
             try:
                 judged = self.run_once()
+            except StoreUnavailableError as exc:  # not created yet, locked, down: the next round tries again
+                logger.warning("online evaluation waits for the store: %s", exc.message)
+                judged = 0
             except Exception:  # the store is down or a judge raised: say so and try again next round
                 logger.exception("judging queued traces failed")
                 judged = 0
