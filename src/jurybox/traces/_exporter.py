@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from typing import Any
 
 from jurybox.core import CaseRecord, Judgment
@@ -28,8 +27,27 @@ MAX_JUDGMENT_SPANS = 200
 """Judgment spans one case sends (a verdict tree bigger than this is cut, and the cut is counted)."""
 
 
-def _ns(moment: datetime | None, fallback: float) -> int:
-    return int((moment.timestamp() if moment is not None else fallback) * 1e9)
+SPAN_KINDS: dict[str, dict[str, str]] = {
+    "run": {"openinference.span.kind": "CHAIN"},
+    "case": {"openinference.span.kind": "CHAIN"},
+    "evaluation": {"openinference.span.kind": "EVALUATOR"},
+    "model": {"openinference.span.kind": "LLM"},
+}
+"""OpenInference span kinds, so Phoenix and the like show each span for what it is."""
+
+
+def case_times(record: CaseRecord, moment: float) -> tuple[int, int]:
+    """(start, end) of a case's span in ns: when it ran; a case judged from a trace, when it was judged.
+
+    A trace's agent run happened before the judging (its own time stays an attribute), and a
+    child span must not start before the run span it sits under.
+    """
+    started = record.started_at
+    if started is None or record.metadata.get("source") == "trace":
+        end = int(moment * 1e9)
+        return end - int(record.duration * 1e9), end
+    start = int(started.timestamp() * 1e9)
+    return start, start + int(record.duration * 1e9)
 
 
 class OtlpExporter:
@@ -69,18 +87,24 @@ class OtlpExporter:
             self.endpoint: str | None = url
         else:
             self.endpoint = None
-        self._provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
+        # Phoenix files spans by this resource attribute; other backends ignore it.
+        resource = Resource.create({"service.name": service_name, "openinference.project.name": service_name})
+        self._provider = TracerProvider(resource=resource)
         self._provider.add_span_processor(BatchSpanProcessor(span_exporter))
         self._tracer = self._provider.get_tracer("jurybox.exporter")
         self.cut_judgments = 0
 
-    def start_run(self, name: str, *, run_id: str | None = None, attributes: Mapping[str, Any] | None = None) -> Any:
-        """Open a run's span; hand it to ``export_record`` and ``finish_run``."""
-        span = self._tracer.start_span(
-            f"jurybox run {name}",
-            attributes=_clean({"jurybox.run.name": name, "jurybox.run.id": run_id, **(attributes or {})}),
-        )
-        return span
+    def start_run(
+        self,
+        name: str,
+        *,
+        run_id: str | None = None,
+        attributes: Mapping[str, Any] | None = None,
+        start_ns: int | None = None,
+    ) -> Any:
+        """Open a run's span (at ``start_ns``, default now); hand it to ``export_record`` and ``finish_run``."""
+        values = {"jurybox.run.name": name, "jurybox.run.id": run_id, **SPAN_KINDS["run"], **(attributes or {})}
+        return self._tracer.start_span(f"jurybox run {name}", attributes=_clean(values), start_time=start_ns)
 
     def finish_run(self, run: Any, *, passed: int | None = None, total: int | None = None) -> None:
         if passed is not None:
@@ -94,9 +118,7 @@ class OtlpExporter:
         from opentelemetry import trace
         from opentelemetry.trace import Link, SpanContext, Status, StatusCode, TraceFlags
 
-        end = time.time()
-        start_ns = _ns(record.started_at, end - record.duration)
-        end_ns = max(start_ns, start_ns + int(record.duration * 1e9)) if record.started_at else int(end * 1e9)
+        start_ns, end_ns = case_times(record, time.time())
         links = []
         trace_id, span_id = record.metadata.get("trace_id"), record.metadata.get("span_id")
         if isinstance(trace_id, str) and isinstance(span_id, str):
@@ -118,6 +140,8 @@ class OtlpExporter:
                     "jurybox.case.score": record.score,
                     "jurybox.case.tokens": record.tokens,
                     "jurybox.trace_id": trace_id,
+                    "jurybox.case.started_at": record.started_at.isoformat() if record.started_at else None,
+                    **SPAN_KINDS["case"],
                 }
             ),
         )
@@ -148,6 +172,7 @@ class OtlpExporter:
                 "jurybox.judgment.path": path,
                 "jurybox.judgment.decided_by": judgment.decided_by,
                 "jurybox.judgment.degraded": judgment.degraded or None,
+                **SPAN_KINDS["evaluation"],
             }
         )
         span = self._tracer.start_span(
@@ -171,6 +196,8 @@ class OtlpExporter:
                         "gen_ai.usage.output_tokens": tokens.get("output") if isinstance(tokens, Mapping) else None,
                         "jurybox.judge.attempts": judgment.metadata.get("attempts"),
                         "jurybox.judge.cached": judgment.metadata.get("cached"),
+                        "llm.model_name": str(model),
+                        **SPAN_KINDS["model"],
                     }
                 ),
             )
@@ -178,8 +205,13 @@ class OtlpExporter:
         span.end(end_time=end_ns)
 
     def export_records(self, records: Iterable[CaseRecord], *, run_name: str, run_id: str | None = None) -> None:
-        """A whole run at once: its span, and every record under it."""
-        run = self.start_run(run_name, run_id=run_id)
+        """A whole run at once: its span (from its first case's start), and every record under it.
+
+        ``records`` is read twice (a list, or the store's lazy sequence): once for the start time.
+        """
+        moment = time.time()
+        starts = [case_times(record, moment)[0] for record in records]
+        run = self.start_run(run_name, run_id=run_id, start_ns=min(starts) if starts else None)
         passed = total = 0
         for record in records:
             self.export_record(record, run)
