@@ -125,3 +125,17 @@ def test_a_bad_endpoint_is_a_usage_error_before_the_run(tmp_path: Path, export: 
     judges.write_text("judges:\n  - contains: {text: EUR}\n")
     result = CliRunner().invoke(app, ["judge-traces", str(export), "--judges", str(judges), "--otel-endpoint", "nope"])
     assert result.exit_code == 2 and "http(s) URL" in result.output
+
+
+def test_a_big_run_drops_no_span() -> None:
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from jurybox.core import CaseRecord, Judgment
+
+    judged = Judgment.passed(1.0, "ok", judge="case", children={"contains": Judgment.passed(1.0, "found", judge="contains")})
+    records = [CaseRecord(case=f"case {i}", judgment=judged) for i in range(6000)]
+    memory = InMemorySpanExporter()
+    exporter = OtlpExporter(span_exporter=memory)
+    exporter.export_records(records, run_name="big")
+    exporter.close()
+    assert len(memory.get_finished_spans()) == 1 + 6000 * 2  # the run, each case and its one judge

@@ -23,6 +23,8 @@ from jurybox.traces._endpoint import traces_endpoint
 
 MAX_EXPLANATION_CHARS = 4_000
 """Explanation text a judgment span carries (the full reasoning stays in the store)."""
+QUEUE_SPANS = 8192
+"""Spans the batch processor holds; the exporter flushes at half of it."""
 MAX_JUDGMENT_SPANS = 200
 """Judgment spans one case sends (a verdict tree bigger than this is cut, and the cut is counted)."""
 
@@ -90,7 +92,11 @@ class OtlpExporter:
         # Phoenix files spans by this resource attribute; other backends ignore it.
         resource = Resource.create({"service.name": service_name, "openinference.project.name": service_name})
         self._provider = TracerProvider(resource=resource)
-        self._provider.add_span_processor(BatchSpanProcessor(span_exporter))
+        # Spans go out in batches from a background thread; the queue is emptied (force_flush) before it
+        # fills, so a 10,000-case run drops none (a full queue drops spans silently).
+        processor = BatchSpanProcessor(span_exporter, max_queue_size=QUEUE_SPANS, max_export_batch_size=512)
+        self._provider.add_span_processor(processor)
+        self._queued = 0
         self._tracer = self._provider.get_tracer("jurybox.exporter")
         self.cut_judgments = 0
 
@@ -142,39 +148,40 @@ class OtlpExporter:
                     "jurybox.trace_id": trace_id,
                     "jurybox.case.started_at": record.started_at.isoformat() if record.started_at else None,
                     **SPAN_KINDS["case"],
+                    **_evaluation(record.judgment.judge or record.case, record.judgment),  # the case's verdict
                 }
             ),
+        )
+        case.add_event(
+            "gen_ai.evaluation.result",
+            attributes=_clean(_evaluation(record.judgment.judge or record.case, record.judgment)),
+            timestamp=end_ns,
         )
         if record.status.value == "error":
             case.set_status(Status(StatusCode.ERROR, (record.error or record.judgment.reasoning)[:500]))
         inside = trace.set_span_in_context(case)
-        for count, (path, judgment) in enumerate(record.judgment.walk()):
-            if count >= MAX_JUDGMENT_SPANS:
+        sent = 1
+        for path, judgment in record.judgment.walk():
+            if not path:
+                continue  # the verdict itself is on the case's span
+            if sent > MAX_JUDGMENT_SPANS:
                 self.cut_judgments += 1
                 continue
-            self._judgment(path or judgment.judge or record.case, judgment, inside, links, start_ns, end_ns)
+            sent += self._judgment(path, judgment, inside, links, start_ns, end_ns)
         case.end(end_time=end_ns)
+        self._queued += sent
+        if self._queued >= QUEUE_SPANS // 2:
+            self._provider.force_flush()
+            self._queued = 0
 
     def _judgment(
         self, path: str, judgment: Judgment, parent: Any, links: list[Any], start_ns: int, end_ns: int
-    ) -> None:
+    ) -> int:
+        """One judgment's span (and its model call's); how many spans it made."""
         from opentelemetry import trace
 
         name = judgment.judge or path
-        attributes = _clean(
-            {
-                "gen_ai.evaluation.name": name,
-                "gen_ai.evaluation.score.value": judgment.value,
-                "gen_ai.evaluation.score.label": judgment.status.value,
-                "gen_ai.evaluation.explanation": judgment.reasoning[:MAX_EXPLANATION_CHARS]
-                if judgment.reasoning
-                else None,
-                "jurybox.judgment.path": path,
-                "jurybox.judgment.decided_by": judgment.decided_by,
-                "jurybox.judgment.degraded": judgment.degraded or None,
-                **SPAN_KINDS["evaluation"],
-            }
-        )
+        attributes = _clean({**_evaluation(name, judgment), "jurybox.judgment.path": path, **SPAN_KINDS["evaluation"]})
         span = self._tracer.start_span(
             f"evaluation {name}", context=parent, links=links, start_time=start_ns, attributes=attributes
         )
@@ -202,7 +209,10 @@ class OtlpExporter:
                 ),
             )
             call.end(end_time=end_ns)
+            span.end(end_time=end_ns)
+            return 2
         span.end(end_time=end_ns)
+        return 1
 
     def export_records(self, records: Iterable[CaseRecord], *, run_name: str, run_id: str | None = None) -> None:
         """A whole run at once: its span (from its first case's start), and every record under it.
@@ -226,6 +236,18 @@ class OtlpExporter:
         """Send what is queued and stop."""
         self._provider.force_flush()
         self._provider.shutdown()
+
+
+def _evaluation(name: str, judgment: Judgment) -> dict[str, Any]:
+    """The GenAI evaluation attributes of a judgment (and jurybox's own beside them)."""
+    return {
+        "gen_ai.evaluation.name": name,
+        "gen_ai.evaluation.score.value": judgment.value,
+        "gen_ai.evaluation.score.label": judgment.status.value,
+        "gen_ai.evaluation.explanation": judgment.reasoning[:MAX_EXPLANATION_CHARS] if judgment.reasoning else None,
+        "jurybox.judgment.decided_by": judgment.decided_by,
+        "jurybox.judgment.degraded": judgment.degraded or None,
+    }
 
 
 def _clean(attributes: Mapping[str, Any]) -> dict[str, Any]:
