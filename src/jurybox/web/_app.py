@@ -104,6 +104,7 @@ def create_app(
     app.state.jurybox = WebState(settings, access, make_templates())
     app.state.otlp = otlp
     app.state.otlp_counters = OtlpCounters()
+    app.state.otlp_tokens = {}
     app.add_middleware(SecurityHeaders)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     for router in ROUTERS:

@@ -8,13 +8,15 @@ each counted, none a 500. The spans are redacted (the cassettes' rules) before t
 
 from __future__ import annotations
 
+import hashlib
 import json
+import time
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from jurybox.store import INGEST_ROLE, Store
+from jurybox.store import INGEST_ROLE, Store, User
 from jurybox.traces import (
     ProtobufUnavailableError,
     ReadStats,
@@ -27,6 +29,8 @@ from jurybox.traces import (
 from jurybox.web._otlp_settings import RETRY_AFTER_SECONDS, OtlpCounters, OtlpSettings
 
 router = APIRouter()
+TOKEN_CACHE_SECONDS = 30.0
+"""How long a token's user is remembered: a disabled ingest user is refused within this."""
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 
@@ -51,7 +55,7 @@ async def receive_traces(request: Request) -> Response:
         return _answer(415, f"send {PROTOBUF} or {JSON}", counters, "unsupported", protobuf=False)
     store: Store = request.app.state.jurybox.access.store()
     token = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-    user = await run_in_threadpool(store.users.user_for_token, token) if token else None
+    user = await _user_of(request, store, token) if token else None
     if user is None:
         return _answer(
             401,
@@ -91,6 +95,21 @@ async def receive_traces(request: Request) -> Response:
     if protobuf:
         return Response(b"", media_type=PROTOBUF)  # an empty ExportTraceServiceResponse: all accepted
     return Response("{}", media_type=JSON)
+
+
+async def _user_of(request: Request, store: Store, token: str) -> User | None:
+    """The token's user, remembered for ``TOKEN_CACHE_SECONDS`` (a sender posts many times a second)."""
+    cache: dict[str, tuple[float, User | None]] = request.app.state.otlp_tokens
+    key = hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+    found = cache.get(key)
+    moment = time.monotonic()
+    if found is not None and moment - found[0] < TOKEN_CACHE_SECONDS:
+        return found[1]
+    user = await run_in_threadpool(store.users.user_for_token, token)
+    if len(cache) > 1_000:  # tokens tried at random must not grow it without bound
+        cache.clear()
+    cache[key] = (moment, user)
+    return user
 
 
 def _fragments(spans: list[Span], settings: OtlpSettings, counters: OtlpCounters) -> list[tuple[str, bool, str]]:
