@@ -62,23 +62,60 @@ def agent_trace(number: int) -> list[dict[str, Any]]:
     answer = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": f"Casa {number} costs 95 EUR."}]}])
     start = 1_700_000_000_000_000_000 + number * 10_000_000
     return [
-        _span(trace, chat, root, "chat gpt-4o-mini", start + 1, {
-            "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini",
-            "gen_ai.usage.input_tokens": 120, "gen_ai.usage.output_tokens": 20, "gen_ai.input.messages": user,
-        }),
-        _span(trace, tool, root, "execute_tool search_hotels", start + 2, {
-            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search_hotels",
-            "gen_ai.tool.call.arguments": json.dumps({"city": f"city {number}", "nights": 2}),
-            "gen_ai.tool.call.result": json.dumps([{"name": f"Casa {number}", "price": 95}]),
-        }),
-        _span(trace, chat2, root, "chat gpt-4o-mini", start + 3, {
-            "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini",
-            "gen_ai.usage.input_tokens": 160, "gen_ai.usage.output_tokens": 30,
-            "gen_ai.input.messages": user, "gen_ai.output.messages": answer,
-        }),
-        _span(trace, root, None, "invoke_agent travel", start, {
-            "gen_ai.operation.name": "invoke_agent", "gen_ai.input.messages": user, "gen_ai.output.messages": answer,
-        }),
+        _span(
+            trace,
+            chat,
+            root,
+            "chat gpt-4o-mini",
+            start + 1,
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "gpt-4o-mini",
+                "gen_ai.usage.input_tokens": 120,
+                "gen_ai.usage.output_tokens": 20,
+                "gen_ai.input.messages": user,
+            },
+        ),
+        _span(
+            trace,
+            tool,
+            root,
+            "execute_tool search_hotels",
+            start + 2,
+            {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "search_hotels",
+                "gen_ai.tool.call.arguments": json.dumps({"city": f"city {number}", "nights": 2}),
+                "gen_ai.tool.call.result": json.dumps([{"name": f"Casa {number}", "price": 95}]),
+            },
+        ),
+        _span(
+            trace,
+            chat2,
+            root,
+            "chat gpt-4o-mini",
+            start + 3,
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "gpt-4o-mini",
+                "gen_ai.usage.input_tokens": 160,
+                "gen_ai.usage.output_tokens": 30,
+                "gen_ai.input.messages": user,
+                "gen_ai.output.messages": answer,
+            },
+        ),
+        _span(
+            trace,
+            root,
+            None,
+            "invoke_agent travel",
+            start,
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.input.messages": user,
+                "gen_ai.output.messages": answer,
+            },
+        ),
     ]
 
 
@@ -121,14 +158,17 @@ def bench_read(megabytes: float) -> None:
         figures = json.loads(done.stdout)
     cpu = figures["cpu"]
     print(f"read: {size:.1f} MB, {traces:,} traces, {figures['spans']:,} spans -> {figures['contexts']:,} contexts")
-    print(f"read: {size / cpu:.1f} MB/s, {figures['contexts'] / cpu:,.0f} traces/s of CPU; peak RSS {figures['peak_mb']:.0f} MB")
+    print(
+        f"read: {size / cpu:.1f} MB/s, {figures['contexts'] / cpu:,.0f} traces/s of CPU; "
+        f"peak RSS {figures['peak_mb']:.0f} MB"
+    )
 
 
 def bench_receive(requests: int) -> None:
     from fastapi.testclient import TestClient
+    from google.protobuf.json_format import ParseDict
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans  # noqa: F401 (the extra)
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-    from google.protobuf.json_format import ParseDict
 
     from jurybox.judges import contains
     from jurybox.store import open_store

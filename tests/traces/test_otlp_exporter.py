@@ -132,7 +132,9 @@ def test_a_big_run_drops_no_span() -> None:
 
     from jurybox.core import CaseRecord, Judgment
 
-    judged = Judgment.passed(1.0, "ok", judge="case", children={"contains": Judgment.passed(1.0, "found", judge="contains")})
+    judged = Judgment.passed(
+        1.0, "ok", judge="case", children={"contains": Judgment.passed(1.0, "found", judge="contains")}
+    )
     records = [CaseRecord(case=f"case {i}", judgment=judged) for i in range(6000)]
     memory = InMemorySpanExporter()
     exporter = OtlpExporter(span_exporter=memory)
