@@ -58,7 +58,7 @@ def contexts_of_trace(spans: Iterable[Span], stats: ReadStats | None = None) -> 
     if not roots:
         stats.skip("trace with no root span (its parent ids form a cycle)")
         return []
-    units = _top_agents(roots, children) or roots
+    units = _merge_sibling_agents(_top_agents(roots, children), by_id) or roots
     contexts = []
     for unit in sorted(units, key=lambda span: span.start_ns):
         subtree = _subtree(unit, children)
@@ -84,6 +84,26 @@ def _top_agents(roots: list[Span], children: Mapping[str | None, list[Span]]) ->
             continue
         stack.extend(children.get(span.span_id, ()))
     return found
+
+
+def _merge_sibling_agents(agents: list[Span], by_id: Mapping[str, Span]) -> list[Span]:
+    """Agent spans that share a parent become that parent: one graph run whose nodes each say AGENT.
+
+    LangGraph's OpenInference spans mark each ``agent`` node AGENT under one ``LangGraph`` chain,
+    and an agent handing off to another leaves two agent spans under one workflow: in both the
+    user's request is the parent's, and so is the Context.
+    """
+    parents: dict[str | None, list[Span]] = defaultdict(list)
+    for agent in agents:
+        parents[agent.parent_id].append(agent)
+    units: list[Span] = []
+    for parent_id, group in parents.items():
+        parent = by_id.get(parent_id) if parent_id is not None else None
+        if len(group) > 1 and parent is not None:
+            units.append(parent)
+        else:
+            units.extend(group)
+    return units
 
 
 def _subtree(unit: Span, children: Mapping[str | None, list[Span]]) -> list[Span]:
@@ -118,7 +138,8 @@ def _context(unit: Span, subtree: list[Span], stats: ReadStats) -> Context | Non
         user = next((text for _, inputs, _ in calls if (text := last_text(inputs, "user"))), None)
     if answer is None:
         answer = next((text for _, _, outputs in reversed(calls) if (text := last_text(outputs, "assistant"))), None)
-    tool_calls = [ToolCall.coerce(tool_call_of(span)) for span in tools] or _calls_from_messages(calls)
+    asked = _calls_from_messages(calls)
+    tool_calls = _with_asked_arguments([tool_call_of(span) for span in tools], asked) or asked
     if user is None and answer is None and not tool_calls:
         stats.skip("agent or trace with no input, output or tool call")
         return None
@@ -175,6 +196,22 @@ def _context(unit: Span, subtree: list[Span], stats: ReadStats) -> Context | Non
         duration=unit.duration,
         metadata=metadata,
     )
+
+
+def _with_asked_arguments(spans: list[dict[str, Any]], asked: list[ToolCall]) -> list[ToolCall]:
+    """Tool spans as calls; one whose span holds only the raw input (LangChain's tools record the
+    input string) takes the arguments and id the model asked for it with, matched by name in order."""
+    unused = list(asked)
+    out = []
+    for recorded in spans:
+        call = recorded
+        match = next((a for a in unused if a.name == call["name"]), None)
+        if match is not None:
+            unused.remove(match)
+            if set(call["arguments"]) <= {"input"} and match.arguments:
+                call = {**call, "arguments": dict(match.arguments), "id": call["id"] or match.id}
+        out.append(ToolCall.coerce(call))
+    return out
 
 
 def _calls_from_messages(calls: list[tuple[Span, list[ModelMessage], list[ModelMessage]]]) -> list[ToolCall]:

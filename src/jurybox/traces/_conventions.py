@@ -81,7 +81,7 @@ def tool_call_of(span: Span) -> dict[str, Any]:
     return {
         "name": name,
         "arguments": arguments_mapping(raw_arguments),
-        "result": parse_json_text(raw_result),
+        "result": tool_result(parse_json_text(raw_result)),
         "id": call_id or None,
     }
 
@@ -163,26 +163,47 @@ def readable_output(value: Any) -> str | None:
     if isinstance(data, Mapping):
         messages = data.get("messages")
         if isinstance(messages, list) and messages:
-            last = messages[-1]
-            if isinstance(last, Mapping):
-                return text_of(
-                    last.get(
-                        "content",
-                        last.get("kwargs", {}).get("content") if isinstance(last.get("kwargs"), Mapping) else None,
-                    )
-                )
+            return message_text(messages[-1])
         for key in ("output", "answer", "content", "text", "final_output"):
             if isinstance(data.get(key), str):
                 return str(data[key])
     return None if data is None else text_of(data) or None
 
 
+def message_text(message: Any) -> str | None:
+    """The text of one serialized message: ``{"content"}``, LangChain's ``{"type", "data": {"content"}}``
+    or ``{"kwargs": {"content"}}``, or a ``[role, text]`` pair."""
+    if isinstance(message, list | tuple) and len(message) == 2:
+        return text_of(message[1]) or None
+    if not isinstance(message, Mapping):
+        return None
+    for holder in (message, message.get("data"), message.get("kwargs")):
+        if isinstance(holder, Mapping) and "content" in holder:
+            return text_of(holder["content"]) or None
+    return None
+
+
+def message_role(message: Any) -> str:
+    if isinstance(message, list | tuple) and len(message) == 2:
+        return str(message[0])
+    if isinstance(message, Mapping):
+        return str(message.get("role") or message.get("type") or "")
+    return ""
+
+
+def tool_result(value: Any) -> Any:
+    """A tool's result: a serialized LangChain ``ToolMessage`` unwrapped to its content, else as it came."""
+    if isinstance(value, Mapping) and value.get("type") == "tool":
+        text = message_text(value)
+        if text is not None:
+            return parse_json_text(text)
+    return value
+
+
 def _last_user(messages: list[Any]) -> str | None:
     for message in reversed(messages):
-        if isinstance(message, Mapping) and message.get("role") in ("user", "human"):
-            return text_of(message.get("content")) or None
-        if isinstance(message, list) and len(message) == 2 and message[0] in ("user", "human"):
-            return text_of(message[1]) or None
+        if message_role(message) in ("user", "human"):
+            return message_text(message)
     return None
 
 

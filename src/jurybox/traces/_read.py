@@ -151,5 +151,6 @@ def contexts_from_spans(spans: Iterable[Span], *, stats: ReadStats | None = None
     stats = stats if stats is not None else ReadStats()
     traces: dict[str, list[Span]] = {}
     for span in spans:
+        stats.spans += 1
         traces.setdefault(span.trace_id, []).append(span)
     return [context for trace in traces.values() for context in contexts_of_trace(trace, stats)]
