@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import struct
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,9 @@ from otel_exports import genai_agent, record, to_otlp_json
 
 from jurybox.traces import ReadStats, Span, contexts_of_trace, read_traces, spans_from_json_bytes
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+EXAMPLES = int(os.environ.get("TRACES_EXAMPLES", "60"))
+"""Examples per generated test (TRACES_EXAMPLES=600 for a longer hunt)."""
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
@@ -158,3 +161,74 @@ def test_a_request_body_over_the_depth_limit_is_refused() -> None:
         assert "refused" in str(exc)
     else:
         raise AssertionError("a 1000-deep body was accepted")
+
+
+def test_times_past_what_a_datetime_holds_are_dropped_not_raised() -> None:
+    attributes = {"gen_ai.operation.name": "invoke_agent", "input.value": "hi", "output.value": "yo"}
+    span = Span("b" * 32, "1" * 16, None, "agent", 10**30, 10**31, attributes)
+    [context] = contexts_of_trace([span])
+    assert context.started_at is None and context.output == "yo"
+
+
+KNOWN_KEYS = [
+    "gen_ai.operation.name",
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.system_instructions",
+    "gen_ai.tool.name",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+    "gen_ai.tool.call.id",
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.output_tokens",
+    "gen_ai.request.model",
+    "openinference.span.kind",
+    "llm.input_messages.0.message.role",
+    "llm.input_messages.0.message.content",
+    "llm.output_messages.0.message.tool_calls.0.tool_call.function.name",
+    "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments",
+    "llm.token_count.prompt",
+    "tool.name",
+    "input.value",
+    "output.value",
+    "gen_ai.prompt.0.content",
+    "gen_ai.completion.0.tool_calls.0.name",
+    "error.type",
+    "final_result",
+    "tool_arguments",
+]
+attribute_values = (
+    json_values
+    | json_values.map(json.dumps)
+    | st.sampled_from(["invoke_agent", "execute_tool", "chat", "AGENT", "TOOL", "LLM", "CHAIN"])
+)
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 6),
+            st.one_of(st.none(), st.integers(0, 6)),
+            st.dictionaries(st.sampled_from(KNOWN_KEYS), attribute_values, max_size=6),
+            st.sampled_from(["unset", "ok", "error"]),
+        ),
+        max_size=8,
+    )
+)
+def test_any_spans_of_known_attributes_become_contexts_or_counts(spans: list[Any]) -> None:
+    trace = [
+        Span(
+            "c" * 32,
+            f"{index + 1:016x}",
+            None if parent is None else f"{parent + 1:016x}",
+            "s",
+            1,
+            2,
+            attrs,
+            status=status,
+        )
+        for index, (_, parent, attrs, status) in enumerate(spans)
+    ]
+    for context in contexts_of_trace(trace):
+        assert isinstance(context.input, str) and isinstance(context.output, str)

@@ -192,10 +192,20 @@ def _context(unit: Span, subtree: list[Span], stats: ReadStats) -> Context | Non
         messages=tuple(messages),
         tool_calls=tuple(tool_calls),
         status="error" if unit_error else "completed",
-        started_at=datetime.fromtimestamp(unit.start_ns / 1e9, tz=UTC) if unit.start_ns else None,
+        started_at=_moment(unit.start_ns),
         duration=unit.duration,
         metadata=metadata,
     )
+
+
+def _moment(nanoseconds: int) -> datetime | None:
+    """A span time as a datetime; None when missing or past what a datetime holds (a hostile value)."""
+    if not nanoseconds:
+        return None
+    try:
+        return datetime.fromtimestamp(nanoseconds / 1e9, tz=UTC)
+    except (OverflowError, ValueError, OSError):
+        return None
 
 
 def _with_asked_arguments(spans: list[dict[str, Any]], asked: list[ToolCall]) -> list[ToolCall]:

@@ -38,7 +38,8 @@ _GENAI_KEYS = ("gen_ai.", "llm.", "tool.", "input.value", "output.value", OPENIN
 def role_of(span: Span) -> str:
     """``agent``, ``model``, ``tool`` or ``other``."""
     attributes = span.attributes
-    operation = attributes.get(OPERATION)
+    raw_operation = attributes.get(OPERATION)
+    operation = raw_operation if isinstance(raw_operation, str) else None
     if operation == "invoke_agent":
         return AGENT
     if operation == "execute_tool":
