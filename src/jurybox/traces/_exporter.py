@@ -167,23 +167,24 @@ class OtlpExporter:
             if sent > MAX_JUDGMENT_SPANS:
                 self.cut_judgments += 1
                 continue
-            sent += self._judgment(path, judgment, inside, links, start_ns, end_ns)
+            sent += self._judgment(path, judgment, inside, start_ns, end_ns)
         case.end(end_time=end_ns)
         self._queued += sent
         if self._queued >= QUEUE_SPANS // 2:
             self._provider.force_flush()
             self._queued = 0
 
-    def _judgment(
-        self, path: str, judgment: Judgment, parent: Any, links: list[Any], start_ns: int, end_ns: int
-    ) -> int:
+    def _judgment(self, path: str, judgment: Judgment, parent: Any, start_ns: int, end_ns: int) -> int:
         """One judgment's span (and its model call's); how many spans it made."""
         from opentelemetry import trace
 
         name = judgment.judge or path
         attributes = _clean({**_evaluation(name, judgment), "jurybox.judgment.path": path, **SPAN_KINDS["evaluation"]})
         span = self._tracer.start_span(
-            f"evaluation {name}", context=parent, links=links, start_time=start_ns, attributes=attributes
+            f"evaluation {name}",
+            context=parent,
+            start_time=start_ns,
+            attributes=attributes,  # the case links
         )
         span.add_event("gen_ai.evaluation.result", attributes=attributes, timestamp=end_ns)
         model = judgment.metadata.get("model")
