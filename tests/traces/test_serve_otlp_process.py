@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from otel_exports import genai_agent, openinference_agent, record
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace.export import SpanExportResult
+from otel_exports import genai_agent, openinference_agent, record
 
 from jurybox.store import open_store
 
@@ -32,7 +32,7 @@ def _free_port() -> int:
 
 
 def _counts(base: str) -> dict[str, object]:
-    with urllib.request.urlopen(f"{base}/api/otlp", timeout=5) as answer:  # noqa: S310 (a local test server)
+    with urllib.request.urlopen(f"{base}/api/otlp", timeout=5) as answer:
         return dict(json.loads(answer.read()))
 
 
