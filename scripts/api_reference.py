@@ -23,6 +23,7 @@ PACKAGES = (
     "jurybox.judges",
     "jurybox.models",
     "jurybox.llm",
+    "jurybox.traces",
     "jurybox.agents",
     "jurybox.stubs",
     "jurybox.suites",

@@ -27,7 +27,7 @@ def test_every_kind_is_listed_with_jurybox_s_own_plugins() -> None:
     assert names["agent"] >= {"python", "openai", "http", "mcp"}
     assert names["executor"] >= {"local", "processes", "ray"}
     assert names["report"] >= {"console", "json", "junit", "markdown", "html"}
-    assert "exporter" in names
+    assert names["exporter"] >= {"otlp"}
     openai = next(p for p in data["kinds"]["provider"] if p["name"] == "openai")
     assert openai["from"] == "jurybox" and openai["module"] == "jurybox.models._openai" and openai["lazy"]
     assert openai["summary"].startswith("OpenAI Chat Completions")
@@ -37,7 +37,8 @@ def test_the_tables_and_a_kind_of_its_own() -> None:
     done = CliRunner().invoke(app, ["plugins", "--kind", "report", "--kind", "exporter"], env={"COLUMNS": "160"})
 
     assert done.exit_code == 0, done.output
-    assert "report formats (5)" in done.stdout and "exporters (0): none installed" in done.stdout
+    assert "report formats (5)" in done.stdout and "exporters (1)" in done.stdout
+    assert "otlp (otel, opentelemetry)" in done.stdout
     assert "judges" not in done.stdout
     wrong = CliRunner().invoke(app, ["plugins", "--kind", "reporter"])
     assert wrong.exit_code == 2 and "unknown kind 'reporter'" in wrong.output

@@ -20,6 +20,7 @@ from jurybox._cli import (
     run,
     schema,
     serve,
+    traces,
 )
 from jurybox._cli.help_format import hide_flag_types
 
@@ -48,6 +49,7 @@ for register in (
     serve.register,
     calibrate.register,
     people.register,
+    traces.register,
 ):
     register(app)
 

@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from jurybox._cli.common import StoreOption, console, opened_store
-from jurybox.store import ROLES
+from jurybox.store import ALL_ROLES
 
 web_app = typer.Typer(
     help="Dashboard users: who may write cases, start runs and review judgments.", no_args_is_help=True
@@ -28,13 +28,17 @@ reviews_app = typer.Typer(help="People's reviews of judgments: the queue and the
 def add_user(
     name: Annotated[str, typer.Argument(help="Login name (letters, digits, . _ - @).")],
     role: Annotated[
-        str, typer.Option(help="viewer (reads), editor (writes cases, runs, reviews), admin (may change agents).")
+        str,
+        typer.Option(
+            help="viewer (reads), editor (writes cases, runs, reviews), admin (may change agents), "
+            "ingest (sends production traces to POST /v1/traces, nothing else)."
+        ),
     ] = "editor",
     store_url: StoreOption = None,
 ) -> None:
     """Add a dashboard user and print their login token (shown this once)."""
-    if role not in ROLES:
-        console().print(f"[bold red]error:[/] --role must be one of {', '.join(ROLES)} (got {escape(role)!r})")
+    if role not in ALL_ROLES:
+        console().print(f"[bold red]error:[/] --role must be one of {', '.join(ALL_ROLES)} (got {escape(role)!r})")
         raise typer.Exit(2)
     with opened_store(store_url, writes=True) as store:
         try:

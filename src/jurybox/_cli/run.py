@@ -23,6 +23,7 @@ from jurybox._cli.run_messages import print_intro, print_notice, print_outro, pr
 from jurybox._cli.run_regression import print_regression_verdict
 from jurybox._cli.run_views import build_report
 from jurybox._cli.serve import dashboard_hint
+from jurybox._cli.traces import OtelEndpointOption, otel_exporter
 from jurybox.agents import TargetConfigError
 from jurybox.engine import RunResult
 from jurybox.executors import ExecutorError
@@ -68,6 +69,7 @@ class RunRequest:
     base_dir: Path | None = None  # where relative paths resolve (None: each suite file's folder)
     variants: tuple[str, ...] = ()  # --variant NAME: only these variants of a suite with variants:
     fail_on_regression: bool = False  # a regression against the baseline is the exit code
+    otel_endpoint: str | None = None  # --otel-endpoint: runs, cases and judgments sent as OTLP spans
 
 
 StoredSuiteOption = Annotated[
@@ -158,6 +160,7 @@ def run(
         ),
     ] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the live progress bar.")] = True,
+    otel_endpoint: OtelEndpointOption = None,
     workers: Annotated[
         int,
         typer.Option(
@@ -246,6 +249,7 @@ def run(
         verbose=verbose,
         variants=tuple(variants or ()),
         fail_on_regression=fail_on_regression,
+        otel_endpoint=otel_endpoint,
     )
     raise typer.Exit(execute(request))
 
@@ -291,6 +295,7 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE
     codes: list[int] = []
+    exporter = otel_exporter(request.otel_endpoint, errors=status)
 
     def starting(planned: runs.PlannedSuite) -> RichProgress | None:
         # A resumed run's intro shows what it planned, not the suite's selection now.
@@ -303,12 +308,17 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
         slot = planned.experiment
         resume = (slot.id, slot.suite) if slot is not None and slot.id is not None else None
         codes.extend(_report(planned.suite, result, shown, prepared.store, console, status, experiment=resume))
+        if exporter is not None:
+            exporter.export_records(result.records, run_name=result.suite, run_id=result.run_id)
 
     try:
         prepared.run(starting=starting, finished=finished)
     except (runs.RunRequestError, StoreError, TargetConfigError, ExecutorError) as exc:
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE
+    finally:
+        if exporter is not None:
+            exporter.close()
     print_experiments(prepared, request.formats, request.output, console, status)
     if prepared.store is not None:  # the last line: where to read every case and judgment of these runs
         status.print(

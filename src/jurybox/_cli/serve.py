@@ -11,6 +11,16 @@ from rich.console import Console
 from rich.markup import escape
 
 from jurybox._cli.common import StoreOption
+from jurybox._cli.serve_otlp import (
+    OtlpFlag,
+    OtlpJudgesOption,
+    OtlpSuiteOption,
+    SampleAttributeOption,
+    SampleRateOption,
+    SampleRootOption,
+    SampleServiceOption,
+    otlp_settings,
+)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -38,6 +48,13 @@ def serve(
     ),
     port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = DEFAULT_PORT,
     refresh: Annotated[int, typer.Option(help="Seconds between refreshes of a running run's page.", min=1)] = 5,
+    otlp: OtlpFlag = False,
+    otlp_judges: OtlpJudgesOption = None,
+    otlp_suite: OtlpSuiteOption = "production",
+    sample_rate: SampleRateOption = 1.0,
+    sample_service: SampleServiceOption = None,
+    sample_root: SampleRootOption = None,
+    sample_attribute: SampleAttributeOption = None,
 ) -> None:
     """Serve the dashboard: runs, cases with every judgment, compare, trends, lessons and reviews."""
     console = Console(stderr=True, highlight=False)
@@ -52,7 +69,12 @@ def serve(
             soft_wrap=True,
         )
         raise typer.Exit(2) from None
-    app = create_app(store_url, settings=WebSettings(refresh_seconds=refresh))
+    online = (
+        otlp_settings(otlp_judges, otlp_suite, sample_rate, sample_service, sample_root, sample_attribute)
+        if otlp
+        else None
+    )
+    app = create_app(store_url, settings=WebSettings(refresh_seconds=refresh), otlp=online)
     if not _is_loopback(host):
         # Writes need a login; with no user at all, nothing could protect them on a shared address.
         users, unreadable = 0, ""
@@ -76,6 +98,8 @@ def serve(
     shown = f"[{host}]" if ":" in host else host
     where = escape(app.state.jurybox.access.shown_url)
     console.print(f"jurybox dashboard on {where}: http://{escape(shown)}:{port}/  (Ctrl-C stops it)", soft_wrap=True)
+    if online is not None:
+        console.print(f"online evaluation: OTLP/HTTP traces at http://{escape(shown)}:{port}/v1/traces", soft_wrap=True)
     uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
 
 

@@ -13,6 +13,7 @@ from jurybox.agents._adapter import AgentAdapter
 from jurybox.agents._errors import AgentError, TargetConfigError
 from jurybox.agents._lessons import current_lessons, lessons_payload
 from jurybox.agents._loading import load_reference
+from jurybox.agents._otel_capture import CAPTURE_CHOICES, Captured, SpanCapture, with_captured
 from jurybox.agents._reply import AgentReply, coerce_reply
 from jurybox.core import DaemonThreadPool
 
@@ -142,6 +143,7 @@ class PythonTarget:
         options: Mapping[str, Any] | None = None,
         close_session: Callable[[str], Any] | None = None,
         threads: int = 32,
+        capture: str = "none",
     ) -> None:
         self.name = name
         # Options are factory keyword arguments, so a spec with options names a factory.
@@ -157,6 +159,9 @@ class PythonTarget:
         # one, so a hung agent does not starve other cases; its threads are
         # daemons, so a call that never returns does not keep the process alive.
         self._pool = DaemonThreadPool(threads, thread_name_prefix="jurybox-respond")
+        if capture not in CAPTURE_CHOICES:
+            raise TargetConfigError(f"agent.capture: expected one of {', '.join(CAPTURE_CHOICES)}, got {capture!r}")
+        self._capture = SpanCapture.shared() if capture == "otel" else None
 
     async def respond(self, message: str, session_id: str) -> AgentReply:
         if self.kind == "function":
@@ -166,12 +171,18 @@ class PythonTarget:
             respond = getattr(session.agent, "respond", None)
             if not callable(respond):
                 raise AgentError(f"agent {self.name}: the object the factory made has no respond(message, session_id)")
-            value = await session.run(_with_lessons(respond), message, session_id)
+            value = await session.run(self._captured(_with_lessons(respond)), message, session_id)
+        if isinstance(value, Captured):
+            return with_captured(coerce_reply(value.value, agent=self.name), value)
         return coerce_reply(value, agent=self.name)
 
+    def _captured(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``fn`` run under ``capture: otel`` (its result a ``Captured``), or ``fn`` itself."""
+        return self._capture.wrap(fn) if self._capture is not None else fn
+
     async def _call_function(self, message: str, session_id: str) -> Any:
-        respond = _with_lessons(self._obj)
-        if _is_async(self._obj):
+        respond = self._captured(_with_lessons(self._obj))
+        if _is_async(respond):
             return await respond(message, session_id)
         loop = asyncio.get_running_loop()
         value = await loop.run_in_executor(self._pool, respond, message, session_id)
@@ -242,6 +253,7 @@ def python_target(spec: Mapping[str, Any], *, base_dir: Path | None) -> PythonTa
     close = load_reference(close_ref, field="agent.close_session", base_dir=base_dir) if close_ref else None
     if close is not None and not callable(close):
         raise TargetConfigError(f"agent.close_session: {close_ref!r} is not callable")
+    capture = spec.get("capture", "none")
     threads = spec.get("threads", 32)
     if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
         raise TargetConfigError(f"agent.threads: expected a positive integer, got {threads!r}")
@@ -252,6 +264,7 @@ def python_target(spec: Mapping[str, Any], *, base_dir: Path | None) -> PythonTa
         options=options,
         close_session=close,
         threads=threads,
+        capture=capture,
     )
 
 
@@ -295,6 +308,10 @@ ADAPTER = AgentAdapter(
         "options": {"type": "object", "description": "Keyword arguments for the agent factory."},
         "close_session": {"type": "string", "description": "module:attribute of a function(session_id) to call."},
         "threads": {"type": "integer", "minimum": 1, "description": "Threads for a synchronous agent (default 32)."},
+        "capture": {
+            "enum": list(CAPTURE_CHOICES),
+            "description": "otel: read the round's tool calls and usage from the agent's own OpenTelemetry spans.",
+        },
     },
     settings_mapping=False,
     settings_schema={

@@ -68,7 +68,7 @@ from jurybox.store._metrics import MetricRepository
 from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
 from jurybox.store._paired import TRIALS_KEY, PairedRepository, RunSides
 from jurybox.store._paired_models import JudgeCorrection, PairedRuns
-from jurybox.store._people import ROLES, AuditEntry, Login, Role, User, UserRepository
+from jurybox.store._people import ALL_ROLES, INGEST_ROLE, ROLES, AuditEntry, Login, Role, User, UserRepository
 from jurybox.store._rebuild import judgment_from_dict, score_from_dict
 from jurybox.store._results import ResultRepository
 from jurybox.store._reviews import JUDGE_IDENTITIES_KEY, LABELS, Review, ReviewItem, ReviewRepository
@@ -78,6 +78,7 @@ from jurybox.store._store import Store, open_store
 from jurybox.store._suitefile import SuiteFileError, export_suite_file, import_suite_file, read_suite_file
 
 __all__ = [
+    "ALL_ROLES",
     "BASELINE_POLICIES",
     "CASE_SORTS",
     "COMPARE_KINDS",
@@ -85,6 +86,7 @@ __all__ = [
     "DEFAULT_THRESHOLDS",
     "DEFAULT_URL",
     "ENV_VAR",
+    "INGEST_ROLE",
     "JUDGE_IDENTITIES_KEY",
     "LABELS",
     "ROLES",

@@ -48,7 +48,8 @@ def group_trials(sides: Mapping[str, CaseSide], rules: Mapping[str, Any]) -> dic
     for case, trials in grouped.items():
         rule = rules[case]
         spec = rule if isinstance(rule, Mapping) else {}
-        count = spec.get("count") if isinstance(spec.get("count"), int) else len(trials)
+        declared = spec.get("count")
+        count = declared if isinstance(declared, int) else len(trials)
         passes = sum(1 for t in trials if t.passed is True)
         fails = sum(1 for t in trials if t.passed is False)
         scores = [t.score for t in trials if t.score is not None]

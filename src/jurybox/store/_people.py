@@ -26,9 +26,12 @@ from jurybox.store._models import as_utc
 from jurybox.store._repository import Repository
 from jurybox.store._schema import audit_log_table, users_table, web_sessions_table
 
-Role = Literal["viewer", "editor", "admin"]
+Role = Literal["viewer", "editor", "admin", "ingest"]
 ROLES: tuple[Role, ...] = ("viewer", "editor", "admin")
 """Viewers read; editors write cases, start runs and review; admins may also change a suite's agent and judge model."""
+INGEST_ROLE: Role = "ingest"
+"""Senders of production traces (``POST /v1/traces``): that and nothing else, not even reading the dashboard."""
+ALL_ROLES: tuple[Role, ...] = (*ROLES, INGEST_ROLE)
 
 SESSION_LIFETIME = timedelta(hours=12)
 MAX_NAME = 64
@@ -59,7 +62,11 @@ class User:
 
     def may(self, needed: Role) -> bool:
         """Whether this user's role is ``needed`` or above."""
-        return not self.disabled and ROLES.index(self.role) >= ROLES.index(needed)
+        if self.disabled:
+            return False
+        if INGEST_ROLE in (self.role, needed):
+            return self.role == needed  # off the ladder: an ingest token sends traces only
+        return ROLES.index(self.role) >= ROLES.index(needed)
 
 
 @dataclass(frozen=True)
@@ -96,8 +103,8 @@ class UserRepository(Repository):
         clean = name.strip()
         if not clean or len(clean) > MAX_NAME or not all(c.isalnum() or c in "._-@" for c in clean):
             raise ValueError(f"a user name is 1-{MAX_NAME} letters, digits or . _ - @ (got {name!r})")
-        if role not in ROLES:
-            raise ValueError(f"role must be one of {', '.join(ROLES)} (got {role!r})")
+        if role not in ALL_ROLES:
+            raise ValueError(f"role must be one of {', '.join(ALL_ROLES)} (got {role!r})")
         token = secrets.token_urlsafe(32)
         try:
             with self._write() as connection:
@@ -139,7 +146,9 @@ class UserRepository(Repository):
         with self._write() as connection:
             row = connection.execute(
                 select(users_table).where(
-                    users_table.c.token_hash == token_hash(token), users_table.c.disabled.is_(False)
+                    users_table.c.token_hash == token_hash(token),
+                    users_table.c.disabled.is_(False),
+                    users_table.c.role != INGEST_ROLE,  # a trace sender's token opens no dashboard session
                 )
             ).one_or_none()
             if row is None:
@@ -160,6 +169,18 @@ class UserRepository(Repository):
             connection.execute(delete(web_sessions_table).where(web_sessions_table.c.expires_at < started))
             self._audit(connection, row.name, "login", row.name, {})
         return session_id, Login(_user(row), csrf, expires)
+
+    def user_for_token(self, token: str) -> User | None:
+        """The enabled user whose login token this is (an API client's bearer token), or None."""
+        if not token or len(token) > 256:
+            return None
+        with self._read() as connection:
+            row = connection.execute(
+                select(users_table).where(
+                    users_table.c.token_hash == token_hash(token), users_table.c.disabled.is_(False)
+                )
+            ).one_or_none()
+        return None if row is None else _user(row)
 
     def login(self, session_id: str) -> Login | None:
         """The live login behind a session cookie; None when unknown, expired or the user was disabled."""

@@ -328,3 +328,22 @@ audit_log_table = Table(
     Index("ix_audit_log_created", "created_at"),
 )
 """Every write made through the dashboard or the user commands, newest last."""
+
+trace_queue_table = Table(
+    "trace_queue",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("trace_id", String(32), nullable=False),
+    Column("has_root", Boolean, nullable=False, default=False),
+    Column("spans", Text, nullable=False),
+    _when("received_at"),
+    _when("claimed_at", nullable=True),
+    Index("ix_trace_queue_trace", "trace_id"),
+    Index("ix_trace_queue_received", "received_at"),
+)
+"""Traces received over OTLP (``jurybox serve --otlp``) waiting to be judged: one row per trace per request.
+
+``spans`` is the redacted spans as JSON; a trace is judged once its root has come and no
+part of it came for a while, then its rows are deleted with its results recorded. A row
+claimed by a worker that died is claimed again after a timeout: an accepted trace is never lost.
+"""

@@ -17,6 +17,7 @@ from jurybox.store._people import UserRepository
 from jurybox.store._results import ResultRepository
 from jurybox.store._reviews import ReviewRepository
 from jurybox.store._runs import RunRepository, RunStatus
+from jurybox.store._trace_queue import TraceQueueRepository
 
 
 class Store:
@@ -66,6 +67,8 @@ class Store:
         """People's reviews of judgments, the review queue and the labelled set they make."""
         self.authoring = AuthoringRepository(engine)
         """Cases written one at a time, with history and edit conflicts."""
+        self.trace_queue = TraceQueueRepository(engine)
+        """Traces received over OTLP waiting to be judged (``jurybox serve --otlp``)."""
 
     @property
     def url(self) -> str:

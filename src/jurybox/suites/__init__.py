@@ -17,6 +17,7 @@ from jurybox.suites._judge_model import (
     model_label,
     resolve_judge_model,
 )
+from jurybox.suites._judges_file import load_judges
 from jurybox.suites._loader import load_suite
 from jurybox.suites._plan import CasePlan, RunPlan, plan_run
 from jurybox.suites._registry import (
@@ -84,6 +85,7 @@ __all__ = [
     "case_specs",
     "expected_tools_as_ours",
     "judge_model_with_endpoints",
+    "load_judges",
     "load_seed",
     "load_seeds",
     "load_suite",

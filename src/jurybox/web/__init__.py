@@ -11,6 +11,19 @@ every asset ships in the package: no CDN, no build step.
 from jurybox.web._access import StoreAccess, StoreUnavailableError
 from jurybox.web._app import create_app
 from jurybox.web._common import WebSettings
+from jurybox.web._otlp_settings import MAX_OTLP_BODY_BYTES, MAX_QUEUED, OtlpCounters, OtlpSettings
+from jurybox.web._otlp_worker import OtlpWorker
 from jurybox.web._security import CONTENT_SECURITY_POLICY
 
-__all__ = ["CONTENT_SECURITY_POLICY", "StoreAccess", "StoreUnavailableError", "WebSettings", "create_app"]
+__all__ = [
+    "CONTENT_SECURITY_POLICY",
+    "MAX_OTLP_BODY_BYTES",
+    "MAX_QUEUED",
+    "OtlpCounters",
+    "OtlpSettings",
+    "OtlpWorker",
+    "StoreAccess",
+    "StoreUnavailableError",
+    "WebSettings",
+    "create_app",
+]

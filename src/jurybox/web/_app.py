@@ -22,6 +22,7 @@ from jurybox import __version__
 from jurybox.store import StoreAccessError
 from jurybox.web import (
     _auth,
+    _otlp_receiver,
     _page_authoring,
     _page_calibrations,
     _page_case,
@@ -36,6 +37,8 @@ from jurybox.web import (
 )
 from jurybox.web._access import RETRY_SECONDS, StoreAccess, StoreUnavailableError, explain_database_error
 from jurybox.web._common import HERE, WebSettings, WebState, json_response, make_templates, render, state
+from jurybox.web._otlp_settings import OtlpCounters, OtlpSettings
+from jurybox.web._otlp_worker import OtlpWorker
 from jurybox.web._page_launch import stop_launched_runs
 from jurybox.web._security import SecurityHeaders
 
@@ -54,10 +57,13 @@ ROUTERS = (
     _page_authoring.router,
     _page_launch.router,
     _auth.router,
+    _otlp_receiver.router,
 )
 
 
-def create_app(store_url: str | None = None, *, settings: WebSettings | None = None) -> FastAPI:
+def create_app(
+    store_url: str | None = None, *, settings: WebSettings | None = None, otlp: OtlpSettings | None = None
+) -> FastAPI:
     """The dashboard as an ASGI app on the store at ``store_url``.
 
     The store is opened on the first request (an older schema is migrated as
@@ -67,6 +73,8 @@ def create_app(store_url: str | None = None, *, settings: WebSettings | None = N
     Args:
         store_url: The store; None means ``JURYBOX_STORE`` or ``sqlite:///.jurybox/jurybox.db``.
         settings: Everything else (refresh interval, regression policy, lock timeout).
+        otlp: Online evaluation (``jurybox serve --otlp``): ``POST /v1/traces`` takes traces and a
+            background worker judges them; None (the default) leaves it off.
     """
     settings = settings or WebSettings()
     if store_url is not None:
@@ -75,7 +83,12 @@ def create_app(store_url: str | None = None, *, settings: WebSettings | None = N
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        worker = OtlpWorker(access, otlp, app.state.otlp_counters) if otlp is not None and otlp.worker else None
+        if worker is not None:
+            worker.start()
         yield
+        if worker is not None:
+            worker.stop()
         stop_launched_runs(app)  # runs started from the browser stop as on Ctrl-C: resumable
         access.close()
 
@@ -91,6 +104,9 @@ def create_app(store_url: str | None = None, *, settings: WebSettings | None = N
         lifespan=lifespan,
     )
     app.state.jurybox = WebState(settings, access, make_templates())
+    app.state.otlp = otlp
+    app.state.otlp_counters = OtlpCounters()
+    app.state.otlp_tokens = {}
     app.add_middleware(SecurityHeaders)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     for router in ROUTERS:
@@ -101,6 +117,14 @@ def create_app(store_url: str | None = None, *, settings: WebSettings | None = N
         """Whether the store can be read: ``{"ok": true, "store": URL}`` or 503 with the reason."""
         state(request).access.store()
         return json_response({"ok": True, "store": state(request).access.shown_url, "version": __version__})
+
+    @app.get("/api/otlp")
+    def otlp_counts(request: Request) -> Response:
+        """What online evaluation did: requests accepted, traces queued, judged, refused and why."""
+        enabled = request.app.state.otlp is not None
+        queued = state(request).access.store().trace_queue.size() if enabled else 0
+        counts = request.app.state.otlp_counters.snapshot()
+        return json_response({"enabled": enabled, "queued": queued, "counts": counts})
 
     _install_error_pages(app)
     return app

@@ -1,0 +1,255 @@
+"""Traces in and out: how fast exports are read, how many traces the receiver takes, what the exporter costs.
+
+Targets (issue 31): reading a 100 MB OTLP/JSON export in flat memory (under 300 MB) at
+20 MB/s or more on one core; the receiver taking 1,000 small traces a second on one core;
+the exporter adding under 5% to a run's CPU.
+
+1. read: writes an OTLP/JSON export of agent traces (one export request a line, 50 traces a
+   request, four spans a trace with messages and a tool call, as the Collector's file exporter
+   writes them) of ``--mb`` megabytes, then reads it into Contexts in a child process and
+   prints MB/s, traces/s and the child's peak RSS.
+2. receive: posts ``--requests`` protobuf bodies of one trace each to ``/v1/traces`` of the
+   dashboard app (in process, through Starlette's test client, into a SQLite store) and prints
+   traces/s (the request is answered once the trace is in the store's queue).
+3. export: judges ``--cases`` Contexts with two deterministic judges, then sends their records
+   through the OTLP exporter (to a no-op span exporter: the spans are built, batched and
+   encoded as for the wire) and prints the exporter's CPU per case beside the judging's.
+
+    .venv/bin/python benchmarks/traces_bench.py --mb 100 --requests 2000 --cases 10000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+
+def _value(value: Any) -> dict[str, Any]:
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    return {"stringValue": str(value)}
+
+
+def _span(trace: str, span: str, parent: str | None, name: str, start: int, attrs: dict[str, Any]) -> dict[str, Any]:
+    data = {
+        "traceId": trace,
+        "spanId": span,
+        "name": name,
+        "kind": 1,
+        "startTimeUnixNano": str(start),
+        "endTimeUnixNano": str(start + 1_000_000),
+        "attributes": [{"key": k, "value": _value(v)} for k, v in attrs.items()],
+        "status": {},
+    }
+    if parent:
+        data["parentSpanId"] = parent
+    return data
+
+
+def agent_trace(number: int) -> list[dict[str, Any]]:
+    trace = f"{number:032x}"
+    root, chat, tool, chat2 = (f"{number * 4 + i + 1:016x}" for i in range(4))
+    question = f"Find me a hotel in city {number} for two nights, close to the old town and the river."
+    user = json.dumps([{"role": "user", "parts": [{"type": "text", "content": question}]}])
+    answer = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": f"Casa {number} costs 95 EUR."}]}])
+    start = 1_700_000_000_000_000_000 + number * 10_000_000
+    return [
+        _span(
+            trace,
+            chat,
+            root,
+            "chat gpt-4o-mini",
+            start + 1,
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "gpt-4o-mini",
+                "gen_ai.usage.input_tokens": 120,
+                "gen_ai.usage.output_tokens": 20,
+                "gen_ai.input.messages": user,
+            },
+        ),
+        _span(
+            trace,
+            tool,
+            root,
+            "execute_tool search_hotels",
+            start + 2,
+            {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "search_hotels",
+                "gen_ai.tool.call.arguments": json.dumps({"city": f"city {number}", "nights": 2}),
+                "gen_ai.tool.call.result": json.dumps([{"name": f"Casa {number}", "price": 95}]),
+            },
+        ),
+        _span(
+            trace,
+            chat2,
+            root,
+            "chat gpt-4o-mini",
+            start + 3,
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "gpt-4o-mini",
+                "gen_ai.usage.input_tokens": 160,
+                "gen_ai.usage.output_tokens": 30,
+                "gen_ai.input.messages": user,
+                "gen_ai.output.messages": answer,
+            },
+        ),
+        _span(
+            trace,
+            root,
+            None,
+            "invoke_agent travel",
+            start,
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.input.messages": user,
+                "gen_ai.output.messages": answer,
+            },
+        ),
+    ]
+
+
+def request_of(spans: list[dict[str, Any]]) -> dict[str, Any]:
+    resource_attrs = [{"key": "service.name", "value": {"stringValue": "travel-agent"}}]
+    return {"resourceSpans": [{"resource": {"attributes": resource_attrs}, "scopeSpans": [{"spans": spans}]}]}
+
+
+def write_export(path: Path, megabytes: float, per_request: int = 50) -> int:
+    traces = 0
+    target = int(megabytes * 2**20)
+    with path.open("w", encoding="utf-8") as handle:
+        while handle.tell() < target:
+            spans = [span for i in range(per_request) for span in agent_trace(traces + i)]
+            handle.write(json.dumps(request_of(spans), separators=(",", ":")) + "\n")
+            traces += per_request
+    return traces
+
+
+def read_child(path: str) -> None:
+    """Run in a child process: read the export, print the figures as JSON."""
+    from jurybox.traces import ReadStats, read_traces
+
+    stats = ReadStats()
+    started = time.process_time()
+    tools = sum(len(context.tool_calls) for context in read_traces(path, stats=stats))
+    cpu = time.process_time() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"cpu": cpu, "contexts": stats.contexts, "spans": stats.spans, "tools": tools, "peak_mb": peak}))
+
+
+def bench_read(megabytes: float) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "traces.jsonl"
+        traces = write_export(path, megabytes)
+        size = path.stat().st_size / 2**20
+        done = subprocess.run(
+            [sys.executable, __file__, "--read-child", str(path)], capture_output=True, text=True, check=True
+        )
+        figures = json.loads(done.stdout)
+    cpu = figures["cpu"]
+    print(f"read: {size:.1f} MB, {traces:,} traces, {figures['spans']:,} spans -> {figures['contexts']:,} contexts")
+    print(
+        f"read: {size / cpu:.1f} MB/s, {figures['contexts'] / cpu:,.0f} traces/s of CPU; "
+        f"peak RSS {figures['peak_mb']:.0f} MB"
+    )
+
+
+def bench_receive(requests: int) -> None:
+    from fastapi.testclient import TestClient
+    from google.protobuf.json_format import ParseDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans  # noqa: F401 (the extra)
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    from jurybox.judges import contains
+    from jurybox.store import open_store
+    from jurybox.web import OtlpSettings, create_app
+
+    with tempfile.TemporaryDirectory() as folder:
+        url = f"sqlite:///{folder}/store.db"
+        with open_store(url) as store:
+            token = store.users.add_user("collector", "ingest")
+        bodies = []
+        for number in range(requests):
+            data = request_of(agent_trace(number))
+            for span in data["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in span:
+                        import base64
+
+                        span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+            bodies.append(ParseDict(data, ExportTraceServiceRequest()).SerializeToString())
+        settings = OtlpSettings(judges=[contains("EUR")], worker=False, max_queued=10 * requests)
+        app = create_app(url, otlp=settings)
+        headers = {"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {token}"}
+        with TestClient(app) as client:
+            client.post("/v1/traces", content=bodies[0], headers=headers)
+            wall, cpu = time.perf_counter(), time.process_time()
+            for body in bodies[1:]:
+                assert client.post("/v1/traces", content=body, headers=headers).status_code == 200
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    sent = len(bodies) - 1
+    print(f"receive: {sent:,} one-trace requests: {sent / wall:,.0f} traces/s wall, {sent / cpu:,.0f} traces/s of CPU")
+
+
+def bench_export(cases: int) -> None:
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+    from jurybox.judges import contains, tool_calls
+    from jurybox.traces import ReadStats, judge_traces
+    from jurybox.traces._exporter import OtlpExporter  # the module measured
+
+    class Encoded(SpanExporter):  # builds the wire bytes, sends nothing
+        def export(self, spans: Any) -> SpanExportResult:
+            from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+            encode_spans(spans).SerializeToString()
+            return SpanExportResult.SUCCESS
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "traces.jsonl"
+        with path.open("w") as handle:
+            for start in range(0, cases, 50):
+                spans = [s for i in range(start, min(cases, start + 50)) for s in agent_trace(i)]
+                handle.write(json.dumps(request_of(spans)) + "\n")
+        cpu = time.process_time()
+        records = judge_traces(path, [tool_calls(["search_hotels"]), contains("EUR")], stats=ReadStats())
+        judging = time.process_time() - cpu
+    exporter = OtlpExporter(span_exporter=Encoded())
+    cpu = time.process_time()
+    exporter.export_records(records, run_name="bench")
+    exporter.close()
+    exporting = time.process_time() - cpu
+    print(
+        f"export: {len(records):,} cases; read+judge {judging / len(records) * 1e6:,.0f} us/case, "
+        f"exporter {exporting / len(records) * 1e6:,.0f} us/case ({exporting / judging:.0%} of read+judge CPU)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=float, default=100.0)
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--cases", type=int, default=10_000)
+    parser.add_argument("--read-child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.read_child:
+        read_child(args.read_child)
+        return
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    bench_read(args.mb)
+    bench_receive(args.requests)
+    bench_export(args.cases)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""OTLP/JSON trace exports -> spans, one export request at a time, within the input limits.
+
+The OpenTelemetry Collector's file exporter writes one ``ExportTraceServiceRequest``
+a line; a file may also hold one request pretty-printed over many lines (what
+``/v1/traces`` receives as ``application/json``). Every line goes through
+``jurybox.core.read_json`` (depth and value limits) and no line longer than
+``max_line_bytes`` is ever held whole: it is skipped, counted and named.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import IO, Any
+
+from jurybox.core import MAX_INPUT_BYTES, InputLimitError, read_json
+from jurybox.traces._otlp_values import (
+    field_of,
+    hex_id,
+    items,
+    key_values,
+    mapping,
+    nanoseconds,
+    optional_parent,
+)
+from jurybox.traces._spans import ReadStats, Span, SpanEvent, status_name
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""The longest line of an OTLP/JSON file read (one export batch); a longer one is skipped and counted."""
+_CHUNK = 1024 * 1024
+
+
+def spans_from_request(data: Any, stats: ReadStats, where: str) -> Iterator[Span]:
+    """The spans of one decoded ``ExportTraceServiceRequest``; a malformed span is counted and skipped."""
+    try:
+        request = mapping(data, "an export request")
+        resource_spans = items(field_of(request, "resourceSpans", "resource_spans"), "resourceSpans")
+    except ValueError as exc:
+        stats.skip("malformed export request", f"{where}: {exc}")
+        return
+    stats.batches += 1
+    for resource_entry in resource_spans:
+        try:
+            entry = mapping(resource_entry, "resourceSpans[]")
+            resource = field_of(entry, "resource") or {}
+            resource_attributes = key_values(mapping(resource, "resource").get("attributes"))
+            scopes = items(field_of(entry, "scopeSpans", "scope_spans"), "scopeSpans")
+        except ValueError as exc:
+            stats.skip("malformed resource", f"{where}: {exc}")
+            continue
+        service = resource_attributes.get("service.name")
+        service_name = service if isinstance(service, str) else None
+        for scope_entry in scopes:
+            try:
+                raw_spans = items(mapping(scope_entry, "scopeSpans[]").get("spans"), "spans")
+            except ValueError as exc:
+                stats.skip("malformed scope", f"{where}: {exc}")
+                continue
+            for raw in raw_spans:
+                try:
+                    span = span_from_json(raw, service_name)
+                except (ValueError, TypeError, OverflowError) as exc:
+                    stats.skip("malformed span", f"{where}: {exc}")
+                    continue
+                stats.spans += 1
+                yield span
+
+
+def span_from_json(raw: Any, service: str | None) -> Span:
+    """One OTLP/JSON span object as a Span.
+
+    Raises:
+        ValueError: a missing id or a field of the wrong type, named.
+    """
+    data = mapping(raw, "a span")
+    status = field_of(data, "status") or {}
+    status_map: Mapping[str, Any] = status if isinstance(status, Mapping) else {}
+    events = tuple(
+        SpanEvent(
+            name=str(mapping(event, "an event").get("name") or ""),
+            time_ns=nanoseconds(field_of(event, "timeUnixNano", "time_unix_nano"), "event timeUnixNano"),
+            attributes=key_values(event.get("attributes")),
+        )
+        for event in items(data.get("events"), "events")
+    )
+    name = data.get("name")
+    message = status_map.get("message")
+    return Span(
+        trace_id=hex_id(field_of(data, "traceId", "trace_id"), 32, "traceId"),
+        span_id=hex_id(field_of(data, "spanId", "span_id"), 16, "spanId"),
+        parent_id=optional_parent(field_of(data, "parentSpanId", "parent_span_id")),
+        name=name if isinstance(name, str) else "",
+        start_ns=nanoseconds(field_of(data, "startTimeUnixNano", "start_time_unix_nano"), "startTimeUnixNano"),
+        end_ns=nanoseconds(field_of(data, "endTimeUnixNano", "end_time_unix_nano"), "endTimeUnixNano"),
+        attributes=key_values(data.get("attributes")),
+        events=events,
+        status=status_name(status_map.get("code")),
+        status_message=message if isinstance(message, str) else "",
+        service=service,
+    )
+
+
+def spans_from_json_bytes(body: bytes, stats: ReadStats, where: str = "<body>") -> list[Span]:
+    """The spans of one OTLP/JSON request body (what ``/v1/traces`` receives as JSON).
+
+    Raises:
+        ValueError: the body is not JSON, or breaks the depth or value limits.
+    """
+    try:
+        data = read_json(body, source=where)
+    except InputLimitError:
+        raise
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{where}: not JSON: {exc}") from None
+    return list(spans_from_request(data, stats, where))
+
+
+def read_json_lines(
+    handle: IO[bytes], stats: ReadStats, source: str, *, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[Span]:
+    """Spans from an OTLP/JSON file opened in binary, one export request a line (or one request in all).
+
+    A line that is not JSON, breaks a limit or is longer than ``max_line_bytes`` is
+    counted and named in ``stats``; reading goes on with the next line. A file whose
+    first line is not JSON on its own is read as one pretty-printed request instead
+    (within ``MAX_INPUT_BYTES``).
+    """
+    number = 0
+    while True:
+        line = handle.readline(max_line_bytes + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > max_line_bytes and not line.endswith(b"\n"):
+            _skip_rest_of_line(handle)
+            stats.skip("oversized line", f"{source}:{number}: refused: a line over {max_line_bytes:,} bytes")
+            continue
+        if not line.strip():
+            continue
+        try:
+            data = read_json(line, source=f"{source}:{number}")
+        except InputLimitError as exc:
+            stats.skip("line over the input limits", str(exc))
+            continue
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            if number == 1 and line.lstrip().startswith(b"{"):
+                yield from _read_whole(handle, line, stats, source)
+                return
+            stats.skip("malformed line", f"{source}:{number}: not JSON: {exc}")
+            continue
+        yield from spans_from_request(data, stats, f"{source}:{number}")
+
+
+def _skip_rest_of_line(handle: IO[bytes]) -> None:
+    while True:
+        chunk = handle.readline(_CHUNK)
+        if not chunk or chunk.endswith(b"\n"):
+            return
+
+
+def _read_whole(handle: IO[bytes], first: bytes, stats: ReadStats, source: str) -> Iterator[Span]:
+    rest = handle.read(MAX_INPUT_BYTES + 1 - len(first))
+    body = first + rest
+    if len(body) > MAX_INPUT_BYTES:
+        stats.skip(
+            "oversized file",
+            f"{source}: refused: one JSON document over {MAX_INPUT_BYTES // 2**20} MB; "
+            "write one export request a line (the Collector's file exporter does)",
+        )
+        return
+    try:
+        yield from spans_from_json_bytes(body, stats, source)
+    except ValueError as exc:
+        stats.skip("malformed file", str(exc))

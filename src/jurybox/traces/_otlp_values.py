@@ -1,0 +1,119 @@
+"""OTLP/JSON's building blocks: AnyValue, key-value lists, ids and times, decoded into plain Python values.
+
+OTLP/JSON writes ids as hex and 64-bit integers as strings; a protobuf-JSON mapper
+(``MessageToJson``) writes ids as base64 and may use snake_case keys. Both are read.
+Anything of the wrong type raises ``ValueError`` naming the field, for the caller to count.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping
+from typing import Any
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def field_of(data: Mapping[str, Any], camel: str, snake: str | None = None) -> Any:
+    """``data[camel]``, else ``data[snake]`` (protobuf JSON parsers accept either spelling)."""
+    if camel in data:
+        return data[camel]
+    return data.get(snake) if snake is not None else None
+
+
+def mapping(value: Any, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{what} must be an object, got {type(value).__name__}")
+    return value
+
+
+def items(value: Any, what: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError(f"{what} must be an array, got {type(value).__name__}")
+    return value
+
+
+def any_value(value: Any) -> Any:
+    """An OTLP AnyValue object as a Python value (None for an empty or unknown one)."""
+    if not isinstance(value, Mapping):
+        return None
+    for key in ("stringValue", "string_value"):
+        if key in value:
+            text = value[key]
+            return text if isinstance(text, str) else str(text)
+    for key in ("boolValue", "bool_value"):
+        if key in value:
+            return bool(value[key])
+    for key in ("intValue", "int_value"):
+        if key in value:
+            return int(value[key])
+    for key in ("doubleValue", "double_value"):
+        if key in value:
+            return float(value[key])
+    for key in ("arrayValue", "array_value"):
+        if key in value:
+            inner = value[key]
+            values = inner.get("values") if isinstance(inner, Mapping) else None
+            return [any_value(item) for item in items(values, "arrayValue.values")]
+    for key in ("kvlistValue", "kvlist_value"):
+        if key in value:
+            inner = value[key]
+            values = inner.get("values") if isinstance(inner, Mapping) else None
+            return key_values(values)
+    for key in ("bytesValue", "bytes_value"):
+        if key in value:
+            return str(value[key])  # base64 text: kept as written, never decoded into the record
+    return None
+
+
+def key_values(value: Any) -> dict[str, Any]:
+    """A list of ``{"key": ..., "value": AnyValue}`` as a dict (a repeated key keeps its last value).
+
+    An entry that is not such an object is left out: one bad attribute does not lose the span.
+    """
+    out: dict[str, Any] = {}
+    for entry in items(value, "attributes"):
+        if isinstance(entry, Mapping) and isinstance(entry.get("key"), str):
+            try:
+                out[entry["key"]] = any_value(entry.get("value"))
+            except (ValueError, TypeError, OverflowError):
+                continue
+    return out
+
+
+def hex_id(value: Any, length: int, what: str) -> str:
+    """An id as ``length`` lower-case hex digits, from hex (OTLP/JSON) or base64 (protobuf JSON)."""
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{what} is missing")
+    if len(value) == length and _HEX.issuperset(value):
+        return value.lower()
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError(f"{what} is neither {length} hex digits nor base64: {value[:40]!r}") from None
+    if len(raw) * 2 != length:
+        raise ValueError(f"{what} has {len(raw)} bytes, expected {length // 2}")
+    return raw.hex()
+
+
+def optional_parent(value: Any) -> str | None:
+    """A parent span id, or None for a root (missing, empty or all zeros)."""
+    if value in (None, ""):
+        return None
+    parent = hex_id(value, 16, "parentSpanId")
+    return None if parent == "0" * 16 else parent
+
+
+def nanoseconds(value: Any, what: str) -> int:
+    """A time in nanoseconds since the epoch (a number, or a decimal string as OTLP/JSON writes 64-bit ints)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValueError(f"{what} must be an integer, got {type(value).__name__}")
+    number = int(value)
+    if number < 0:
+        raise ValueError(f"{what} must not be negative")
+    return number
