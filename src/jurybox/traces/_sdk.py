@@ -35,6 +35,7 @@ def span_from_sdk(span: Any) -> Span:
 
 
 def spans_from_sdk(spans: Iterable[Any]) -> list[Span]:
+    """The OpenTelemetry SDK's finished spans (``ReadableSpan``, e.g. from an in-memory exporter) as jurybox spans."""
     return [span_from_sdk(span) for span in spans]
 
 
