@@ -14,6 +14,7 @@ from rich.text import Text
 from jurybox._cli.common import StoreOption, console, fail, money, opened_store, pct
 from jurybox._cli.compare import compare
 from jurybox._cli.layout import print_fitted, stacked_row
+from jurybox.runs import import_suite
 from jurybox.store import (
     MetricCheck,
     RegressionPolicy,
@@ -21,7 +22,6 @@ from jurybox.store import (
     RunInfo,
     Store,
     export_suite_file,
-    import_suite_file,
 )
 
 EXIT_REGRESSION = 1
@@ -263,7 +263,7 @@ def import_command(
 ) -> None:
     """Import a suite file: new and edited cases get a version; cases no longer in the file are retired."""
     with opened_store(store_url, writes=True) as store:
-        name, counts = import_suite_file(store, file)
+        name, counts = import_suite(store, file)
     console().print(
         f"Imported {name}: {counts['added']} added, {counts['changed']} changed, "
         f"{counts['unchanged']} unchanged, {counts['retired']} retired."

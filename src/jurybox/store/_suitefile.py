@@ -75,14 +75,27 @@ def read_suite_file(
     return name, sections["agent"], sections["defaults"], cases, settings
 
 
-def import_suite_file(store: Store, path: Path) -> tuple[str, dict[str, int]]:
+def import_suite_file(
+    store: Store, path: Path, *, definitions: Mapping[str, Mapping[str, Any]] | None = None
+) -> tuple[str, dict[str, int]]:
     """Import a suite file into the store; returns the suite name and the counts of ``store.suites.save``.
 
-    Every top-level key is kept (``database``, ``seeds``, ``judge_model``...), so the stored suite
-    runs as the file does (``jurybox run --suite``, the dashboard).
+    Every top-level key is kept (``database``, ``seeds``, ``judge_model``...), and the file's
+    absolute folder, where its relative paths resolve: the stored suite runs as the file does
+    (``jurybox run --suite``, the dashboard), from any folder.
+
+    Args:
+        store: The store to import into.
+        path: The suite file.
+        definitions: Each case as a run records it (``Case.spec``, by name), stored in place of the
+            case as written: the first run of the stored suite then finds the very versions imported
+            (``jurybox.runs.import_suite`` passes them). A case missing here is stored as written.
     """
     name, agent, defaults, cases, settings = read_suite_file(path)
-    return name, store.suites.save(name, cases, agent=agent, defaults=defaults, settings=settings)
+    if definitions:
+        cases = [(case, dict(definitions.get(case, definition))) for case, definition in cases]
+    folder = str(path.resolve().parent)
+    return name, store.suites.save(name, cases, agent=agent, defaults=defaults, settings=settings, folder=folder)
 
 
 def dump_suite(data: Mapping[str, Any]) -> str:
