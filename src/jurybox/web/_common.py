@@ -208,6 +208,7 @@ def run_summary(run: RunInfo) -> dict[str, Any]:
         "status": run.status,
         "status_label": STATUS_LABELS.get(run.status, run.status),
         "running": run.status == "running",
+        "partial": run.partial,
         "started_at": fmt.iso(run.started_at),
         "finished_at": fmt.iso(run.finished_at),
         "wall_time": run.wall_time,

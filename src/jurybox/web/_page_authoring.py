@@ -11,6 +11,7 @@ checks, judges that run commands or pick a model) is an admin's to change.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -120,7 +121,12 @@ async def set_agent(request: Request, suite: str) -> Response:
     exported = _suite_file(request, suite)
     try:
         agent = yaml_mapping(text, "agent", "the agent is a YAML mapping: python:, openai:, http: or mcp:")
-        problems = check_agent(exported, agent) if agent else ["agent: the suite needs an agent"]
+        folder = store(request).suites.folder(suite)
+        problems = (
+            check_agent(exported, agent, Path(folder) if folder else None)
+            if agent
+            else ["agent: the suite needs an agent"]
+        )
     except FormError as exc:
         problems = [f"agent: {exc}"]
     if problems:
