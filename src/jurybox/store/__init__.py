@@ -66,6 +66,7 @@ from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
 from jurybox.store._people import ROLES, AuditEntry, Login, Role, User, UserRepository
 from jurybox.store._rebuild import judgment_from_dict, score_from_dict
 from jurybox.store._results import ResultRepository
+from jurybox.store._review_queue import QueueEntry, QueueFilter, QueuePage
 from jurybox.store._reviews import JUDGE_IDENTITIES_KEY, LABELS, Review, ReviewItem, ReviewRepository
 from jurybox.store._runs import RunRepository
 from jurybox.store._store import Store, open_store
@@ -106,6 +107,9 @@ __all__ = [
     "MetricCheck",
     "MetricRepository",
     "Paged",
+    "QueueEntry",
+    "QueueFilter",
+    "QueuePage",
     "Rate",
     "RegressionPolicy",
     "ResultRepository",

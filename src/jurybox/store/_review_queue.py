@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sqlalchemy import and_, case, exists, func, literal, not_, select
+from sqlalchemy import and_, case, exists, func, literal, not_, or_, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -82,20 +82,21 @@ class QueuePage:
     hidden_passes: int
 
 
-def _same_judgment() -> ColumnElement[bool]:
-    j, r = judgments_table.c, reviews_table.c
+def same_judgment() -> ColumnElement[bool]:
+    """A review (``reviews``) of the judgment (``judgments`` joined with its ``results`` row) at hand."""
+    r, j = reviews_table.c, judgments_table.c
     return and_(
         r.run_id == j.run_id,
         r.case_name == results_table.c.case_name,
         r.path == j.path,
-        r.round_index.is_not_distinct_from(j.round_index),
+        or_(r.round_index == j.round_index, and_(r.round_index.is_(None), j.round_index.is_(None))),
     )
 
 
 def _conditions(chosen: QueueFilter, *, cheap_passes: bool) -> list[ColumnElement[bool]]:
     j = judgments_table.c
     conditions: list[ColumnElement[bool]] = [j.tier.is_not(None), j.path != j.tier]
-    reviewed = exists(select(literal(1)).where(_same_judgment()))
+    reviewed = exists(select(literal(1)).where(same_judgment()))
     if chosen.reviewed == "no":
         conditions.append(not_(reviewed))
     elif chosen.reviewed == "yes":
@@ -146,7 +147,9 @@ def queue_page(
     if order == "sample":
         conditions.append(j.status == "pass")
     keys: Sequence[Any] = (
-        (j.id,) if chosen.repeats else (runs_table.c.suite_id, res.case_name, j.path, j.round_index, j.status, j.reasoning)
+        (j.id,)
+        if chosen.repeats
+        else (runs_table.c.suite_id, res.case_name, j.path, j.round_index, j.status, j.reasoning)
     )
     grouped = (
         _joined(select(func.max(j.id).label("id"), func.count().label("repeats")))
@@ -162,7 +165,7 @@ def queue_page(
     reviews = (
         select(func.count())
         .select_from(reviews_table)
-        .where(_same_judgment())
+        .where(same_judgment())
         .correlate(judgments_table, results_table)
         .scalar_subquery()
     )

@@ -23,6 +23,7 @@ from jurybox.web import _urls as urls
 from jurybox.web._common import browser, json_response, render, run_summary, store
 from jurybox.web._page_reviews import review_data, reviewable
 from jurybox.web._page_run import find_run
+from jurybox.web._review_flow import view_from_query
 
 router = APIRouter()
 
@@ -165,10 +166,19 @@ def _with_reviews(request: Request, run: RunInfo, record: CaseRecord) -> dict[st
     return data
 
 
+QueueParam = Annotated[
+    str | None, Query(max_length=4096, description="The review queue's filters, when opened from the queue.")
+]
+
+
 @router.get("/runs/{run_id}/case", response_class=HTMLResponse)
-def case_page(request: Request, run_id: str, name: CaseName) -> Response:
+def case_page(request: Request, run_id: str, name: CaseName, queue: QueueParam = None) -> Response:
     run, record = _load(request, run_id, name)
     data = _with_reviews(request, run, record)
+    data["queue"] = None
+    if queue is not None:  # opened from the review queue: saving a review goes on to the next one
+        query = view_from_query(queue).query()
+        data["queue"] = {"query": query, "back": "/reviews" + (f"?{query}" if query else "")}
     return render(request, "case.html", data, title=f"{record.case} · {run.id}", nav="runs")
 
 
