@@ -88,7 +88,9 @@ def test_relative_paths_of_a_stored_suite_resolve_against_its_file_from_any_fold
     project = tmp_path / "project"
     (project / "agents").mkdir(parents=True)
     (project / "seeds").mkdir()
-    (project / "seeds" / "rules.md").write_text("---\nid: rules\ntype: policy\ntitle: House rules\n---\nNo parties.\n", encoding="utf-8")
+    (project / "seeds" / "rules.md").write_text(
+        "---\nid: rules\ntype: policy\ntitle: House rules\n---\nNo parties.\n", encoding="utf-8"
+    )
     (project / "agents" / "echo.py").write_text(
         "class Agent:\n"
         "    def __init__(self, seeds):\n"

@@ -89,8 +89,9 @@ def test_saving_a_review_from_the_queue_opens_the_next_one(queue_store: tuple[st
             f"/runs/{run}/case/reviews",
             params={"name": case},
             data={
-                "csrf": csrf.group(1), "path": item["path"], "round": "" if item["round"] is None else str(item["round"]),
-                "agree": "yes", "label": "fail", "note": "", "queue": "status=fail&evil=https://example.com",
+                "csrf": csrf.group(1), "path": item["path"],
+                "round": "" if item["round"] is None else str(item["round"]), "agree": "yes", "label": "fail",
+                "note": "", "queue": "status=fail&evil=https://example.com",
             },
         )  # fmt: skip
         assert posted.status_code == 303 and posted.headers["location"] == "/reviews/next?status=fail"
