@@ -133,10 +133,15 @@ def test_the_managers_day_on_the_example_suite_imported_from_its_own_folder(
         assert [row["labels"] for row in rows] == [{"pm.alice": "pass"}] and rows[0]["metadata"]["case"] == CASE
         # A phone: the status columns of the queue stay on screen.
         tab.set_viewport_size({"width": 420, "height": 900})
-        tab.goto(base + "/reviews?reviewed=any")
-        status = tab.locator("table.queue tbody tr").first.locator("td").first
-        expect(status).to_be_in_viewport()
-        _shot(tab, "day-review-queue-420")
+        for path, cell in (
+            ("/reviews?reviewed=any", "table.queue tbody tr td:first-child"),
+            (f"/runs/{run.id}", "#cases tbody tr td:first-child"),
+        ):
+            tab.goto(base + path)
+            box = tab.locator(cell).first.bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 420, (path, box)
+            assert tab.evaluate("document.documentElement.scrollWidth") <= 420, path
+        _shot(tab, "day-run-420")
         assert not watch.dialogs and all("status of 422" in e for e in watch.errors), watch
     finally:
         served.stop()

@@ -38,7 +38,14 @@ def judgment_tree(name: str, judgment: Judgment, parent: Judgment | None = None)
     raw = {key: metadata.pop(key) for key in RAW_KEYS if key in metadata}
     skipped = metadata.pop("skipped", None) if judgment.decided_by else None
     error = judgment.error
+    children = [judgment_tree(child_name, child, judgment) for child_name, child in judgment.children.items()]
+    # A verdict that only repeats what a verdict under it says ("deterministic decided: <its reason>")
+    # names it instead: the same reason is read once, where it comes from.
+    repeated = next(
+        (c["name"] for c in children if c["reasoning"] and judgment.reasoning.endswith(c["reasoning"])), None
+    )
     return {
+        "repeats": repeated,
         "name": name,
         "judge": judgment.judge,
         "status": judgment.status.value,
@@ -60,7 +67,7 @@ def judgment_tree(name: str, judgment: Judgment, parent: Judgment | None = None)
         "cost": metadata.get("cost") if isinstance(metadata.get("cost"), int | float) else None,
         "tokens": _tokens(metadata),
         "metadata": {k: v for k, v in metadata.items() if k not in ("cost", "threshold")},
-        "children": [judgment_tree(child_name, child, judgment) for child_name, child in judgment.children.items()],
+        "children": children,
     }
 
 
