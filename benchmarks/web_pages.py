@@ -314,6 +314,9 @@ def measure(url: str, big_runs: list[str], repeat: int, sweep: int) -> list[dict
         "compare 100k vs 100k": f"/compare?a={a}&b={b}",
         "trends, 1000 runs": "/suites/bench/trends?runs=1000",
         "runs JSON": "/api/runs",
+        "review queue": "/reviews",
+        "review queue, big run": f"/reviews?run={b}",
+        "review queue, failing, page 3": "/reviews?status=fail&offset=100",
     }
     rows = []
     with TestClient(create_app(url)) as client:
