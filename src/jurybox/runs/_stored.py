@@ -94,13 +94,16 @@ def import_suite(store: Store, path: Path) -> tuple[str, dict[str, int]]:
 def remember_suite_source(store: Store, suite: Suite) -> None:
     """Keep a suite file's agent, defaults and settings with its stored suite, after a run of the file.
 
-    A suite first stored by ``jurybox run suite.yaml`` can then run from the store alone. A file
-    the store cannot keep whole (one with a ``cases_file``) leaves the stored suite as it is.
+    A suite first stored by ``jurybox run suite.yaml`` can then run from the store alone. A suite
+    whose agent the store keeps from this very folder is left as it is (the file is not read a second
+    time on every run; ``jurybox store import`` updates it), and so is one the store cannot keep whole
+    (a suite with a ``cases_file``).
     """
+    folder = str(suite.base_dir.resolve())
+    if store.suites.source(suite.name) == (True, folder):
+        return
     try:
         _, agent, defaults, _, settings = read_suite_file(suite.path)
     except (SuiteFileError, OSError):
         return
-    store.suites.remember_source(
-        suite.name, agent=agent, defaults=defaults, settings=settings, folder=str(suite.base_dir.resolve())
-    )
+    store.suites.remember_source(suite.name, agent=agent, defaults=defaults, settings=settings, folder=folder)

@@ -324,6 +324,14 @@ class SuiteRepository(Repository):
                 )
             )
 
+    def source(self, name: str) -> tuple[bool, str | None]:
+        """Whether the store keeps an agent for suite ``name``, and the folder it keeps (False, None: no suite)."""
+        with self._read() as connection:
+            row = connection.execute(
+                select(suites_table.c.agent.is_not(None), suites_table.c.folder).where(suites_table.c.name == name)
+            ).one_or_none()
+        return (bool(row[0]), row[1]) if row is not None else (False, None)
+
     def folder(self, name: str) -> str | None:
         """The absolute folder of the file the suite was imported or last run from (None: not known)."""
         with self._read() as connection:
