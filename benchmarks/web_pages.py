@@ -303,17 +303,20 @@ def rss_mb() -> float:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
 
 
-def measure(url: str, big_runs: list[str], repeat: int, sweep: int) -> list[dict[str, Any]]:
+def measure(url: str, big_runs: list[str], repeat: int, sweep: int, big: int) -> list[dict[str, Any]]:
     a, b = big_runs
     pages = {
         "runs list": "/runs",
         "big run (100k cases)": f"/runs/{b}",
         "big run, failing, by score": f"/runs/{b}?status=fail&sort=score&order=desc",
         "big run, search": f"/runs/{b}?q=case-0999",
-        "one case": f"/runs/{b}/case?name=case-050000",
+        "one case": f"/runs/{b}/case?name=case-{big // 2:06d}",  # a case in the middle, whatever --big is
         "compare 100k vs 100k": f"/compare?a={a}&b={b}",
         "trends, 1000 runs": "/suites/bench/trends?runs=1000",
         "runs JSON": "/api/runs",
+        "review queue": "/reviews",
+        "review queue, big run": f"/reviews?run={b}",
+        "review queue, failing, page 3": "/reviews?status=fail&offset=100",
     }
     rows = []
     with TestClient(create_app(url)) as client:
@@ -380,7 +383,7 @@ def main() -> None:
             flush=True,
         )
         try:
-            rows = measure(url, bigs, args.repeat, args.sweep)
+            rows = measure(url, bigs, args.repeat, args.sweep, args.big)
         finally:
             if cleanup:
                 cleanup()

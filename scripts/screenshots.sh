@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-.venv/bin/python tests/web/screenshots.py
+"${PYTHON:-.venv/bin/python}" tests/web/screenshots.py  # PYTHON=... for another environment

@@ -41,7 +41,7 @@ def _config(connection: object) -> Config:
 
 
 def test_migrations_know_a_linear_history() -> None:
-    assert schema_head() == SCHEMA_HEAD == "0010_otlp_trace_queue"
+    assert schema_head() == SCHEMA_HEAD == "0011_dash_suite_folder"
     assert known_revisions() == {
         "0001_initial",
         "0002_lessons",
@@ -53,6 +53,7 @@ def test_migrations_know_a_linear_history() -> None:
         "0008_suite_settings",
         "0009_exp_run_experiments",
         "0010_otlp_trace_queue",
+        "0011_dash_suite_folder",
     }
 
 
@@ -145,13 +146,14 @@ def test_a_single_round_verdict_stored_twice_before_0003_is_kept_once(store_url:
             connection.execute(text("UPDATE alembic_version SET version_num = '0002_lessons'"))
             # A 0002 store has none of the tables 0005 and 0006 create, and 0002's lessons table.
             tables = ("calibrations", "audit_log", "case_edits", "reviews", "web_sessions", "users", "lessons")
-            for table in (*tables, "trace_queue"):  # 0009 creates trace_queue
+            for table in (*tables, "trace_queue"):  # 0010 creates trace_queue
                 connection.execute(text(f"DROP TABLE {table}"))
             _lessons_as_of_0002().create(connection)
             connection.execute(text("ALTER TABLE suites DROP COLUMN settings"))  # 0008 adds it
             connection.execute(text("DROP INDEX ix_runs_experiment"))  # 0009 adds the index and columns
             connection.execute(text("ALTER TABLE runs DROP COLUMN variant"))
             connection.execute(text("ALTER TABLE runs DROP COLUMN experiment_id"))
+            connection.execute(text("ALTER TABLE suites DROP COLUMN folder"))  # 0011 adds it
         assert store.metrics.rates(run_id)["llm_judge"].total == 4  # the double count, before
 
     with open_store(store_url) as store:

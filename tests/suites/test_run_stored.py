@@ -82,23 +82,82 @@ def test_a_case_written_in_the_store_runs_from_the_command_line(
         assert [tuple(row) for row in ran] == [("pm-revenue", version)]
 
 
-def test_relative_paths_of_a_stored_suite_resolve_against_the_current_directory(
+def test_relative_paths_of_a_stored_suite_resolve_against_its_file_from_any_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "agents").mkdir()
-    (tmp_path / "agents" / "echo.py").write_text(
-        "def respond(message, session_id):\n    return 'You have 3 listings.'\n", encoding="utf-8"
+    project = tmp_path / "project"
+    (project / "agents").mkdir(parents=True)
+    (project / "seeds").mkdir()
+    (project / "seeds" / "rules.md").write_text(
+        "---\nid: rules\ntype: policy\ntitle: House rules\n---\nNo parties.\n", encoding="utf-8"
     )
-    url = _stored_suite(tmp_path, {"python": "agents/echo.py:respond"})
-    monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(app, ["run", "--store", url, "--suite", "pm-suite", "--no-progress"])
-    assert result.exit_code == 0, result.output
+    (project / "agents" / "echo.py").write_text(
+        "class Agent:\n"
+        "    def __init__(self, seeds):\n"
+        "        self.seeds = seeds\n"
+        "    def respond(self, message, session_id):\n"
+        "        return f'You have 3 listings and {len(self.seeds)} rules.'\n"
+        "def make_agent(seeds=()):\n"
+        "    return Agent(seeds)\n",
+        encoding="utf-8",
+    )
+    suite = {
+        "name": "pm-suite",
+        "agent": {"python": "agents/echo.py:make_agent"},
+        "seeds": "seeds/",
+        "cases": [{"name": "counts", "prompt": "How many listings?", "judges": [{"contains": "1 rules"}]}],
+    }
+    (project / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    monkeypatch.chdir(project)  # imported from the suite's own folder, by relative name
+    imported = CliRunner().invoke(app, ["store", "import", "suite.yaml", "--store", url])
+    assert imported.exit_code == 0, imported.output
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    monkeypatch.chdir(elsewhere)
-    failed = CliRunner().invoke(app, ["run", "--store", url, "--suite", "pm-suite", "--no-progress"])
-    said = failed.output.replace("\n", "")
-    assert failed.exit_code == 2 and "agent.python: no such file" in said and str(elsewhere / "agents") in said
+    monkeypatch.chdir(elsewhere)  # and run from a folder that has none of its files
+    result = CliRunner().invoke(app, ["run", "--store", url, "--suite", "pm-suite", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    with open_store(url) as store:
+        run = store.runs.latest("pm-suite")
+        assert run is not None and run.recorded == 1 and run.passed == 1
+        # The run page names the stored suite and its folder, not the deleted temporary file.
+        assert run.config["stored_suite"] == "pm-suite" and run.config["suite_folder"] == str(project)
+        # The first run after the import ran the versions the import made: no new version, no silent edit.
+        history = store.authoring.case_history("pm-suite", "counts")
+        assert [entry.action for entry in history] == ["import"]
+
+
+def test_a_suite_stored_only_by_running_its_file_runs_from_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    (project / "agents").mkdir(parents=True)
+    (project / "agents" / "echo.py").write_text(
+        "def respond(message, session_id):\n    return 'You have 3 listings.'\n", encoding="utf-8"
+    )
+    suite = {
+        "name": "file-suite",
+        "agent": {"python": "agents/echo.py:make_agent"},
+        "cases": [{"name": "counts", "prompt": "How many listings?", "judges": [{"contains": "3 listings"}]}],
+    }
+    (project / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    first = CliRunner().invoke(app, ["run", str(project / "suite.yaml"), "--store", url, "--no-progress"])
+    assert first.exit_code == 0, first.output
+    monkeypatch.chdir(tmp_path)
+    again = CliRunner().invoke(app, ["run", "--store", url, "--suite", "file-suite", "--no-progress"])
+    assert again.exit_code == 0, again.output
+    with open_store(url) as store:
+        assert store.suites.export("file-suite")["agent"] == {"python": "agents/echo.py:make_agent"}
+
+
+def test_a_stored_suite_without_an_agent_says_why_in_one_line(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    with open_store(url) as store:
+        store.runs.begin("bare", cases={"a": {"prompt": "hi"}})
+    result = CliRunner().invoke(app, ["run", "--store", url, "--suite", "bare", "--no-progress"])
+    said = result.output.replace("\n", " ")
+    assert result.exit_code == 2 and "has no agent to run" in said and "Traceback" not in said, result.output
 
 
 def test_stored_suite_usage_problems_are_one_line_errors(tmp_path: Path) -> None:

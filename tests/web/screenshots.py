@@ -88,7 +88,17 @@ def _review_shots(page: Any, base: str, url: str, case_path: str) -> None:
         page.goto(base + path)
         page.wait_for_load_state("networkidle")
         page.screenshot(path=str(OUT / f"{name}.png"))
-    for name in ("login", "case-reviews", "reviews", "audit"):
+    # From the queue: "Save and review next" opens the next judgment waiting.
+    page.goto(base + "/reviews/next")
+    page.wait_for_load_state("networkidle")
+    page.locator("#reviews").screenshot(path=str(OUT / "review-next.png"))
+    # A phone: the status column stays in view.
+    page.set_viewport_size({"width": 420, "height": 860})
+    page.goto(base + "/reviews")
+    page.wait_for_load_state("networkidle")
+    page.screenshot(path=str(OUT / "reviews-phone.png"))
+    page.set_viewport_size({"width": 1280, "height": 860})
+    for name in ("login", "case-reviews", "reviews", "audit", "review-next", "reviews-phone"):
         print(OUT / f"{name}.png", file=sys.stderr)
 
 
@@ -105,14 +115,18 @@ def _authoring_shots(page: Any, base: str) -> None:
     page.fill("#f-tools", 'get_revenue {"listing_id": 1}')
     page.select_option("#f-tools_mode", "subset")
     page.fill("#f-criteria", "Gives the June revenue of the Beach House in dollars")
-    page.fill("#f-threshold", "80")  # a percentage where the suite format wants 0 to 1
+    page.locator("main").screenshot(path=str(OUT / "authoring-form.png"))  # a one-message case: no round blocks
+    page.fill("#f-threshold", "800")  # a slip: neither a share (0.8) nor a percentage (80)
     page.click("button.primary")
     page.wait_for_load_state("networkidle")
-    page.locator("fieldset.whole").screenshot(path=str(OUT / "authoring-error.png"))
-    page.fill("#f-threshold", "0.8")
+    page.set_viewport_size({"width": 1280, "height": 560})
+    page.screenshot(path=str(OUT / "authoring-error.png"))  # the summary at the top links to the field
+    page.set_viewport_size({"width": 1280, "height": 860})
+    page.fill("#f-threshold", "80")
     page.click("button.primary")
     page.wait_for_load_state("networkidle")
-    for name in ("authoring-cases", "authoring-error"):
+    page.locator("#saved").screenshot(path=str(OUT / "authoring-saved.png"))
+    for name in ("authoring-cases", "authoring-form", "authoring-error", "authoring-saved"):
         print(OUT / f"{name}.png", file=sys.stderr)
 
 

@@ -26,6 +26,7 @@ from webkit import SUITE
 from jurybox.store import import_suite_file, open_store
 from jurybox.suites import SuiteError, load_suite
 from jurybox.web import create_app
+from jurybox.web._case_form import PASS_MARK_RANGE, pass_mark
 
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 SUITE_NAME = "property-agent"
@@ -104,7 +105,7 @@ def test_a_mistake_is_shown_next_to_its_field_in_the_clis_words(
     with _client(url, tokens["pm.alice"]) as client:
         form = _form(client)
         form.update(
-            name="pm-weekend", shape="rounds", r0_prompt="What are my listings?", r0_threshold="1.5",
+            name="pm-weekend", shape="rounds", r0_prompt="What are my listings?", r0_threshold="150",
             r1_criteria="Names the first listing", r1_tools="get_bookings", other="judgs:\n  - contains: Beach\n",
         )  # fmt: skip
         refused = client.post(EDIT + "/case", data=form)
@@ -112,7 +113,7 @@ def test_a_mistake_is_shown_next_to_its_field_in_the_clis_words(
         round_case = {
             "name": "pm-weekend",
             "rounds": [
-                {"prompt": "What are my listings?", "threshold": 1.5},
+                {"prompt": "What are my listings?", "threshold": 150},
                 {"prompt": "", "criteria": "Names the first listing", "expect_tools": ["get_bookings"]},
             ],
         }
@@ -121,7 +122,9 @@ def test_a_mistake_is_shown_next_to_its_field_in_the_clis_words(
         index = len(yaml.safe_load(SUITE.read_text())["cases"])
         threshold_words = next(p for p in cli if p.startswith(f"cases[{index}].rounds[0].threshold"))
         prompt_words = next(p for p in cli if p.startswith(f"cases[{index}].rounds[1].prompt"))
-        assert _field_errors(refused.text, "r0_threshold") == [threshold_words.split(": ", 1)[1]]
+        # The pass mark speaks the user's units (80, 80% or 0.8), where the CLI says the range of the number.
+        assert "less than or equal to 1" in threshold_words
+        assert _field_errors(refused.text, "r0_threshold") == [PASS_MARK_RANGE]
         assert _field_errors(refused.text, "r1_prompt") == [prompt_words.split(": ", 1)[1]]
         other = _field_errors(refused.text, "other")
         assert other and other[0].startswith("unknown key 'judgs' (did you mean 'judges'?)")
@@ -467,3 +470,10 @@ def test_only_an_admin_changes_the_agent_and_it_is_checked_by_building_it(
             "python": "examples.property_agent.agent:make_agent",
             "options": {"offline": True},
         }
+
+
+def test_a_pass_mark_is_read_in_the_users_units() -> None:
+    assert pass_mark("0.8") == pass_mark("80") == pass_mark("80%") == pass_mark(" 80 % ".replace(" ", "")) == 0.8
+    assert pass_mark("1") == 1.0 and pass_mark("0") == 0.0 and pass_mark("100") == 1.0
+    assert pass_mark("150") == 150.0 and pass_mark("-3") == -3.0  # out of range: the loader says so, in PASS_MARK_RANGE
+    assert pass_mark("abc") == "abc" and pass_mark("") is None

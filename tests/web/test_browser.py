@@ -23,6 +23,7 @@ from webkit import HOSTILE_SUITE, REPO, DashboardServer, WebStore
 
 from jurybox.core import CaseRecord, Judgment
 from jurybox.store import import_suite_file, open_store
+from jurybox.web._case_form import PASS_MARK_RANGE
 
 pytestmark = pytest.mark.browser
 
@@ -267,14 +268,18 @@ def test_a_product_managers_day_write_fix_run_review_export_and_the_cli_runs_her
         tab.fill("#f-tools", "get_revenue")
         tab.select_option("#f-tools_mode", "subset")
         tab.fill("#f-criteria", "Gives the June revenue of the Beach House in dollars")
-        tab.fill("#f-threshold", "80")  # a percentage where the suite format wants 0 to 1
+        tab.fill("#f-threshold", "800")  # a slip of the finger: neither a share nor a percentage
         tab.click("button.primary")
         error = tab.locator("#error-threshold")
-        expect(error).to_have_text("Input should be less than or equal to 1")
+        expect(error).to_have_text(PASS_MARK_RANGE)
+        # The summary at the top links to the field, which is in view once followed.
+        tab.click("#error-summary a[href='#f-threshold']")
+        expect(tab.locator("#f-threshold")).to_be_in_viewport()
         assert tab.locator("#f-prompt").input_value() == "Revenue for the Beach House in June 2026"
-        tab.fill("#f-threshold", "0.8")
+        tab.fill("#f-threshold", "80")  # 80 out of 100
         tab.click("button.primary")
-        tab.wait_for_url("**/suites/pm-suite/edit#saved")
+        tab.wait_for_url("**/suites/pm-suite/edit?saved=pm-revenue#saved")
+        expect(tab.locator("#saved")).to_contain_text("pm-revenue: version 1 of this case")
         expect(tab.locator("table.edit-cases a:text-is('pm-revenue')")).to_have_count(1)
         # She starts a run of the suite; the progress updates in place until it is done.
         tab.click("form.run-form button")
@@ -294,7 +299,8 @@ def test_a_product_managers_day_write_fix_run_review_export_and_the_cli_runs_her
         expect(tab.locator("#reviews ul.reviews li")).to_contain_text("pm.alice disagreed with")
         # The review queue shows it; the labelled set she exports holds her label and note.
         tab.goto(served.base + "/reviews")
-        expect(tab.locator("ul.reviews")).to_contain_text("the judge is wrong here")
+        expect(tab.locator("#latest-reviews")).to_contain_text("the judge is wrong here")
+        expect(tab.locator("#my-reviews")).to_contain_text("the judge is wrong here")
         with tab.expect_download() as download:
             tab.click("a:text('export the labelled set (JSONL)')")
         rows = [json.loads(line) for line in Path(download.value.path()).read_text().splitlines()]

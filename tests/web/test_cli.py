@@ -47,8 +47,14 @@ def test_serving_beyond_loopback_needs_a_user_so_writes_need_a_login(
         store.users.add_user("admin", "admin")
     served = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0", "--store", url])
     assert served.exit_code == 0, served.output
-    assert "anyone who can reach this address can read the store; writes need a login" in served.output
+    # Beyond this machine every page needs a login unless said otherwise.
+    assert "Every page needs a login (--read-login)" in served.output and "warning" not in served.output
     assert calls and calls[0]["host"] == "0.0.0.0"
+    opened = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0", "--store", url, "--no-read-login"])
+    assert opened.exit_code == 0, opened.output
+    assert "anyone who can reach this address can read the store; writes need a login" in opened.output.replace(
+        "\n", " "
+    )
 
 
 def test_the_hint_quotes_the_store_url() -> None:

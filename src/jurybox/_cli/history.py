@@ -15,6 +15,7 @@ from jurybox._cli.common import StoreOption, console, fail, money, opened_store,
 from jurybox._cli.compare import compare
 from jurybox._cli.gate_significance import gate_methods, print_significance
 from jurybox._cli.layout import print_fitted, stacked_row
+from jurybox.runs import import_suite
 from jurybox.stats import ALPHA
 from jurybox.store import (
     MetricCheck,
@@ -24,7 +25,6 @@ from jurybox.store import (
     Store,
     check_significance,
     export_suite_file,
-    import_suite_file,
 )
 
 EXIT_REGRESSION = 1
@@ -294,10 +294,8 @@ def import_command(
     store_url: StoreOption = None,
 ) -> None:
     """Import a suite file: new and edited cases get a version; cases no longer in the file are retired."""
-    from jurybox.suites import stored_case  # the suite loader only for this command: it is slow to import
-
     with opened_store(store_url, writes=True) as store:
-        name, counts = import_suite_file(store, file, normalize=stored_case)
+        name, counts = import_suite(store, file)
     console().print(
         f"Imported {name}: {counts['added']} added, {counts['changed']} changed, "
         f"{counts['unchanged']} unchanged, {counts['retired']} retired."

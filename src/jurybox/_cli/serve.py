@@ -55,6 +55,14 @@ def serve(
     sample_service: SampleServiceOption = None,
     sample_root: SampleRootOption = None,
     sample_attribute: SampleAttributeOption = None,
+    read_login: Annotated[
+        bool | None,
+        typer.Option(
+            "--read-login/--no-read-login",
+            help="Every page and the API need a login, not only writes. Default: on when --host is not "
+            "this machine (the store holds prompts, replies, and reviewers' names and notes).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the dashboard: runs, cases with every judgment, compare, trends, lessons and reviews."""
     console = Console(stderr=True, highlight=False)
@@ -74,7 +82,8 @@ def serve(
         if otlp
         else None
     )
-    app = create_app(store_url, settings=WebSettings(refresh_seconds=refresh), otlp=online)
+    guarded = read_login if read_login is not None else not _is_loopback(host)
+    app = create_app(store_url, settings=WebSettings(refresh_seconds=refresh, read_login=guarded), otlp=online)
     if not _is_loopback(host):
         # Writes need a login; with no user at all, nothing could protect them on a shared address.
         users, unreadable = 0, ""
@@ -89,12 +98,14 @@ def serve(
                 soft_wrap=True,
             )
             raise typer.Exit(2)
-        # Reading stays open: a store holds prompts, replies and reasoning, so say who can now read them.
-        console.print(
-            f"[yellow]warning:[/] serving on {escape(host)}: anyone who can reach this address can read the store; "
-            "writes need a login.",
-            soft_wrap=True,
-        )
+        if not guarded:  # asked for: a store holds prompts, replies and reasoning, so say who can now read them
+            console.print(
+                f"[yellow]warning:[/] serving on {escape(host)} with --no-read-login: anyone who can reach this "
+                "address can read the store; writes need a login.",
+                soft_wrap=True,
+            )
+    if guarded:
+        console.print("Every page needs a login (--read-login): jurybox web add-user NAME prints a token.")
     shown = f"[{host}]" if ":" in host else host
     where = escape(app.state.jurybox.access.shown_url)
     console.print(f"jurybox dashboard on {where}: http://{escape(shown)}:{port}/  (Ctrl-C stops it)", soft_wrap=True)

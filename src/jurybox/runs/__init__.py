@@ -14,6 +14,7 @@ from jurybox.runs._preflight import preflight_problems, preflight_targets
 from jurybox.runs._prepared import PlannedSuite, PreparedRun, prepare
 from jurybox.runs._request import RESUME_LAST, NoCasesError, RunRequest, RunRequestError
 from jurybox.runs._resume import Notice
+from jurybox.runs._stored import StoredSuiteFile, import_suite
 
 __all__ = [
     "RESUME_LAST",
@@ -24,7 +25,9 @@ __all__ = [
     "PreparedRun",
     "RunRequest",
     "RunRequestError",
+    "StoredSuiteFile",
     "git_info",
+    "import_suite",
     "preflight_problems",
     "preflight_targets",
     "prepare",

@@ -34,7 +34,7 @@ from jurybox.runs._git import git_info
 from jurybox.runs._preflight import preflight_problems
 from jurybox.runs._request import NoCasesError, RunRequest, RunRequestError
 from jurybox.runs._resume import Notice, Notify, resume_point
-from jurybox.runs._stored import export_stored_suites
+from jurybox.runs._stored import export_stored_suites, remember_suite_source
 from jurybox.store import Store, StoreError, lock_notice, open_store
 from jurybox.suites import RunPlan, Suite, load_suite, plan_run
 
@@ -83,15 +83,18 @@ def prepare(request: RunRequest, *, tune_gc: bool = False) -> PreparedRun:
     store: Store | None = None
     folder: tempfile.TemporaryDirectory[str] | None = None
     try:
-        paths, base_dir = request.suites, request.base_dir
+        load = load_keywords(request, request.base_dir)
+        sources = [(path, load) for path in request.suites]
+        stored: dict[Path, str] = {}
         if request.stored_suites:
             store = _open_store(request.store)
             folder = tempfile.TemporaryDirectory(prefix="jurybox-stored-")
-            paths = tuple(export_stored_suites(store, request.stored_suites, Path(folder.name)))
-            base_dir = Path.cwd()  # where `jurybox store import` was run from
-        load = load_keywords(request, base_dir)
+            files = export_stored_suites(store, request.stored_suites, Path(folder.name))
+            # Each resolves its relative paths against the folder of the file it came from.
+            sources = [(file.path, load_keywords(request, file.folder)) for file in files]
+            stored = {file.path: file.name for file in files}
         with paused_collector() if tune_gc else contextlib.nullcontext():
-            suites = [load_suite(path, **load) for path in paths]
+            suites = [load_suite(path, **keywords) for path, keywords in sources]
         twice = _same_names(suites)
         if twice is not None:
             raise RunRequestError(twice)
@@ -109,7 +112,9 @@ def prepare(request: RunRequest, *, tune_gc: bool = False) -> PreparedRun:
         if folder is not None:
             folder.cleanup()
         raise
-    return PreparedRun(request, planned, skipped, load=load, store=store, folder=folder, tune_gc=tune_gc)
+    prepared = PreparedRun(request, planned, skipped, load=load, store=store, folder=folder, tune_gc=tune_gc)
+    prepared.stored_names = {id(p.suite): stored[p.suite.path] for p in planned if p.suite.path in stored}
+    return prepared
 
 
 def load_keywords(request: RunRequest, base_dir: Path | None) -> dict[str, Any]:
@@ -157,6 +162,8 @@ class PreparedRun:
         self._opened = False
         self._stopping = False
         self._runner: SuiteRunner | None = None
+        self.stored_names: dict[int, str] = {}
+        """The store's name of each suite loaded from the store (by ``id`` of its ``Suite``)."""
 
     @property
     def store(self) -> Store | None:
@@ -192,6 +199,8 @@ class PreparedRun:
             except (StoreError, ValueError) as exc:
                 raise StoreError(f"cannot open the store: {exc}") from exc
         for planned in self.suites:
+            if id(planned.suite) not in self.stored_names:
+                remember_suite_source(self._store, planned.suite)
             if planned.experiment is None:
                 self._resume(planned, self.request.resume, notify or _ignore)
         self._open_experiments(notify or _ignore)
@@ -248,7 +257,10 @@ class PreparedRun:
         request, suite = self.request, planned.suite
         concurrency = request.concurrency or suite.concurrency or DEFAULT_CONCURRENCY
         git = git_info(suite.base_dir)
-        fields = executor_fields(request, suite, self._load, concurrency, self.store)
+        fields = executor_fields(request, suite, {**self._load, "base_dir": suite.base_dir}, concurrency, self.store)
+        stored = self.stored_names.get(id(suite))
+        # A stored suite's file is a temporary one, gone after the run: the run names the suite and its folder.
+        source = {"stored_suite": stored, "suite_folder": str(suite.base_dir)} if stored is not None else {}
         if request.lessons is not None:
             fields["lessons"] = request.lessons
         slot = planned.experiment
@@ -263,7 +275,12 @@ class PreparedRun:
                 timeout=request.timeout,
                 retries=request.retries,
                 git_commit=git.commit if git is not None else None,
-                extra_config={**(git.run_config() if git is not None else {}), **experiment, **request.extra_config},
+                extra_config={
+                    **(git.run_config() if git is not None else {}),
+                    **source,
+                    **experiment,
+                    **request.extra_config,
+                },
                 **fields,
             )
         except ValueError as exc:

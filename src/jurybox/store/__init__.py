@@ -71,6 +71,7 @@ from jurybox.store._paired_models import JudgeCorrection, PairedRuns
 from jurybox.store._people import ALL_ROLES, INGEST_ROLE, ROLES, AuditEntry, Login, Role, User, UserRepository
 from jurybox.store._rebuild import judgment_from_dict, score_from_dict
 from jurybox.store._results import ResultRepository
+from jurybox.store._review_queue import QueueEntry, QueueFilter, QueuePage
 from jurybox.store._reviews import JUDGE_IDENTITIES_KEY, LABELS, Review, ReviewItem, ReviewRepository
 from jurybox.store._runs import RunRepository
 from jurybox.store._significance import SignificanceCheck, SignificanceResult, check_significance
@@ -118,6 +119,9 @@ __all__ = [
     "Paged",
     "PairedRepository",
     "PairedRuns",
+    "QueueEntry",
+    "QueueFilter",
+    "QueuePage",
     "Rate",
     "RegressionPolicy",
     "ResultRepository",

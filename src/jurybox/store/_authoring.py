@@ -12,7 +12,7 @@ of the suite; a save brings it back.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -40,6 +40,10 @@ class CaseVersion:
     current: bool
     position: int
     created_at: datetime | None = None
+    number: int = 0
+    """Its number among the case's versions, 1 for the first (0: not counted by the reader)."""
+    versions: int = 0
+    """How many versions the case has (0: not counted by the reader)."""
 
 
 @dataclass(frozen=True)
@@ -86,13 +90,27 @@ class AuthoringRepository(Repository):
                 .order_by(cases_table.c.position, cases_table.c.name, cases_table.c.id)
             ).all()
         current = {row.name for row in rows if row.current}
+        ids: dict[str, list[int]] = {}
+        for row in rows:
+            ids.setdefault(row.name, []).append(row.id)
+        numbers = {name: {version: n for n, version in enumerate(sorted(got), 1)} for name, got in ids.items()}
         found: dict[str, CaseVersion] = {}
         for row in rows:
-            if row.current:
-                found[row.name] = _version(row)
-            elif include_retired and row.name not in current:
-                found[row.name] = _version(row)  # rows are in id order: the last one wins
+            if row.current or (include_retired and row.name not in current):
+                # For a retired case the last row wins: rows of one name come in id order.
+                found[row.name] = replace(_version(row), number=numbers[row.name][row.id], versions=len(ids[row.name]))
         return list(found.values())
+
+    def version_numbers(self, suite: str, case: str) -> dict[int, int]:
+        """Each stored version of ``case`` (by id) -> its number among the case's versions (1, 2, ...)."""
+        with self._read() as connection:
+            key = _suite(connection, suite, self.url)
+            ids = connection.execute(
+                select(cases_table.c.id)
+                .where(cases_table.c.suite_id == key, cases_table.c.name == case)
+                .order_by(cases_table.c.id)
+            ).scalars()
+            return {version: number for number, version in enumerate(ids, 1)}
 
     def current_version(self, suite: str, case: str) -> CaseVersion | None:
         with self._read() as connection:

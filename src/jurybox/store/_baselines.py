@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from jurybox.store._models import Rate, RunInfo
     from jurybox.store._store import Store
 
-CheckState = Literal["ok", "regression", "warmup", "warning"]
+CheckState = Literal["ok", "regression", "warmup", "warning", "partial"]
+"""``partial``: a run of some of the cases (a filter), never held to the suite's baseline."""
 
 BaselinePolicy = Literal["passing", "completed", "all"]
 BASELINE_POLICIES: tuple[BaselinePolicy, ...] = ("passing", "completed", "all")
@@ -107,8 +108,13 @@ class RegressionPolicy:
                 return False
         return True
 
-    def admits(self, status: str, metrics: Mapping[str, Rate]) -> bool:
-        """Whether an earlier run that ended with ``status`` and ``metrics`` may enter a baseline."""
+    def admits(self, status: str, metrics: Mapping[str, Rate], *, partial: bool = False) -> bool:
+        """Whether an earlier run that ended with ``status`` and ``metrics`` may enter a baseline.
+
+        A ``partial`` run (some of the cases) never does: its rates are not the suite's.
+        """
+        if partial:
+            return False
         if self.baseline == "all":
             return status in _FINISHED
         if status != "completed":
@@ -213,14 +219,24 @@ def check_metric(metric: str, current: Rate, history: list[float], policy: Regre
     return MetricCheck(metric, current, baseline, len(history), drop, threshold, target, state)
 
 
+def partial_check(metric: str, current: Rate, policy: RegressionPolicy) -> MetricCheck:
+    """A metric of a partial run: shown with its target, never compared with the suite's baseline."""
+    return MetricCheck(
+        metric, current, None, 0, None, policy.threshold_for(metric), policy.target_for(metric), "partial"
+    )
+
+
 def check_run(store: Store, run_id: str, policy: RegressionPolicy, *, record_lessons: bool = True) -> RunCheck:
     """Check every metric of a run against the last ``window`` earlier runs its baseline policy admits.
 
     With ``record_lessons`` each regression is written as a lesson (once per
-    run and metric, so checking again adds nothing).
+    run and metric, so checking again adds nothing). A partial run (``RunInfo.partial``) is
+    not checked: each metric's state is ``partial``, and it writes no lesson.
     """
     run = store.runs.get(run_id)
     current = store.metrics.rates(run_id)
+    if run.partial:
+        return RunCheck(run, policy, tuple(partial_check(name, rate, policy) for name, rate in current.items()))
     earlier = [metrics for _, metrics in baseline_runs(store, run, policy)]
     checks = tuple(
         check_metric(name, rate, [m[name].value for m in earlier if name in m], policy)
@@ -239,6 +255,8 @@ def baseline_runs(store: Store, run: RunInfo, policy: RegressionPolicy) -> list[
     statuses = _FINISHED if policy.baseline == "all" else ("completed",)
     earlier: list[tuple[RunInfo, dict[str, Rate]]] = []
     for past in store.runs.before(run, policy.window * BASELINE_LOOKBACK, statuses=statuses):
+        if past.partial:  # a run of some of the cases is no baseline for the whole suite
+            continue
         metrics = store.metrics.rates(past.id)
         if policy.admits(past.status, metrics):
             earlier.append((past, metrics))

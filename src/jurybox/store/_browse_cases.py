@@ -185,6 +185,8 @@ def _case_order(sort: str, descending: bool) -> list[Any]:
     if sort in {"status", "attention"}:
         severity = case(_SEVERITY, value=r.c.status, else_=9)
         return [severity.desc() if descending else severity, r.c.case_name]
+    if sort == "finished":  # the order results were written in: the latest last (descending: first)
+        return [r.c.id.desc() if descending else r.c.id]
     if sort == "plan":
         position = func.coalesce(run_cases_table.c.position, 2**31 - 1)
         return [position.desc() if descending else position, r.c.id]

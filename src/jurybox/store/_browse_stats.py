@@ -14,7 +14,7 @@ from sqlalchemy import Text, case, cast, func, select
 from sqlalchemy.engine import Connection, Engine
 
 from jurybox.core import Status
-from jurybox.store._baselines import BASELINE_LOOKBACK, MetricCheck, RegressionPolicy, check_metric
+from jurybox.store._baselines import BASELINE_LOOKBACK, MetricCheck, RegressionPolicy, check_metric, partial_check
 from jurybox.store._browse_cache import LruCache, final_key, is_final
 from jurybox.store._browse_models import JudgeStats, RunStats, TierStats, tag_list
 from jurybox.store._browse_runs import runs_before
@@ -62,6 +62,8 @@ class StatsBrowser(Repository):
     def check(self, run: RunInfo, policy: RegressionPolicy) -> list[MetricCheck]:
         """The gate's verdict on ``run`` (``MetricCheck`` per metric), as ``jurybox gate`` computes it."""
         current = self.of(run).metrics
+        if run.partial:
+            return [partial_check(name, rate, policy) for name, rate in current.items()]
         with self._read() as connection:
             candidates = runs_before(
                 connection, run, completed=policy.baseline != "all", limit=policy.window * BASELINE_LOOKBACK
@@ -70,7 +72,7 @@ class StatsBrowser(Repository):
         admitted = [
             metrics
             for metrics, past in ((self.of(past).metrics, past) for past in candidates)
-            if policy.admits(past.status, metrics)
+            if policy.admits(past.status, metrics, partial=past.partial)
         ]
         return check_metrics(current, admitted[: policy.window], policy)
 

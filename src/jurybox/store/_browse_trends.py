@@ -8,7 +8,7 @@ from sqlalchemy import case, func, select
 from sqlalchemy.engine import Engine
 
 from jurybox.core import Status
-from jurybox.store._baselines import RegressionPolicy
+from jurybox.store._baselines import RegressionPolicy, partial_check
 from jurybox.store._browse_models import CaseHistoryRow, Paged, TrendPoint, page_bounds
 from jurybox.store._browse_runs import select_runs
 from jurybox.store._browse_stats import StatsBrowser, check_metrics
@@ -46,12 +46,16 @@ class TrendBrowser(Repository):
         for index, run in enumerate(runs):
             stats = self._stats.of(run)
             if index >= first_shown:
-                checks = check_metrics(stats.metrics, history[-policy.window :][::-1], policy)
+                checks = (
+                    [partial_check(name, rate, policy) for name, rate in stats.metrics.items()]
+                    if run.partial
+                    else check_metrics(stats.metrics, history[-policy.window :][::-1], policy)
+                )
                 baselines = {c.metric: c.baseline for c in checks}
                 states: dict[str, str] = {c.metric: c.state for c in checks}
                 thresholds = {c.metric: c.threshold for c in checks}
                 points.append(TrendPoint(run, stats, baselines, states, thresholds))
-            if policy.admits(run.status, stats.metrics):
+            if policy.admits(run.status, stats.metrics, partial=run.partial):
                 history.append(stats.metrics)
         return points
 

@@ -251,11 +251,13 @@ class SuiteRepository(Repository):
         agent: Mapping[str, Any] | None = None,
         defaults: Mapping[str, Any] | None = None,
         settings: Mapping[str, Any] | None = None,
+        folder: str | None = None,
         author: str = "jurybox store import",
     ) -> dict[str, int]:
         """Make ``cases`` the suite's current cases (new versions for edited ones, others retired).
 
-        ``settings`` are the suite file's other top-level keys (``database``, ``seeds``...).
+        ``settings`` are the suite file's other top-level keys (``database``, ``seeds``...);
+        ``folder`` the suite file's absolute folder, where its relative paths resolve.
         Each change is in the case's history under ``author``.
 
         Returns counts: ``added`` (new names), ``changed`` (new version of a
@@ -281,6 +283,7 @@ class SuiteRepository(Repository):
                     agent=db_jsonable(agent) if agent is not None else None,
                     defaults=db_jsonable(defaults) if defaults is not None else None,
                     settings=db_jsonable(settings) if settings else None,
+                    folder=folder,
                     updated_at=now(),
                 )
             )
@@ -292,6 +295,50 @@ class SuiteRepository(Repository):
             "unchanged": unchanged,
             "retired": retired,
         }
+
+    def remember_source(
+        self,
+        name: str,
+        *,
+        agent: Mapping[str, Any] | None,
+        defaults: Mapping[str, Any] | None,
+        settings: Mapping[str, Any] | None,
+        folder: str,
+    ) -> None:
+        """Keep what a suite file says besides its cases (agent, defaults, settings, folder) with the suite.
+
+        A run of a suite file versions its cases; this keeps the rest, so the stored suite runs
+        later without the file (``jurybox run --suite``, the dashboard). The suite is created
+        when the store does not hold it yet.
+        """
+        with self._write() as connection:
+            suite_key = suite_id(connection, name)
+            connection.execute(
+                update(suites_table)
+                .where(suites_table.c.id == suite_key)
+                .values(
+                    agent=db_jsonable(agent) if agent is not None else None,
+                    defaults=db_jsonable(defaults) if defaults is not None else None,
+                    settings=db_jsonable(settings) if settings else None,
+                    folder=folder,
+                )
+            )
+
+    def source(self, name: str) -> tuple[bool, str | None]:
+        """Whether the store keeps an agent for suite ``name``, and the folder it keeps (False, None: no suite)."""
+        with self._read() as connection:
+            row = connection.execute(
+                select(suites_table.c.agent.is_not(None), suites_table.c.folder).where(suites_table.c.name == name)
+            ).one_or_none()
+        return (bool(row[0]), row[1]) if row is not None else (False, None)
+
+    def folder(self, name: str) -> str | None:
+        """The absolute folder of the file the suite was imported or last run from (None: not known)."""
+        with self._read() as connection:
+            found: str | None = connection.execute(
+                select(suites_table.c.folder).where(suites_table.c.name == name)
+            ).scalar_one_or_none()
+        return found
 
     def export(self, name: str) -> dict[str, Any]:
         """The suite's current cases in the suite-file shape ``{name, <settings>, agent, defaults, cases}``.

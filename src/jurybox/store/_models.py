@@ -51,6 +51,15 @@ class RunInfo:
     """The variant of the experiment it ran."""
 
     @property
+    def partial(self) -> bool:
+        """A run of some of the suite's cases (a filter, one case): never gated, never in a baseline.
+
+        Its rates are over the cases it ran, so holding it to the whole suite's baseline (or
+        letting it make one) would compare different things.
+        """
+        return bool(self.config.get("partial") or self.config.get("selectors"))
+
+    @property
     def finished(self) -> bool:
         """True once the run completed."""
         return self.status == "completed"

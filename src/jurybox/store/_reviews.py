@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import and_, case, exists, insert, literal, not_, or_, select
+from sqlalchemy import and_, case, exists, func, insert, literal, not_, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from jurybox.store._cases import now
@@ -25,6 +25,7 @@ from jurybox.store._engine import StoreError
 from jurybox.store._json import db_jsonable
 from jurybox.store._models import as_utc
 from jurybox.store._repository import Repository
+from jurybox.store._review_queue import QueueFilter, QueuePage, queue_page, same_judgment
 from jurybox.store._schema import judgments_table, results_table, reviews_table, round_results_table
 
 JUDGE_IDENTITIES_KEY = "judge_identities"
@@ -77,16 +78,6 @@ def _reviewable() -> ColumnElement[bool]:
     """Judges' own verdicts: the nodes below a tier of the runner's cascade (not the tiers, not the case root)."""
     j = judgments_table.c
     return and_(j.tier.is_not(None), j.path != j.tier)
-
-
-def _same_judgment() -> ColumnElement[bool]:
-    r, j = reviews_table.c, judgments_table.c
-    return and_(
-        r.run_id == j.run_id,
-        r.case_name == results_table.c.case_name,
-        r.path == j.path,
-        or_(r.round_index == j.round_index, and_(r.round_index.is_(None), j.round_index.is_(None))),
-    )
 
 
 class ReviewRepository(Repository):
@@ -206,7 +197,7 @@ class ReviewRepository(Repository):
                 j.reasoning, j.id,
             )
             .join(results_table, res.id == j.result_id)
-            .where(_reviewable(), not_(exists(select(literal(1)).where(_same_judgment()))))
+            .where(_reviewable(), not_(exists(select(literal(1)).where(same_judgment()))))
         )  # fmt: skip
         if run_id is not None:
             query = query.where(j.run_id == run_id)
@@ -229,6 +220,29 @@ class ReviewRepository(Repository):
             )
             for row in rows
         ]  # fmt: skip
+
+    def queue(
+        self,
+        chosen: QueueFilter | None = None,
+        *,
+        order: QueueOrder = "attention",
+        offset: int = 0,
+        limit: int = 50,
+        seed: int = 0,
+    ) -> QueuePage:
+        """A page of the review queue as the dashboard shows it (see ``jurybox.store.QueueFilter``)."""
+        with self._read() as connection:
+            return queue_page(connection, chosen or QueueFilter(), order=order, offset=offset, limit=limit, seed=seed)
+
+    def agreement(self, *, run_id: str | None = None) -> tuple[int, int]:
+        """(reviews agreeing with the judge, reviews) over every review, or one run's."""
+        r = reviews_table.c
+        query = select(func.count(), func.sum(case((r.agree.is_(True), 1), else_=0))).select_from(reviews_table)
+        if run_id is not None:
+            query = query.where(r.run_id == run_id)
+        with self._read() as connection:
+            total, agreed = connection.execute(query).one()
+        return int(agreed or 0), int(total or 0)
 
     def labelled_rows(self, *, run_id: str | None = None, judge_key: str | None = None) -> Iterator[dict[str, Any]]:
         """The reviews as a labelled set for ``jurybox calibrate``: one row per judgment, a label per reviewer.

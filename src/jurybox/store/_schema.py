@@ -51,8 +51,12 @@ suites_table = Table(
     _when("created_at"),
     _when("updated_at"),
     Column("settings", JsonType, nullable=True),
+    Column("folder", String(4096), nullable=True),
 )
 """A suite: a named set of cases and the agent they run against.
+
+``folder`` is the absolute folder of the suite file it was imported (or run) from: its
+relative paths (seeds, plugins, the agent's module) resolve there, wherever a run starts.
 
 ``settings`` holds the suite file's other top-level keys (``database``, ``judge_model``,
 ``seeds``, ``concurrency``, ``description``...), so a stored suite runs as its file would.

@@ -7,7 +7,7 @@ A suite file is YAML (or JSON, which YAML reads) of the form
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -76,20 +76,26 @@ def read_suite_file(
 
 
 def import_suite_file(
-    store: Store, path: Path, *, normalize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+    store: Store, path: Path, *, definitions: Mapping[str, Mapping[str, Any]] | None = None
 ) -> tuple[str, dict[str, int]]:
     """Import a suite file into the store; returns the suite name and the counts of ``store.suites.save``.
 
-    ``normalize`` turns each case into the form a run stores (``jurybox.suites.stored_case``:
-    our key names, checked values), so a file imported after a run of it changes nothing.
+    Every top-level key is kept (``database``, ``seeds``, ``judge_model``...), and the file's
+    absolute folder, where its relative paths resolve: the stored suite runs as the file does
+    (``jurybox run --suite``, the dashboard), from any folder.
 
-    Every top-level key is kept (``database``, ``seeds``, ``judge_model``...), so the stored suite
-    runs as the file does (``jurybox run --suite``, the dashboard).
+    Args:
+        store: The store to import into.
+        path: The suite file.
+        definitions: Each case as a run records it (``Case.spec``, by name), stored in place of the
+            case as written: the first run of the stored suite then finds the very versions imported
+            (``jurybox.runs.import_suite`` passes them). A case missing here is stored as written.
     """
     name, agent, defaults, cases, settings = read_suite_file(path)
-    if normalize is not None:
-        cases = [(case_name, normalize(case)) for case_name, case in cases]
-    return name, store.suites.save(name, cases, agent=agent, defaults=defaults, settings=settings)
+    if definitions:
+        cases = [(case, dict(definitions.get(case, definition))) for case, definition in cases]
+    folder = str(path.resolve().parent)
+    return name, store.suites.save(name, cases, agent=agent, defaults=defaults, settings=settings, folder=folder)
 
 
 def dump_suite(data: Mapping[str, Any]) -> str:

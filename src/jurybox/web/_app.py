@@ -37,6 +37,7 @@ from jurybox.web import (
 )
 from jurybox.web._access import RETRY_SECONDS, StoreAccess, StoreUnavailableError, explain_database_error
 from jurybox.web._common import HERE, WebSettings, WebState, json_response, make_templates, render, state
+from jurybox.web._login_guard import LoginLimiter, read_login
 from jurybox.web._otlp_settings import OtlpCounters, OtlpSettings
 from jurybox.web._otlp_worker import OtlpWorker
 from jurybox.web._page_launch import stop_launched_runs
@@ -107,6 +108,8 @@ def create_app(
     app.state.otlp = otlp
     app.state.otlp_counters = OtlpCounters()
     app.state.otlp_tokens = {}
+    app.state.login_limiter = LoginLimiter(settings.login_attempts, settings.login_window)
+    app.middleware("http")(read_login)
     app.add_middleware(SecurityHeaders)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     for router in ROUTERS:
@@ -164,7 +167,9 @@ def _install_error_pages(app: FastAPI) -> None:
         message = exc.detail if isinstance(exc.detail, str) else "This page does not exist."
         if exc.status_code == 404 and message == "Not Found":
             message = f"There is no page at {request.url.path}."
-        return _error(request, exc.status_code, message, title="Not found" if exc.status_code == 404 else "Error")
+        response = _error(request, exc.status_code, message, title="Not found" if exc.status_code == 404 else "Error")
+        response.headers.update(exc.headers or {})  # Retry-After of a refused log-in
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> Response:

@@ -111,8 +111,18 @@ async def log_in(request: Request) -> Response:
     expected = request.cookies.get(LOGIN_COOKIE, "")
     if not expected or not secrets.compare_digest(form.get("csrf", "").encode(), expected.encode()):
         raise HTTPException(status_code=403, detail="This login form is out of date: open /login again.")
+    limiter = request.app.state.login_limiter
+    client = request.client.host if request.client is not None else "unknown"
+    wait = limiter.wait(client)
+    if wait > 0:
+        raise HTTPException(
+            status_code=429,
+            detail=f"Too many wrong log-in tokens from your address: try again in {int(wait) + 1} seconds.",
+            headers={"Retry-After": str(int(wait) + 1)},
+        )
     logged = store(request).users.log_in(form.get("token", "").strip())
     if logged is None:
+        limiter.failed(client)
         raise HTTPException(status_code=401, detail="That token is not a user's (or the user was disabled).")
     session_id, login = logged
     response = RedirectResponse(local_path(form.get("next")), status_code=303)

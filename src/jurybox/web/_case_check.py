@@ -95,12 +95,13 @@ def check_case(
     return [], elsewhere, _spec(alone, definition) if isinstance(alone, Suite) else None
 
 
-def check_agent(suite: Mapping[str, Any], agent: Mapping[str, Any]) -> list[str]:
+def check_agent(suite: Mapping[str, Any], agent: Mapping[str, Any], folder: Path | None = None) -> list[str]:
     """What the loader says of the suite's ``agent:`` (built, then dropped, as ``jurybox run --suite`` builds it).
 
-    Only for an admin's change: building a Python agent imports its module on this server.
+    Only for an admin's change: building a Python agent imports its module on this server. Its
+    relative paths resolve in ``folder``, the suite file's (the current directory when not known).
     """
-    loaded = _load({**suite, "agent": dict(agent)}, check_agent=True, base_dir=Path.cwd())
+    loaded = _load({**suite, "agent": dict(agent)}, check_agent=True, base_dir=folder or Path.cwd())
     if isinstance(loaded, Suite):
         return []
     if isinstance(loaded, JudgeModelError):

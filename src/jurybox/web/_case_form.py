@@ -51,6 +51,7 @@ ALIASES = CASE_KEY_ALIASES
 _WEIGHT = re.compile(r"^(?P<text>.*?)\s*\[weight\s+(?P<weight>[^\]]+)\]\s*$")
 _TOOL_LINE = re.compile(r"^(?P<name>[^\s{]+)\s*(?P<args>\{.*\})?\s*$")
 MAX_OTHER_DEPTH = 40
+PASS_MARK_RANGE = "a pass mark is a share from 0 to 1 (0.8) or a percentage from 0 to 100 (80 or 80%)"
 
 
 class FormError(ValueError):
@@ -75,7 +76,25 @@ class CaseForm:
         self.errors.setdefault(name, []).append(message)
 
     def view(self) -> dict[str, Any]:
+        def wrong(index: int, *, judging: bool) -> bool:
+            prefix = f"r{index}_"
+            return any(
+                (name == f"r{index}" and not judging)
+                or (name.startswith(prefix) and (name != f"{prefix}prompt" or not judging))
+                for name in self.errors
+            )
+
+        # Rounds with something in them (or a problem) are shown, and at least two; the rest on demand.
+        used = [i + 1 for i, r in enumerate(self.rounds) if any(r.values()) or wrong(i, judging=False)]
+        shown = max([2, *used])
         return {
+            "round_view": [
+                {
+                    "shown": index < shown,
+                    "judging_open": any(r.get(k) for k in ROUND_FIELDS[1:]) or wrong(index, judging=True),
+                }
+                for index, r in enumerate(self.rounds)
+            ],
             "values": self.values,
             "rounds": self.rounds,
             "errors": self.errors,
@@ -216,7 +235,7 @@ def definition_of(form: Mapping[str, str], original: Mapping[str, Any] | None) -
 def _judging(part: dict[str, Any], form: Mapping[str, str], before: Mapping[str, Any], *, prefix: str) -> None:
     criteria = _criteria(form.get(f"{prefix}criteria", ""), f"{prefix}criteria")
     _put(part, "criteria", criteria)
-    _put(part, "threshold", _number(form.get(f"{prefix}threshold", ""), whole=False))
+    _put(part, "threshold", pass_mark(form.get(f"{prefix}threshold", "")))
     calls = _calls(form.get(f"{prefix}tools", ""), f"{prefix}tools")
     mode = form.get(f"{prefix}tools_mode", "")
     if mode not in TOOL_MODES:
@@ -247,6 +266,22 @@ def _number(text: str, *, whole: bool) -> Any:
         return int(text) if whole else float(text)
     except ValueError:
         return text
+
+
+def pass_mark(text: str) -> Any:
+    """A pass mark in the user's units: ``0.8``, ``80`` and ``80%`` are all 0.8.
+
+    A number over 1 and up to 100 is a percentage (no case passes a mark over 1 otherwise);
+    anything else is handed on as typed, for the loader (and ``PASS_MARK_RANGE``) to name the problem.
+    """
+    text = text.strip()
+    percent = text.endswith("%")
+    value = _number(text[:-1] if percent else text, whole=False)
+    if not isinstance(value, float):
+        return value if not percent else text
+    if percent or 1.0 < value <= 100.0:
+        return round(value / 100.0, 6)
+    return value
 
 
 def _criteria(text: str, name: str) -> Any:

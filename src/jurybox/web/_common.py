@@ -39,6 +39,9 @@ class WebSettings:
         policy: Thresholds and window the regression verdicts use (the store's default policy).
         refresh_seconds: How often a page of a running run refreshes itself.
         busy_timeout: Seconds a read waits for a SQLite lock before the page says the store is busy.
+        read_login: Every page and the API need a login, not only writes (``jurybox serve --read-login``).
+        login_attempts: Wrong log-in tokens a client may send within ``login_window`` seconds.
+        login_window: Seconds over which wrong log-in tokens are counted.
     """
 
     store_url: str | None = None
@@ -46,6 +49,9 @@ class WebSettings:
     policy: RegressionPolicy = field(default_factory=RegressionPolicy)
     refresh_seconds: int = 5
     busy_timeout: float = 5.0
+    read_login: bool = False
+    login_attempts: int = 5
+    login_window: float = 60.0
 
 
 @dataclass
@@ -208,6 +214,7 @@ def run_summary(run: RunInfo) -> dict[str, Any]:
         "status": run.status,
         "status_label": STATUS_LABELS.get(run.status, run.status),
         "running": run.status == "running",
+        "partial": run.partial,
         "started_at": fmt.iso(run.started_at),
         "finished_at": fmt.iso(run.finished_at),
         "wall_time": run.wall_time,

@@ -11,7 +11,9 @@ checks, judges that run commands or pick a model) is an admin's to change.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -22,6 +24,7 @@ from jurybox.web._auth import check_csrf, read_form, require
 from jurybox.web._case_check import as_yaml, check_agent, check_case, diff_lines, privileged_parts
 from jurybox.web._case_form import (
     FIELDS,
+    PASS_MARK_RANGE,
     CaseForm,
     FormError,
     definition_of,
@@ -71,6 +74,8 @@ def _list_data(request: Request, suite: str) -> dict[str, Any]:
             {
                 "name": version.name,
                 "version": version.id,
+                "number": version.number,
+                "versions": version.versions,
                 "current": version.current,
                 "description": str(definition.get("description") or ""),
                 "tags": [str(t) for t in tags] if isinstance(tags, list) else [],
@@ -89,15 +94,29 @@ def _list_data(request: Request, suite: str) -> dict[str, Any]:
 
 
 @router.get("/suites/{suite:path}/edit", response_class=HTMLResponse)
-def cases_page(request: Request, suite: str) -> Response:
-    return _cases_response(request, suite)
+def cases_page(request: Request, suite: str, saved: NewCaseName = None) -> Response:
+    return _cases_response(request, suite, saved=saved)
 
 
 def _cases_response(
-    request: Request, suite: str, agent_text: str | None = None, agent_errors: list[str] | None = None
+    request: Request,
+    suite: str,
+    agent_text: str | None = None,
+    agent_errors: list[str] | None = None,
+    *,
+    saved: str | None = None,
 ) -> Response:
     data = _list_data(request, suite)
     login = login_of(request)
+    # The confirmation of a save: the case and its version, as the list now shows it.
+    data["saved"] = next(
+        (
+            {"name": c["name"], "number": c["number"], "href": c["links"]["edit"]}
+            for c in data["cases"]
+            if c["name"] == saved
+        ),
+        None,
+    )
     extra = {
         "may_edit": _may_edit(request),
         "may_admin": login is not None and login.user.may("admin"),
@@ -120,7 +139,12 @@ async def set_agent(request: Request, suite: str) -> Response:
     exported = _suite_file(request, suite)
     try:
         agent = yaml_mapping(text, "agent", "the agent is a YAML mapping: python:, openai:, http: or mcp:")
-        problems = check_agent(exported, agent) if agent else ["agent: the suite needs an agent"]
+        folder = store(request).suites.folder(suite)
+        problems = (
+            check_agent(exported, agent, Path(folder) if folder else None)
+            if agent
+            else ["agent: the suite needs an agent"]
+        )
     except FormError as exc:
         problems = [f"agent: {exc}"]
     if problems:
@@ -145,8 +169,12 @@ def _render_form(
     status_code: int = 200,
     conflict: list[dict[str, str]] | None = None,
     suite_problems: list[str] | None = None,
+    version: CaseVersion | None = None,
 ) -> Response:
     data = {"suite": suite, "case": name, **form.view()}
+    data["version"] = (
+        {"number": version.number, "versions": version.versions, "current": version.current} if version else None
+    )
     extra = {
         "may_edit": _may_edit(request),
         "conflict": conflict,
@@ -169,7 +197,12 @@ def case_form(request: Request, suite: str, name: NewCaseName = None) -> Respons
     if found is None:
         raise HTTPException(status_code=404, detail=f"Suite {suite!r} has no case {name!r}.")
     # A retired case opens with its last version; saving it brings it back.
-    return _render_form(request, suite, name, form_of(found.definition, found.id if found.current else None))
+    form = form_of(found.definition, found.id if found.current else None)
+    return _render_form(request, suite, name, form, version=found)
+
+
+def _out_of_range(message: str) -> bool:
+    return "less than or equal to" in message or "greater than or equal to" in message
 
 
 def _base_version(text: str) -> int | None:
@@ -214,7 +247,8 @@ async def save_case(request: Request, suite: str, name: NewCaseName = None) -> R
         return _render_form(request, suite, name, form, status_code=422)
     problems, elsewhere, spec = check_case(exported, definition, name)
     for path, message in problems:
-        form.add_error(field_of(path, rounds_from), message)
+        where = field_of(path, rounds_from)
+        form.add_error(where, PASS_MARK_RANGE if where.endswith("threshold") and _out_of_range(message) else message)
     if form.errors:
         return _render_form(request, suite, name, form, status_code=422, suite_problems=elsewhere)
     definition = ordered(spec) if spec is not None else definition
@@ -226,7 +260,7 @@ async def save_case(request: Request, suite: str, name: NewCaseName = None) -> R
     except StoreError:
         raise HTTPException(status_code=404, detail=f"There is no suite {suite!r} in this store.") from None
     _audit(request, login, f"case.{action}", suite, case, {"version": version, "base_version": base})
-    return RedirectResponse(edit_url(suite) + "#saved", status_code=303)
+    return RedirectResponse(f"{edit_url(suite)}?{urlencode({'saved': case})}#saved", status_code=303)
 
 
 def _conflict(
@@ -302,6 +336,7 @@ def _history_data(request: Request, suite: str, name: str) -> dict[str, Any]:
     if not edits:
         raise HTTPException(status_code=404, detail=f"Suite {suite!r} has no case {name!r}.")
     current = store(request).authoring.current_version(suite, name)
+    numbers = store(request).authoring.version_numbers(suite, name)
     rows = []
     for index, edit in enumerate(edits):
         before = edits[index + 1] if index + 1 < len(edits) else None
@@ -313,6 +348,7 @@ def _history_data(request: Request, suite: str, name: str) -> dict[str, Any]:
                 "author": edit.author,
                 "at": fmt.iso(edit.created_at),
                 "version": edit.version_id,
+                "number": numbers.get(edit.version_id) if edit.version_id is not None else None,
                 "current": current is not None and edit.version_id == current.id,
                 "diff": diff_lines(old, as_yaml(edit.definition), before_label="before", after_label="after"),
             }

@@ -23,6 +23,7 @@ from jurybox.web import _urls as urls
 from jurybox.web._common import browser, json_response, render, run_summary, store
 from jurybox.web._page_reviews import review_data, reviewable
 from jurybox.web._page_run import find_run
+from jurybox.web._review_flow import view_from_query
 
 router = APIRouter()
 
@@ -37,7 +38,14 @@ def judgment_tree(name: str, judgment: Judgment, parent: Judgment | None = None)
     raw = {key: metadata.pop(key) for key in RAW_KEYS if key in metadata}
     skipped = metadata.pop("skipped", None) if judgment.decided_by else None
     error = judgment.error
+    children = [judgment_tree(child_name, child, judgment) for child_name, child in judgment.children.items()]
+    # A verdict that only repeats what a verdict under it says ("deterministic decided: <its reason>")
+    # names it instead: the same reason is read once, where it comes from.
+    repeated = next(
+        (c["name"] for c in children if c["reasoning"] and judgment.reasoning.endswith(c["reasoning"])), None
+    )
     return {
+        "repeats": repeated,
         "name": name,
         "judge": judgment.judge,
         "status": judgment.status.value,
@@ -59,7 +67,7 @@ def judgment_tree(name: str, judgment: Judgment, parent: Judgment | None = None)
         "cost": metadata.get("cost") if isinstance(metadata.get("cost"), int | float) else None,
         "tokens": _tokens(metadata),
         "metadata": {k: v for k, v in metadata.items() if k not in ("cost", "threshold")},
-        "children": [judgment_tree(child_name, child, judgment) for child_name, child in judgment.children.items()],
+        "children": children,
     }
 
 
@@ -165,10 +173,19 @@ def _with_reviews(request: Request, run: RunInfo, record: CaseRecord) -> dict[st
     return data
 
 
+QueueParam = Annotated[
+    str | None, Query(max_length=4096, description="The review queue's filters, when opened from the queue.")
+]
+
+
 @router.get("/runs/{run_id}/case", response_class=HTMLResponse)
-def case_page(request: Request, run_id: str, name: CaseName) -> Response:
+def case_page(request: Request, run_id: str, name: CaseName, queue: QueueParam = None) -> Response:
     run, record = _load(request, run_id, name)
     data = _with_reviews(request, run, record)
+    data["queue"] = None
+    if queue is not None:  # opened from the review queue: saving a review goes on to the next one
+        query = view_from_query(queue).query()
+        data["queue"] = {"query": query, "back": "/reviews" + (f"?{query}" if query else "")}
     return render(request, "case.html", data, title=f"{record.case} · {run.id}", nav="runs")
 
 

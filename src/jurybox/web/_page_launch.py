@@ -16,11 +16,11 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from jurybox.store import RunInfo, StoreError
+from jurybox.store import CaseQuery, RunInfo, StoreError
 from jurybox.suites import MAX_CONCURRENCY
 from jurybox.web import _urls as urls
 from jurybox.web._auth import check_csrf, read_form, require
-from jurybox.web._common import is_fragment, json_response, login_of, render, run_summary, state, store
+from jurybox.web._common import browser, is_fragment, json_response, login_of, render, run_summary, state, store
 from jurybox.web._edit_urls import edit_url, start_run_url
 from jurybox.web._launches import LaunchError, Launches, launch_view
 
@@ -29,6 +29,8 @@ router = APIRouter()
 MAX_SELECTORS = 20
 _SELECTOR = re.compile(r"^[^\s,]{1,200}$")
 FRAGMENT = "launch-progress"
+FINISHED_SHOWN = 20
+"""Finished cases the progress lists (the latest first); the run page has them all."""
 
 
 def launches(request: Request) -> Launches:
@@ -118,8 +120,20 @@ def _progress_data(request: Request, run_id: str) -> dict[str, Any]:
     run = _run(request, run_id)
     summary = run_summary(run)
     here = launch_view(launches(request).get(run.id))
+    # The cases as they finish, the latest first: a failing one can be opened while the run goes on.
+    latest = browser(request).cases.page(run, CaseQuery(sort="finished", descending=True, limit=FINISHED_SHOWN))
+    finished = [
+        {
+            "case": row.case,
+            "status": row.status.value,
+            "reason": row.error or row.reasoning,
+            "link": urls.case(run.id, row.case) if row.status.value != "pass" else None,
+        }
+        for row in latest.items
+    ]
     return {
         "run": summary,
+        "finished": finished,
         "launch": dict(here),
         "resumable": run.status != "completed" and not here["running"],
         "resume_command": f"jurybox run --suite {run.suite} --resume {run.id}",

@@ -12,20 +12,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 
-from jurybox.core import CaseRecord, Judgment
+from jurybox.core import TIERS, CaseRecord, Judgment
 from jurybox.store import JUDGE_IDENTITIES_KEY, LABELS, Review, RunInfo, StoreError
 from jurybox.web import _urls as urls
 from jurybox.web._auth import check_csrf, read_form, require
-from jurybox.web._common import json_response, render, store
+from jurybox.web._common import json_response, login_of, render, store
+from jurybox.web._review_flow import STATUSES, QueueView, view_from, view_from_query
 
 router = APIRouter()
-
-QUEUE_LIMIT = 100
 
 
 def reviewable(record: CaseRecord) -> list[dict[str, Any]]:
@@ -87,7 +88,7 @@ async def add_review(
     request: Request, run_id: str, name: Annotated[str, Query(min_length=1, max_length=512)]
 ) -> Response:
     login = require(request, "editor")
-    form = await read_form(request, ("path", "round", "agree", "label", "note"))
+    form = await read_form(request, ("path", "round", "agree", "label", "note", "queue"))
     check_csrf(login, form)
     agree = form.get("agree", "")
     if agree not in ("yes", "no"):
@@ -120,6 +121,9 @@ async def add_review(
         raise HTTPException(status_code=404, detail=str(exc)) from None
     detail = {"run": run.id, "path": path, "agree": agree == "yes", "label": label, "review": review_id}
     store(request).users.audit(login.user.name, "review.add", f"{run.id}/{name}", detail)
+    if "queue" in form:  # reviewing from the queue: on to the next judgment it offers
+        query = view_from_query(form["queue"]).query()
+        return RedirectResponse("/reviews/next" + (f"?{query}" if query else ""), status_code=303)
     return RedirectResponse(urls.case(run.id, name) + "#reviews", status_code=303)
 
 
@@ -136,22 +140,40 @@ def _identity(run: RunInfo, path: str) -> dict[str, Any]:
     return dict(found) if isinstance(found, dict) else {}
 
 
-Order = Annotated[str, Query(pattern="^(attention|sample)$", description="attention (default) or sample.")]
-RunFilter = Annotated[str | None, Query(max_length=64, description="Only this run's judgments.")]
-Seed = Annotated[int, Query(ge=0, le=2**31, description="The sample's seed.")]
+PAGE_SIZE = 50
 
 
-def _queue_data(request: Request, order: str, run: str | None, seed: int) -> dict[str, Any]:
-    items = store(request).reviews.review_queue(
-        run_id=run or None, order="sample" if order == "sample" else "attention", limit=QUEUE_LIMIT, seed=seed
-    )
+def _queue_data(request: Request, view: QueueView, offset: int) -> dict[str, Any]:
+    reviews = store(request).reviews
+    page = reviews.queue(view.filter, order=view.order, offset=offset, limit=PAGE_SIZE, seed=view.seed)  # type: ignore[arg-type]
+    login = login_of(request)
+    mine = reviews.reviews(reviewer=login.user.name, limit=10) if login is not None else []
+    agreed, reviewed = reviews.agreement(run_id=view.filter.run_id)
+    query = view.query()
     return {
-        "order": order,
-        "run": run,
-        "seed": seed,
+        "order": view.order,
+        "run": view.filter.run_id,
+        "seed": view.seed,
+        "filters": {
+            "suite": view.filter.suite or "",
+            "run": view.filter.run_id or "",
+            "judge": view.filter.judge or "",
+            "status": view.filter.status or "",
+            "tier": view.filter.tier or "",
+            "reviewed": view.filter.reviewed,
+            "passes": view.filter.cheap_passes,
+            "repeats": view.filter.repeats,
+        },
+        "choices": {"statuses": STATUSES, "tiers": TIERS, "suites": store(request).suites.names()},
+        "total": page.total,
+        "offset": page.offset,
+        "shown": len(page.entries),
+        "hidden_passes": page.hidden_passes,
+        "agreement": {"agreed": agreed, "reviewed": reviewed, "rate": agreed / reviewed if reviewed else None},
         "items": [
             {
                 "run_id": item.run_id,
+                "suite": item.suite,
                 "case": item.case,
                 "path": item.path,
                 "round": item.round_index,
@@ -160,25 +182,59 @@ def _queue_data(request: Request, order: str, run: str | None, seed: int) -> dic
                 "status": item.status,
                 "confidence": item.confidence,
                 "reasoning": item.reasoning,
-                "links": {"case": urls.case(item.run_id, item.case) + "#reviews"},
+                "repeats": item.repeats,
+                "reviews": item.reviews,
+                "links": {"case": queue_case_url(item.run_id, item.case, query)},
             }
-            for item in items
+            for item in page.entries
         ],
-        "reviews": [review_data(r) for r in store(request).reviews.reviews(run_id=run or None, limit=50)],
-        "links": {"export": "/reviews/export.jsonl" + (f"?run={run}" if run else "")},
+        "reviews": [review_data(r) for r in reviews.reviews(run_id=view.filter.run_id, limit=20)],
+        "mine": [review_data(r) for r in mine],
+        "links": {
+            "export": "/reviews/export.jsonl"
+            + (f"?{urlencode({'run': view.filter.run_id})}" if view.filter.run_id else ""),
+            "next": "/reviews/next" + (f"?{query}" if query else ""),
+            "previous": f"/reviews?{view.query(offset=max(0, offset - PAGE_SIZE) or None)}" if offset > 0 else None,
+            "later": f"/reviews?{view.query(offset=offset + PAGE_SIZE)}" if offset + PAGE_SIZE < page.total else None,
+            "sample": f"/reviews?{view.query(order='sample', seed=view.seed or None)}",
+            "attention": f"/reviews?{view.query(order=None)}",
+        },
     }
 
 
+def queue_case_url(run_id: str, case: str, query: str) -> str:
+    """A case page opened from the queue: it carries the queue's filters for "save and review next"."""
+    return urls.case(run_id, case) + (f"&{urlencode({'queue': query})}" if query else "&queue=") + "#reviews"
+
+
+RunFilter = Annotated[str | None, Query(max_length=64, description="Only this run's judgments.")]
+Offset = Annotated[int, Query(ge=0, le=10_000_000, description="Items to skip (paging).")]
+
+
 @router.get("/reviews", response_class=HTMLResponse)
-def queue_page(request: Request, order: Order = "attention", run: RunFilter = None, seed: Seed = 0) -> Response:
-    data = _queue_data(request, order, run, seed)
+def queue_page(request: Request, offset: Offset = 0) -> Response:
+    view = view_from(dict(request.query_params))
+    data = _queue_data(request, view, offset)
     return render(request, "reviews.html", data, title="Review queue", nav="reviews")
 
 
 @router.get("/api/reviews")
-def queue_api(request: Request, order: Order = "attention", run: RunFilter = None, seed: Seed = 0) -> Response:
-    """Judgments nobody reviewed (failing and least confident first, or a seeded sample of passes); latest reviews."""
-    return json_response(_queue_data(request, order, run, seed))
+def queue_api(request: Request, offset: Offset = 0) -> Response:
+    """Judgments waiting for review (filters: suite, run, judge, status, tier, reviewed, passes, repeats), a page."""
+    return json_response(_queue_data(request, view_from(dict(request.query_params)), offset))
+
+
+@router.get("/reviews/next")
+def review_next(request: Request) -> Response:
+    """The first judgment the queue offers now (the one just reviewed has left it): its case page, or the queue."""
+    view = view_from(dict(request.query_params))
+    unreviewed = QueueView(replace(view.filter, reviewed="no"), view.order, view.seed)
+    page = store(request).reviews.queue(unreviewed.filter, order=view.order, limit=1, seed=view.seed)  # type: ignore[arg-type]
+    query = unreviewed.query()
+    if not page.entries:
+        return RedirectResponse("/reviews" + (f"?{query}" if query else "") + "#done", status_code=303)
+    item = page.entries[0]
+    return RedirectResponse(queue_case_url(item.run_id, item.case, query), status_code=303)
 
 
 @router.get("/reviews/export.jsonl")
