@@ -29,9 +29,11 @@ PlanPairs = Iterator[tuple[str, Mapping[str, Any]]]
 """The plan still to write: (case name, definition as stored), read once, in plan order."""
 
 
-def plan_chunk(pairs: PlanPairs, size: int = PLAN_CHUNK) -> list[tuple[str, Mapping[str, Any]]]:
-    """The next ``size`` pairs of the plan (fewer at its end)."""
-    return list(islice(pairs, size))
+def plan_chunk(pairs: PlanPairs) -> tuple[list[tuple[str, Mapping[str, Any]]], bool]:
+    """The next ``PLAN_CHUNK`` pairs of the plan, and whether they are its last (fewer than a chunk)."""
+    size = PLAN_CHUNK  # read at each call, so a test can make chunks small
+    part = list(islice(pairs, size))
+    return part, len(part) < size
 
 
 class PlanWriter:
@@ -57,13 +59,11 @@ class PlanWriter:
         *,
         first: int,
         on_error: Callable[[], None],
-        chunk: int = PLAN_CHUNK,
     ) -> None:
         self._plans = plans
         self._thread = thread
         self._run_id = run_id
         self._pairs = pairs
-        self._chunk = chunk
         self._on_error = on_error
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
@@ -99,8 +99,7 @@ class PlanWriter:
 
     def _write_next(self) -> bool:
         """On the store thread: read the next chunk, write it in one transaction; True once the plan is whole."""
-        part = plan_chunk(self._pairs, self._chunk)
-        last = len(part) < self._chunk
+        part, last = plan_chunk(self._pairs)
         self._plans.extend_plan(self._run_id, part, first=self.written, last=last)
         self.written += len(part)
         return last

@@ -32,7 +32,7 @@ from jurybox.engine._executor_choice import (
     executor_plugin,
 )
 from jurybox.engine._lessons import LESSON_CHARS, LESSON_LIMIT, fetch_lessons
-from jurybox.engine._plan_writer import PLAN_CHUNK, PlanPairs, PlanWriter, plan_chunk
+from jurybox.engine._plan_writer import PlanPairs, PlanWriter, plan_chunk
 from jurybox.engine._resume import resumable_cases, unplanned_cases
 from jurybox.engine._sql import SqlPort
 from jurybox.engine._store_port import PlanLog, RunStore
@@ -384,8 +384,7 @@ class SuiteRunner:
             return str(run_id), set()
         # The run opens with the plan's first chunk; a bigger plan is written while the cases run.
         pairs = iter(_pairs(cases))
-        first = await self._store_call(plan_chunk, pairs)
-        whole = len(first) < PLAN_CHUNK
+        first, whole = await self._store_call(plan_chunk, pairs)
         size = None if whole else len(cases)
         run_id = await self._store_call(plans.begin, self.suite.name, cases=first, planned=size, **details)
         if not whole:
