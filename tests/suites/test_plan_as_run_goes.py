@@ -22,6 +22,7 @@ import jurybox.engine._plan_writer as plan_writer
 from jurybox.core import CaseRecord, Judgment, Status
 from jurybox.engine import RunOptions, SuiteRunner
 from jurybox.models import Spend
+from jurybox.runs import RunRequest, prepare
 from jurybox.store import RunRepository, Store, open_store
 from jurybox.store._schema import results_table, run_cases_table
 from jurybox.suites import load_suite
@@ -237,23 +238,29 @@ def test_a_run_killed_while_its_plan_is_written_resumes_with_every_case_stored_o
             assert connection.execute(select(func.count()).select_from(results_table)).scalar_one() == count
 
 
-async def test_a_filtered_run_killed_mid_plan_resumes_its_own_selection(
+def test_a_filtered_run_killed_mid_plan_resumes_its_own_selection(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The rest of a plan is the selection the run was started with, whatever the resume is asked."""
+    """The rest of a plan is the selection the run was started with: ``--resume last`` takes no filter."""
     monkeypatch.setattr(plan_writer, "PLAN_CHUNK", 40)
     path = write_suite(tmp_path, 400)
-    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
-        # What a kill leaves: the run opened with two chunks of its smoke selection, three cases judged.
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    with open_store(url) as store:
+        # What a kill leaves: the run opened with two chunks of its smoke selection, four cases judged.
         smoke = [f"c-{i:05d}" for i in range(0, 400, 2)]
         definitions = [(name, {"prompt": name}) for name in smoke]
         run_id = store.runs.begin("big", cases=definitions[:80], planned=200, config={"selectors": ["smoke"]})
         store.results.record_many(run_id, [CaseRecord(n, Judgment(Status.PASS, reasoning="r")) for n in smoke[:3]])
         store.results.record_many(run_id, [CaseRecord(smoke[150], Judgment(Status.PASS, reasoning="r"))])
 
-        result = await SuiteRunner(load_suite(path), RunOptions(concurrency=4), store=store).run(resume=run_id)
-        assert result.status == "completed" and result.resumed == 4 and result.total_cases == 200
-        assert [r.case for r in result.records] == smoke
+    with prepare(RunRequest(suites=(path,), store=url, resume="last")) as prepared:
+        prepared.open()
+        [planned] = prepared.suites
+        assert planned.resume == run_id and len(planned.plan.cases) == 200  # what the intro and report speak of
+        [result] = prepared.run()
+    assert result.status == "completed" and result.resumed == 4 and result.total_cases == 200
+    assert [r.case for r in result.records] == smoke
+    with open_store(url) as store:
         plan, results = plan_and_results(store, run_id)
         assert [name for name, _, _ in plan] == smoke and [p for _, p, _ in plan] == list(range(200))
         assert sorted(results) == sorted((name, version) for name, _, version in plan)

@@ -281,8 +281,7 @@ class SuiteRunner:
             started_at=started_at,
             finished_at=datetime.now(UTC),
             judge_model=self.suite.judge_model,
-            # With a judge model no LLM judge is left out: no pass over (a million, lazily built) cases.
-            llm_skipped=not self.suite.llm_enabled and any(c.skipped_without_model() for c in cases),
+            llm_skipped=self._llm_left_out(cases),
             spend=self.spend,
             resumed=len(cases) - len(todo),
             total_cases=len(cases),
@@ -314,6 +313,17 @@ class SuiteRunner:
         if self._stopping:
             executor.stop()
         return executor
+
+    def _llm_left_out(self, cases: Sequence[Case]) -> bool:
+        """Whether the run's cases have LLM judges left out for want of a judge model."""
+        if self.suite.llm_enabled:  # no LLM judge is left out: no pass over (a million, lazily built) cases
+            return False
+        if self._llm_skipped_cases:
+            return True
+        totals = cases.file.totals if isinstance(cases, StreamedCases) and cases.whole_selection else None
+        if totals is not None:  # the load's check pass counted them: no pass that builds every line again
+            return totals.skipped_judges > 0 or any(c.skipped_without_model() for c in cases.inline if not c.skip)
+        return any(c.skipped_without_model() for c in cases)
 
     def _plans(self) -> PlanLog | None:
         """The store's runs, when they take a plan a chunk at a time as the run goes (``jurybox.store``'s do)."""
