@@ -61,7 +61,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--judge", choices=["deterministic", "stub"], default="deterministic")
     parser.add_argument("--latency-ms", type=float, default=0.0, help="the stub judge's latency (--judge stub)")
-    parser.add_argument("--stop-after", type=float, default=60.0, help="stop the run after this many seconds (0: never)")
+    parser.add_argument(
+        "--stop-after", type=float, default=60.0, help="stop the run after this many seconds (0: never)"
+    )
     parser.add_argument("--store", default="sqlite", help="sqlite (a file in a temporary folder) or a database URL")
     parser.add_argument("--probe-every", type=float, default=0.25, help="seconds between the other commands' writes")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")

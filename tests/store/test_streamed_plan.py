@@ -233,7 +233,9 @@ def test_a_result_written_before_its_plan_row_gets_its_case_version_when_the_run
         .where(results_table.c.run_id == run_id)
     )
     with store.engine.connect() as connection:
-        linked = {name: (result_version, plan_version) for name, result_version, plan_version in connection.execute(query)}
+        linked = {
+            name: (result_version, plan_version) for name, result_version, plan_version in connection.execute(query)
+        }
     assert set(linked) == {"case-0000002", "case-0000003"}
     assert all(result == plan and result is not None for result, plan in linked.values()), linked
     assert [r.case for r in store.results.records(run_id)] == ["case-0000002", "case-0000003"]  # plan order

@@ -28,7 +28,13 @@ from jurybox.store._schema import results_table, run_cases_table
 from jurybox.suites import load_suite
 
 DRIVER = Path(__file__).with_name("plan_kill_driver.py")
-AGENT = "import asyncio\n\nasync def respond(message, session_id):\n    await asyncio.sleep(0.001)\n    return 'the answer is 42'\n"
+AGENT = """import asyncio
+
+
+async def respond(message, session_id):
+    await asyncio.sleep(0.001)
+    return 'the answer is 42'
+"""
 
 
 def write_suite(folder: Path, count: int, *, failing_every: int = 7) -> Path:
@@ -38,7 +44,9 @@ def write_suite(folder: Path, count: int, *, failing_every: int = 7) -> Path:
         for i in range(count):
             wanted = "43" if i % failing_every == 0 else "42"
             tags = ["smoke"] if i % 2 == 0 else []
-            out.write(json.dumps({"name": f"c-{i:05d}", "prompt": f"q {i}", "tags": tags, "judges": [{"contains": wanted}]}))
+            out.write(
+                json.dumps({"name": f"c-{i:05d}", "prompt": f"q {i}", "tags": tags, "judges": [{"contains": wanted}]})
+            )
             out.write("\n")
     path = folder / "suite.yaml"
     path.write_text("name: big\nagent: {python: 'plan_agent:respond'}\ncases_file: cases.jsonl\n", encoding="utf-8")

@@ -320,9 +320,10 @@ class SuiteRunner:
             return False
         if self._llm_skipped_cases:
             return True
-        totals = cases.file.totals if isinstance(cases, StreamedCases) and cases.whole_selection else None
-        if totals is not None:  # the load's check pass counted them: no pass that builds every line again
-            return totals.skipped_judges > 0 or any(c.skipped_without_model() for c in cases.inline if not c.skip)
+        if isinstance(cases, StreamedCases) and cases.whole_selection and cases.file.totals is not None:
+            # The load's check pass counted them: no pass that builds every line again.
+            inline = any(c.skipped_without_model() for c in cases.inline if not c.skip)
+            return cases.file.totals.skipped_judges > 0 or inline
         return any(c.skipped_without_model() for c in cases)
 
     def _plans(self) -> PlanLog | None:

@@ -64,8 +64,8 @@ from jurybox.store._lessons import LessonRepository, lessons_for
 from jurybox.store._metrics import MetricRepository
 from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
 from jurybox.store._people import ROLES, AuditEntry, Login, Role, User, UserRepository
-from jurybox.store._rebuild import judgment_from_dict, score_from_dict
 from jurybox.store._plans import PlanProgress
+from jurybox.store._rebuild import judgment_from_dict, score_from_dict
 from jurybox.store._results import ResultRepository
 from jurybox.store._reviews import JUDGE_IDENTITIES_KEY, LABELS, Review, ReviewItem, ReviewRepository
 from jurybox.store._runs import RunRepository
