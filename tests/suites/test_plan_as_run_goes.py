@@ -21,6 +21,7 @@ from sqlalchemy import func, select
 import jurybox.engine._plan_writer as plan_writer
 from jurybox.core import CaseRecord, Judgment, Status
 from jurybox.engine import RunOptions, SuiteRunner
+from jurybox.executors import fork_available
 from jurybox.models import Spend
 from jurybox.runs import RunRequest, prepare
 from jurybox.store import RunRepository, Store, open_store
@@ -271,4 +272,22 @@ def test_a_filtered_run_killed_mid_plan_resumes_its_own_selection(
     with open_store(url) as store:
         plan, results = plan_and_results(store, run_id)
         assert [name for name, _, _ in plan] == smoke and [p for _, p, _ in plan] == list(range(200))
+        assert sorted(results) == sorted((name, version) for name, _, version in plan)
+
+
+@pytest.mark.skipif(not fork_available(), reason="worker processes need os.fork")
+async def test_worker_processes_writing_their_own_results_while_the_plan_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each worker writes its results itself, some before their plan rows: each is stored once, with its version."""
+    monkeypatch.setattr(plan_writer, "PLAN_CHUNK", 100)
+    slowed_chunks(monkeypatch, 0.02)  # the workers finish cases faster than the plan is written
+    suite = load_suite(write_suite(tmp_path, 1_500))
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        options = RunOptions(concurrency=8, workers=2, executor="processes")
+        result = await SuiteRunner(suite, options, store=store).run()
+        assert result.status == "completed" and not result.store_errors and not result.worker_errors
+        assert len(result.records) == 1_500 and result.count(Status.FAIL) == len(range(0, 1_500, 7))
+        plan, results = plan_and_results(store, result.run_id)
+        assert [name for name, _, _ in plan] == [f"c-{i:05d}" for i in range(1_500)]
         assert sorted(results) == sorted((name, version) for name, _, version in plan)
