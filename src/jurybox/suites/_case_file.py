@@ -194,8 +194,10 @@ class StreamedCases(Sequence[Case]):
 
     def _strided(self, start: int, step: int) -> StreamedCases:
         view = self.view
+        # Counted from this view's count when it is known (a worker's share must not walk the file to count it).
+        count = [max(0, -(-(self._count[0] - start) // step))] if self._count else []
         return StreamedCases(
-            self.inline, self.file, replace(view, start=view.start + start * view.step, step=view.step * step)
+            self.inline, self.file, replace(view, start=view.start + start * view.step, step=view.step * step), count
         )
 
     @property
