@@ -24,7 +24,7 @@ from jurybox.engine import RunOptions, SuiteRunner
 from jurybox.executors import fork_available
 from jurybox.models import Spend
 from jurybox.runs import RunRequest, prepare
-from jurybox.store import RunRepository, Store, open_store
+from jurybox.store import RunRepository, Store, StoreAccessError, open_store
 from jurybox.store._schema import results_table, run_cases_table
 from jurybox.suites import load_suite
 
@@ -290,4 +290,38 @@ async def test_worker_processes_writing_their_own_results_while_the_plan_is_writ
         assert len(result.records) == 1_500 and result.count(Status.FAIL) == len(range(0, 1_500, 7))
         plan, results = plan_and_results(store, result.run_id)
         assert [name for name, _, _ in plan] == [f"c-{i:05d}" for i in range(1_500)]
+        assert sorted(results) == sorted((name, version) for name, _, version in plan)
+
+
+async def test_a_chunk_the_store_refuses_stops_the_run_and_its_resume_finishes_the_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(plan_writer, "PLAN_CHUNK", 100)
+    extend = RunRepository.extend_plan
+    calls: list[int] = []
+
+    def refusing(self: RunRepository, run_id: str, cases: Sequence[tuple[str, Mapping[str, Any]]], **kw: Any) -> None:
+        calls.append(kw["first"])
+        if len(calls) == 3:
+            raise StoreAccessError("sqlite:///runs.db", "database is locked")
+        time.sleep(0.02)
+        extend(self, run_id, cases, **kw)
+
+    monkeypatch.setattr(RunRepository, "extend_plan", refusing)
+    suite = load_suite(write_suite(tmp_path, 800))
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        stopped = await SuiteRunner(suite, RunOptions(concurrency=4), store=store).run()
+        assert stopped.status == "interrupted"
+        assert stopped.store_errors == [
+            "the run's plan could not be written past case 300: StoreAccessError: "
+            "the store sqlite:///runs.db cannot be used right now: database is locked"
+        ]
+        assert tuple(store.runs.plan_progress(stopped.run_id))[:2] == (300, 800)
+
+        resumed = await SuiteRunner(load_suite(tmp_path / "suite.yaml"), RunOptions(concurrency=4), store=store).run(
+            resume=stopped.run_id
+        )
+        assert resumed.status == "completed" and len(resumed.records) == 800 and resumed.ok is False  # 1 in 7 fail
+        plan, results = plan_and_results(store, stopped.run_id)
+        assert [name for name, _, _ in plan] == [f"c-{i:05d}" for i in range(800)]
         assert sorted(results) == sorted((name, version) for name, _, version in plan)

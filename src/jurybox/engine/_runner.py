@@ -461,6 +461,9 @@ class SuiteRunner:
         return await self._thread.call(fn, *args, **kwargs)
 
     async def _close(self) -> None:
+        if self._plan is not None:  # only after a runner bug or an executor that raised: the normal end waited
+            self._plan.stop()
+            await self._plan.wait()
         if self._writer is not None:
             await self._writer.close()  # only after a runner bug: the normal end drains first
         if self._executor is not None:
