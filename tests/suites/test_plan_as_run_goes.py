@@ -106,7 +106,7 @@ async def test_the_first_case_runs_while_the_plan_is_still_being_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(plan_writer, "PLAN_CHUNK", 100)
-    firsts = slowed_chunks(monkeypatch, 0.02)
+    firsts = slowed_chunks(monkeypatch, 0.05)
     suite = load_suite(write_suite(tmp_path, 1_000))
     with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
         progress = FirstCase(store)
