@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import itertools
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,9 +13,9 @@ import pytest
 from sqlalchemy import event, func, select
 
 from jurybox.core import CaseRecord, Judgment, Status
-from jurybox.store import Store, open_store
+from jurybox.store import Store, StoreError, open_store
 from jurybox.store._runs import PLAN_CHUNK
-from jurybox.store._schema import cases_table, run_cases_table, runs_table
+from jurybox.store._schema import cases_table, results_table, run_cases_table, runs_table
 
 
 def definitions(count: int, *, start: int = 0, tag: str = "a") -> Iterator[tuple[str, dict[str, Any]]]:
@@ -176,3 +177,65 @@ def test_planning_ten_times_the_cases_takes_no_more_memory(tmp_path: Path) -> No
         store.close()
     # Held all at once, 200,000 cases took ~10x the peak of 20,000 (over 150 MB); one chunk at a time, about the same.
     assert big < 2 * small + 4_000_000, (small, big)
+
+
+def test_a_plan_written_as_the_run_goes_is_the_plan_written_at_once(store: Store) -> None:
+    """``begin`` with the first chunk and the plan's size, then ``extend_plan`` per chunk: the same rows."""
+    pairs = definitions(250)
+    run_id = store.runs.begin("chunks", cases=list(itertools.islice(pairs, 100)), planned=250)
+    assert tuple(store.runs.plan_progress(run_id)) == (100, 250, ())
+    assert not store.runs.plan_progress(run_id).complete
+    assert store.runs.get(run_id).planned == 250  # the whole plan's size, known from the start
+    store.runs.extend_plan(run_id, list(itertools.islice(pairs, 100)), first=100)
+    store.runs.extend_plan(run_id, list(pairs), first=200, last=True)
+    assert store.runs.plan_progress(run_id).complete
+    assert [(name, position) for name, position, _ in plan_rows(store, run_id)] == [
+        (f"case-{i:07d}", i) for i in range(250)
+    ]
+    at_once = store.runs.begin("chunks", cases=definitions(250))
+    assert plan_rows(store, at_once) == plan_rows(store, run_id)  # the same versions, reused
+
+
+def test_the_last_chunk_says_how_big_the_plan_turned_out(store: Store) -> None:
+    run_id = store.runs.begin("size", cases=definitions(10), planned=30, config={"selectors": ["smoke"]})
+    assert tuple(store.runs.plan_progress(run_id)) == (10, 30, ("smoke",))
+    store.runs.extend_plan(run_id, list(definitions(5, start=10)), first=10, last=True)
+    assert tuple(store.runs.plan_progress(run_id)) == (15, 15, ("smoke",))
+    assert store.runs.get(run_id).planned == 15
+
+
+def test_a_chunk_that_repeats_a_planned_name_writes_nothing(store: Store) -> None:
+    run_id = store.runs.begin("again", cases=definitions(10), planned=20)
+    repeat = [*definitions(5, start=10), ("case-0000003", {"name": "case-0000003", "prompt": "other"})]
+    with pytest.raises(ValueError, match="case 'case-0000003' is in the run's plan twice"):
+        store.runs.extend_plan(run_id, repeat, first=10)
+    assert store.runs.plan_progress(run_id).written == 10
+    assert count_rows(store, cases_table) == 10
+    with pytest.raises(StoreError, match="unknown run"):
+        store.runs.extend_plan("no-such-run", list(definitions(1)), first=0)
+
+
+def test_a_result_written_before_its_plan_row_gets_its_case_version_when_the_run_ends(store: Store) -> None:
+    """A worker or an actor may finish a case before the chunk naming it is stored."""
+    run_id = store.runs.begin("early", cases=definitions(2), planned=4)
+    early = CaseRecord("case-0000003", Judgment(Status.PASS, reasoning="r"))
+    assert store.results.record_many(run_id, [early]) == [True]
+    store.runs.extend_plan(run_id, list(definitions(2, start=2)), first=2, last=True)
+    store.results.record_many(run_id, [CaseRecord("case-0000002", Judgment(Status.PASS, reasoning="r"))])
+    store.finish_run(run_id, "interrupted")
+    query = (
+        select(results_table.c.case_name, results_table.c.case_id, run_cases_table.c.case_id)
+        .join(
+            run_cases_table,
+            (run_cases_table.c.run_id == results_table.c.run_id)
+            & (run_cases_table.c.case_name == results_table.c.case_name),
+        )
+        .where(results_table.c.run_id == run_id)
+    )
+    with store.engine.connect() as connection:
+        linked = {
+            name: (result_version, plan_version) for name, result_version, plan_version in connection.execute(query)
+        }
+    assert set(linked) == {"case-0000002", "case-0000003"}
+    assert all(result == plan and result is not None for result, plan in linked.values()), linked
+    assert [r.case for r in store.results.records(run_id)] == ["case-0000002", "case-0000003"]  # plan order

@@ -238,3 +238,17 @@ def test_the_store_refuses_to_import_half_a_suite(toy_suite: Callable[..., Path]
         SuiteFileError, match="cases_file: a suite whose cases are in a JSON Lines file runs from its files"
     ):
         read_suite_file(path)
+
+
+def test_a_workers_share_is_counted_without_walking_the_file(toy_suite: Callable[..., Path]) -> None:
+    """``cases[i::n]`` of a counted selection knows its length: a worker does not parse every line to count it."""
+    path = toy_suite(STREAMED)
+    write_cases(path.parent, [case_line(i, **({"skip": True} if i % 5 == 0 else {})) for i in range(23)])
+    whole = load_suite(path).select()
+    assert isinstance(whole, StreamedCases) and len(whole) == 18
+    for count in (1, 2, 3, 7, 30):
+        for index in range(count):
+            share = whole[index::count]
+            assert isinstance(share, StreamedCases) and share._count  # counted from the selection's count
+            walked = StreamedCases(share.inline, share.file, share.view)
+            assert len(share) == len(walked) == sum(1 for _ in walked.names())

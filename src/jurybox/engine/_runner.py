@@ -15,13 +15,13 @@ import contextlib
 import secrets
 import signal
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
 from jurybox.agents import Target
-from jurybox.core import CaseRecord, Judgment, RunStatus, Status
+from jurybox.core import CaseRecord, Judgment, RunDetails, RunStatus, Status
 from jurybox.engine._execute import CaseExecutor
 from jurybox.engine._executor import CaseDone, Executor, WorkerPlacement
 from jurybox.engine._executor_choice import (
@@ -32,9 +32,10 @@ from jurybox.engine._executor_choice import (
     executor_plugin,
 )
 from jurybox.engine._lessons import LESSON_CHARS, LESSON_LIMIT, fetch_lessons
-from jurybox.engine._resume import resumable_cases
+from jurybox.engine._plan_writer import PlanPairs, PlanWriter, plan_chunk
+from jurybox.engine._resume import resumable_cases, unplanned_cases
 from jurybox.engine._sql import SqlPort
-from jurybox.engine._store_port import RunStore
+from jurybox.engine._store_port import PlanLog, RunStore
 from jurybox.engine._verdict import LLM_SKIPPED, llm_was_skipped
 from jurybox.engine._writer import BatchedWriter, StoreThread
 from jurybox.judges import SqlDatabases
@@ -211,6 +212,8 @@ class SuiteRunner:
         self._llm_skipped_cases = 0
         self._kept: list[CaseRecord] | None = None
         self._on_open = on_open
+        self._plan: PlanWriter | None = None
+        self._rest_of_plan: tuple[PlanPairs, int] | None = None  # (pairs still to store, cases stored)
 
     @property
     def spend(self) -> Spend:
@@ -225,6 +228,8 @@ class SuiteRunner:
     def stop(self) -> None:
         """Stop taking new cases and abandon those in flight (they are re-run on resume)."""
         self._stopping = True
+        if self._plan is not None:
+            self._plan.stop()
         if self._executor is not None:
             self._executor.stop()
 
@@ -244,11 +249,8 @@ class SuiteRunner:
             # The agent first: a bad agent spec must fail before a run is opened in the store.
             self._cases.target()
             check_executor(self.options, has_store=self.store is not None, own_target=self._own_target)
-            # A store that keeps runs' plans (jurybox.store does; a RunStore need not) says what to finish.
-            planned_of = getattr(self.store.results, "planned", None) if self.store is not None else None
-            if resume is not None and planned_of is not None:
-                planned: list[str] = await self._store_call(planned_of, resume)
-                cases = resumable_cases(self.suite, planned, resume) if planned else cases
+            if resume is not None:
+                cases = await self._resumed_cases(resume, cases)
             run_id, done = await self._open_run(cases, resume)
             if self._on_open is not None:
                 self._on_open(run_id)
@@ -264,9 +266,10 @@ class SuiteRunner:
             # a lock (the terminal's, say) at the fork would leave that lock held in the worker forever.
             executor = self._executor_for(todo)
             executor.start(run_id, todo)
+            self._start_plan_writer(run_id)  # after the fork: no worker copies its thread's work
             if self.progress is not None:
                 self.progress.start(self.suite.name, len(cases), len(cases) - len(todo))
-            status = await self._consume(run_id, executor, kept)
+            status = await self._plan_written(await self._consume(run_id, executor, kept))
             records = await self._finish(run_id, status, cases, kept)
             if done:  # cases judged before the restart: one pass over their stored records
                 self._llm_skipped_cases += sum(1 for r in records if r.case in done and llm_was_skipped(r))
@@ -282,8 +285,7 @@ class SuiteRunner:
             started_at=started_at,
             finished_at=datetime.now(UTC),
             judge_model=self.suite.judge_model,
-            # With a judge model no LLM judge is left out: no pass over (a million, lazily built) cases.
-            llm_skipped=not self.suite.llm_enabled and any(c.skipped_without_model() for c in cases),
+            llm_skipped=self._llm_left_out(cases),
             spend=self.spend,
             resumed=len(cases) - len(todo),
             total_cases=len(cases),
@@ -316,6 +318,60 @@ class SuiteRunner:
             executor.stop()
         return executor
 
+    def _llm_left_out(self, cases: Sequence[Case]) -> bool:
+        """Whether the run's cases have LLM judges left out for want of a judge model."""
+        if self.suite.llm_enabled:  # no LLM judge is left out: no pass over (a million, lazily built) cases
+            return False
+        if self._llm_skipped_cases:
+            return True
+        if isinstance(cases, StreamedCases) and cases.whole_selection and cases.file.totals is not None:
+            # The load's check pass counted them: no pass that builds every line again.
+            inline = any(c.skipped_without_model() for c in cases.inline if not c.skip)
+            return cases.file.totals.skipped_judges > 0 or inline
+        return any(c.skipped_without_model() for c in cases)
+
+    def _plans(self) -> PlanLog | None:
+        """The store's runs, when they take a plan a chunk at a time as the run goes (``jurybox.store``'s do)."""
+        runs = self.store.runs if self.store is not None else None
+        return cast(PlanLog, runs) if callable(getattr(runs, "extend_plan", None)) else None
+
+    async def _resumed_cases(self, resume: str, cases: Sequence[Case]) -> Sequence[Case]:
+        """The cases of the run being resumed: its plan, and the rest of it when the store did not get it whole."""
+        # A store that keeps runs' plans (jurybox.store does; a RunStore need not) says what to finish.
+        planned_of = getattr(self.store.results, "planned", None) if self.store is not None else None
+        if planned_of is None:
+            return cases
+        planned: list[str] = await self._store_call(planned_of, resume)
+        plans = self._plans()
+        rest: tuple[str, ...] | None = None
+        if plans is not None:
+            written, size, selectors = await self._store_call(plans.plan_progress, resume)
+            rest = tuple(selectors) if written < size else None
+        if rest is not None:  # killed while its plan was written: the resume writes the rest as it goes
+            self._rest_of_plan = (iter(_pairs(unplanned_cases(self.suite, rest, planned))), len(planned))
+            return resumable_cases(self.suite, planned, resume, rest=rest)
+        return resumable_cases(self.suite, planned, resume) if planned else cases
+
+    def _start_plan_writer(self, run_id: str) -> None:
+        if self._rest_of_plan is None or self._thread is None:
+            return
+        plans = self._plans()
+        assert plans is not None
+        pairs, first = self._rest_of_plan
+        self._plan = PlanWriter(plans, self._thread, run_id, pairs, first=first, on_error=self.stop)
+        if self._stopping:
+            self._plan.stop()
+        self._plan.start()
+
+    async def _plan_written(self, status: RunStatus) -> RunStatus:
+        """Wait for the plan to be stored whole; a run whose plan is not (stopped, or it failed) is not complete."""
+        if self._plan is None:
+            return status
+        await self._plan.wait()
+        if self._plan.error is not None:
+            self.store_errors.append(self._plan.error)
+        return "interrupted" if status == "completed" and not self._plan.complete else status
+
     async def _open_run(self, cases: Sequence[Case], resume: str | None) -> tuple[str, set[str]]:
         if self.store is None:
             if resume is not None:
@@ -331,17 +387,29 @@ class SuiteRunner:
             "llm_tier": "enabled" if self.suite.llm_enabled else LLM_SKIPPED,
             "workers": self.options.workers,
         }
+        details: RunDetails = {
+            "judge_model": self.suite.judge_model,
+            "agent_version": self.options.agent_version,
+            "git_commit": self.options.git_commit,
+            "config": config,
+        }
+        # Which experiment and variant the run belongs to, when it is one (None: an ordinary run).
+        experiment = {"experiment_id": self.options.experiment_id, "variant": self.options.variant}
+        plans = self._plans()
+        if plans is None:
+            run_id = await self._store_call(
+                self.store.runs.begin, self.suite.name, cases=case_specs(cases), **details, **experiment
+            )
+            return str(run_id), set()
+        # The run opens with the plan's first chunk; a bigger plan is written while the cases run.
+        pairs = iter(_pairs(cases))
+        first, whole = await self._store_call(plan_chunk, pairs)
+        size = None if whole else len(cases)
         run_id = await self._store_call(
-            self.store.runs.begin,
-            self.suite.name,
-            cases=case_specs(cases),
-            judge_model=self.suite.judge_model,
-            agent_version=self.options.agent_version,
-            git_commit=self.options.git_commit,
-            config=config,
-            experiment_id=self.options.experiment_id,
-            variant=self.options.variant,
+            plans.begin, self.suite.name, cases=first, planned=size, **details, **experiment
         )
+        if not whole:
+            self._rest_of_plan = (pairs, len(first))
         return str(run_id), set()
 
     async def _consume(self, run_id: str, executor: Executor, kept: list[CaseRecord] | None) -> RunStatus:
@@ -403,6 +471,9 @@ class SuiteRunner:
         return await self._thread.call(fn, *args, **kwargs)
 
     async def _close(self) -> None:
+        if self._plan is not None:  # only after a runner bug or an executor that raised: the normal end waited
+            self._plan.stop()
+            await self._plan.wait()
         if self._writer is not None:
             await self._writer.close()  # only after a runner bug: the normal end drains first
         if self._executor is not None:
@@ -439,6 +510,12 @@ class SuiteRunner:
         )
         runner._cases.lessons = self._cases.lessons  # fetched before the fork; a worker does not ask again
         return runner
+
+
+def _pairs(cases: Sequence[Case]) -> Iterable[tuple[str, Mapping[str, Any]]]:
+    """The plan of ``cases`` as (name, definition) pairs (a cases file's read lazily, line by line)."""
+    specs = case_specs(cases)
+    return specs.items() if isinstance(specs, Mapping) else specs
 
 
 def _on_sigint(stop: Callable[[], None]) -> Callable[[], None]:

@@ -8,14 +8,15 @@ runner a store that lives in memory. The fields a run records about itself are
 ``jurybox.core``'s ``RunDetails``, named once for both sides.
 
 A store may offer more, and the runner uses it when it is there: ``results.planned(run_id)``
-(the run's plan, so a resume finishes exactly it), ``lessons.for_run(...)`` (each case's
-lessons, see ``_lessons``) and ``before_fork()`` (close connections before workers fork).
+(the run's plan, so a resume finishes exactly it), runs that take the plan a chunk at a
+time (``PlanLog``: a big plan is written as the run goes), ``lessons.for_run(...)`` (each
+case's lessons, see ``_lessons``) and ``before_fork()`` (close connections before workers fork).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from typing import Protocol, Unpack
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Protocol, Unpack
 
 from jurybox.core import CaseRecord, PlannedCases, RunDetails, RunStatus
 
@@ -46,6 +47,26 @@ class RunLog(Protocol):
     """A store's runs: where the runner opens its run."""
 
     def begin(self, suite: str, *, cases: PlannedCases, **details: Unpack[RunDetails]) -> str: ...
+
+
+class PlanLog(Protocol):
+    """A store's runs that take a run's plan a chunk at a time (``jurybox.store``'s do).
+
+    The runner then opens a run with the plan's first chunk and its size, and writes the
+    rest while the cases run, one short transaction per chunk (``_plan_writer``).
+    """
+
+    def begin(
+        self, suite: str, *, cases: PlannedCases, planned: int | None = None, **details: Unpack[RunDetails]
+    ) -> str: ...
+
+    def extend_plan(
+        self, run_id: str, cases: Sequence[tuple[str, Mapping[str, Any]]], *, first: int, last: bool = False
+    ) -> None: ...
+
+    def plan_progress(self, run_id: str) -> tuple[int, int, Sequence[str]]:
+        """(plan rows stored, cases the whole plan holds, the selectors the run was started with)."""
+        ...
 
 
 class RunStore(Protocol):

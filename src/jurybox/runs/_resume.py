@@ -3,7 +3,9 @@
 A run id (or a unique prefix) names one run, which must be of the suite; ``last``
 takes the suite's latest unfinished run, or starts a new one when there is none.
 A run resumes the cases it planned, whatever the suite file says now; a case it
-planned that the suite no longer has is refused here, before anything runs.
+planned that the suite no longer has is refused here, before anything runs. A run
+killed before its plan was stored whole also resumes the rest of the selection it
+was started with.
 """
 
 from __future__ import annotations
@@ -48,10 +50,13 @@ def resume_point(
     if run_id is None:
         return None, None
     planned = store.results.planned(run_id)
-    if not planned:  # a run stored before runs kept their plan
+    progress = store.runs.plan_progress(run_id)
+    # Killed while its plan was written (a big plan is written as the run goes): the rest is its selection's.
+    rest = None if progress.complete else progress.selectors
+    if not planned and rest is None:  # a run stored before runs kept their plan
         return run_id, None
     try:
-        return run_id, resumable_cases(suite, planned, run_id)
+        return run_id, resumable_cases(suite, planned, run_id, rest=rest)
     except ValueError as exc:
         raise RunRequestError(str(exc)) from exc
 

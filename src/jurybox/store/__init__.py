@@ -69,6 +69,7 @@ from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
 from jurybox.store._paired import TRIALS_KEY, PairedRepository, RunSides
 from jurybox.store._paired_models import JudgeCorrection, PairedRuns
 from jurybox.store._people import ALL_ROLES, INGEST_ROLE, ROLES, AuditEntry, Login, Role, User, UserRepository
+from jurybox.store._plans import PlanProgress
 from jurybox.store._rebuild import judgment_from_dict, score_from_dict
 from jurybox.store._results import ResultRepository
 from jurybox.store._review_queue import QueueEntry, QueueFilter, QueuePage
@@ -119,6 +120,7 @@ __all__ = [
     "Paged",
     "PairedRepository",
     "PairedRuns",
+    "PlanProgress",
     "QueueEntry",
     "QueueFilter",
     "QueuePage",

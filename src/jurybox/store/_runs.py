@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import secrets
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Unpack
 
@@ -11,12 +10,13 @@ from sqlalchemy import and_, case, func, insert, or_, select, update
 from sqlalchemy.engine import Connection
 
 from jurybox.core import PlannedCases, RunDetails, Status
-from jurybox.store._cases import batches, chunked, lock_suite, now, suite_id, upsert_case_versions
+from jurybox.store._cases import batches, lock_suite, now, suite_id
 from jurybox.store._engine import StoreError
 from jurybox.store._json import db_jsonable
 from jurybox.store._models import RunInfo, as_utc
+from jurybox.store._plans import PlanProgress, link_results, plan_chunk, progress
 from jurybox.store._repository import Repository
-from jurybox.store._schema import results_table, run_cases_table, runs_table, suites_table
+from jurybox.store._schema import results_table, runs_table, suites_table
 
 PLAN_CHUNK = 2_000
 """Cases of a run's plan stored per step: a plan of any size holds one chunk in memory."""
@@ -53,7 +53,9 @@ NO_RESULTS: dict[str, Any] = {
 class RunRepository(Repository):
     """The ``runs`` and ``run_cases`` tables: a run's settings, plan, status and totals."""
 
-    def begin(self, suite: str, *, cases: PlannedCases, **details: Unpack[RunDetails]) -> str:
+    def begin(
+        self, suite: str, *, cases: PlannedCases, planned: int | None = None, **details: Unpack[RunDetails]
+    ) -> str:
         """Start a run of ``suite`` over ``cases`` and return its id.
 
         ``cases`` is name -> definition, or (name, definition) pairs read once (a plan streamed
@@ -63,9 +65,13 @@ class RunRepository(Repository):
         one transaction, so an error raised by the pairs themselves (a bad line of a cases
         file) leaves no run either.
 
+        A big plan is better written as the run goes: ``cases`` its first chunk, ``planned`` the
+        size of the whole, and the rest with :meth:`extend_plan` (what the runner does).
+
         Args:
             suite: The suite's name (created in the store on its first run).
-            cases: The run's plan.
+            cases: The run's plan, or its first chunk.
+            planned: Cases the whole plan will hold, when ``cases`` is only its start (None: ``cases`` is all of it).
             **details: What the run records about itself (``jurybox.core.RunDetails``):
                 ``judge_model``, ``agent_version``, ``git_commit`` and ``config`` (a mapping).
 
@@ -103,12 +109,57 @@ class RunRepository(Repository):
                     abstained=0,
                 )
             )
-            planned = 0
+            written = 0
             for part in batches(pairs, PLAN_CHUNK):
-                _plan_chunk(connection, run_id, suite_key, part, planned)
-                planned += len(part)
-            connection.execute(update(runs_table).where(runs_table.c.id == run_id).values(planned=planned))
+                plan_chunk(connection, run_id, suite_key, part, written)
+                written += len(part)
+            size = written if planned is None else max(planned, written)
+            connection.execute(update(runs_table).where(runs_table.c.id == run_id).values(planned=size))
         return run_id
+
+    def extend_plan(
+        self, run_id: str, cases: Sequence[tuple[str, Mapping[str, Any]]], *, first: int, last: bool = False
+    ) -> None:
+        """Add a chunk to a run's plan, at positions ``first`` on, in one short transaction.
+
+        What the runner calls for each chunk after the first while the run's cases run, so the
+        store's write lock is held one chunk at a time and other commands write in between.
+
+        Args:
+            run_id: The run, begun with ``planned`` set to the whole plan's size.
+            cases: The chunk: (name, definition) pairs, as ``begin`` takes them.
+            first: How many cases the plan held before this chunk.
+            last: The plan ends with this chunk: the run's ``planned`` becomes exactly
+                ``first + len(cases)`` (what was written, whatever ``begin`` was told).
+
+        Raises:
+            ValueError: a name of the chunk is in the plan already, or twice in the chunk (nothing is written).
+            StoreError: no such run.
+        """
+        with self._write() as connection:
+            row = connection.execute(
+                select(runs_table.c.suite_id, runs_table.c.planned).where(runs_table.c.id == run_id)
+            ).one_or_none()
+            if row is None:
+                raise StoreError(f"unknown run {run_id!r} in store {self.url}")
+            lock_suite(connection, row.suite_id)
+            if cases:
+                plan_chunk(connection, run_id, row.suite_id, cases, first)
+            size = first + len(cases)
+            if last or size > row.planned:
+                connection.execute(update(runs_table).where(runs_table.c.id == run_id).values(planned=size))
+
+    def plan_progress(self, run_id: str) -> PlanProgress:
+        """How much of the run's plan is stored, and the selection the rest of it comes from.
+
+        Raises:
+            StoreError: no such run.
+        """
+        with self._read() as connection:
+            found = progress(connection, run_id)
+        if found is None:
+            raise StoreError(f"unknown run {run_id!r} in store {self.url}")
+        return found
 
     def finish(self, run_id: str, status: RunStatus = "completed") -> None:
         """Close a run's row with a final status and its totals.
@@ -128,6 +179,7 @@ class RunRepository(Repository):
                 is None
             ):
                 raise StoreError(f"unknown run {run_id!r} in store {self.url}")
+            link_results(connection, run_id)  # results written before their plan rows (workers, actors)
             totals = {**NO_RESULTS, **run_totals(connection, [run_id]).get(run_id, {})}
             connection.execute(
                 update(runs_table)
@@ -343,38 +395,3 @@ def run_totals(connection: Connection, run_ids: Sequence[str]) -> dict[str, dict
             "duration": float(duration or 0.0),
         }
     return totals
-
-
-def _plan_chunk(
-    connection: Connection, run_id: str, suite: int, part: list[tuple[str, Mapping[str, Any]]], first: int
-) -> None:
-    """Store one chunk of a run's plan: its case versions, then its rows at their places in the whole plan.
-
-    A name given twice is refused before anything of the chunk is written: twice within the
-    chunk by counting its names, or again after an earlier chunk by the plan rows already
-    stored (the database holds the names seen so far, not this process).
-    """
-    names = [name for name, _ in part]
-    twice = next((name for name, count in Counter(names).items() if count > 1), None)
-    if twice is None and first:  # the first chunk has nothing before it to repeat
-        twice = next(iter(_planned_among(connection, run_id, names)), None)
-    if twice is not None:
-        raise ValueError(f"case {twice!r} is in the run's plan twice: case names must be unique")
-    versions = upsert_case_versions(connection, suite, part, first_position=first, lock=False)
-    rows = [
-        {"run_id": run_id, "case_name": name, "case_id": versions[name], "position": first + offset}
-        for offset, name in enumerate(names)
-    ]
-    for rows_part in chunked(rows):
-        connection.execute(insert(run_cases_table), list(rows_part))
-
-
-def _planned_among(connection: Connection, run_id: str, names: Sequence[str]) -> list[str]:
-    """Which of ``names`` the run's plan already holds (found by the plan's key, run and case name)."""
-    found: set[str] = set()
-    for part in chunked(names):
-        query = select(run_cases_table.c.case_name).where(
-            run_cases_table.c.run_id == run_id, run_cases_table.c.case_name.in_(part)
-        )
-        found.update(connection.execute(query).scalars())
-    return [name for name in names if name in found]  # in the chunk's order: the first one is named

@@ -152,6 +152,8 @@ class _View:
     excluded: Collection[str] = frozenset()
     included: Collection[str] | None = None
     """Only these names (the plan of a resumed run), in the file's order."""
+    also: tuple[str, ...] | None = None
+    """With ``included``: the cases these selectors choose too (the rest of a plan the store did not get whole)."""
     start: int = 0
     step: int = 1
 
@@ -182,14 +184,20 @@ class StreamedCases(Sequence[Case]):
             return self
         return StreamedCases(self.inline, self.file, replace(self.view, excluded=names))
 
-    def only(self, names: Collection[str]) -> StreamedCases:
-        """The named cases, in the suite's order, ``skip`` or not (a resumed run's plan)."""
-        return StreamedCases(self.inline, self.file, _View(included=names))
+    def only(self, names: Collection[str], *, also: Iterable[str] | None = None) -> StreamedCases:
+        """The named cases, in the suite's order, ``skip`` or not (a resumed run's plan).
+
+        With ``also``, the cases ``select(also)`` chooses too: a resumed run whose plan was not
+        stored whole is its stored plan and the rest of the selection it was started with.
+        """
+        return StreamedCases(self.inline, self.file, _View(included=names, also=None if also is None else tuple(also)))
 
     def _strided(self, start: int, step: int) -> StreamedCases:
         view = self.view
+        # Counted from this view's count when it is known (a worker's share must not walk the file to count it).
+        count = [max(0, -(-(self._count[0] - start) // step))] if self._count else []
         return StreamedCases(
-            self.inline, self.file, replace(view, start=view.start + start * view.step, step=view.step * step)
+            self.inline, self.file, replace(view, start=view.start + start * view.step, step=view.step * step), count
         )
 
     @property
@@ -220,13 +228,17 @@ class StreamedCases(Sequence[Case]):
 
     def _walk(self, *, build: bool) -> Iterator[tuple[Case | CaseLine, dict[str, Any]]]:
         view = self.view
-        excluded, included, selectors = view.excluded, view.included, view.selectors
+        excluded, included, selectors, also = view.excluded, view.included, view.selectors, view.also
         position = 0
         nothing: dict[str, Any] = {}
         for case in self.inline:
             if (
                 case.name in excluded
-                or (included is not None and case.name not in included)
+                or (
+                    included is not None
+                    and case.name not in included
+                    and (also is None or not _inline_wanted(case, also))
+                )
                 or (selectors is not None and not _inline_wanted(case, selectors))
             ):
                 continue
@@ -239,7 +251,7 @@ class StreamedCases(Sequence[Case]):
             name = data.get("name")
             if (
                 name in excluded
-                or (included is not None and name not in included)
+                or (included is not None and name not in included and (also is None or not _wanted(data, also)))
                 or (selectors is not None and not _wanted(data, selectors))
             ):
                 continue
