@@ -21,7 +21,13 @@ from jurybox.llm._pairwise import PairwiseJudge, pairwise
 from jurybox.llm._planted import Material
 from jurybox.llm._reading import Found, Reading, VerdictReader, read_verdict
 from jurybox.llm._settings import JudgeSettings
-from jurybox.llm._similarity import EmbeddingsUnavailableError, SimilarityJudge, similarity
+from jurybox.llm._similarity import (
+    EMBED_SKIP_REASON,
+    EmbeddingsUnavailableError,
+    SimilarityJudge,
+    embeddings_installed,
+    similarity,
+)
 from jurybox.llm._template import CONTEXT_VARIABLES, Template, TemplateError
 from jurybox.llm._text import json_objects, strip_think
 from jurybox.llm._verdicts import (
@@ -44,6 +50,7 @@ __all__ = [
     "ClarificationVerdict",
     "Classifier",
     "CoverageVerdict",
+    "EMBED_SKIP_REASON",
     "EmbeddingsUnavailableError",
     "FaithfulnessVerdict",
     "Found",
@@ -76,6 +83,7 @@ __all__ = [
     "read_verdict",
     "relevance",
     "rubric",
+    "embeddings_installed",
     "similarity",
     "strip_think",
 ]
