@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from jurybox.calibrate._classifiers import FirstMatch
 from jurybox.calibrate._console import to_console
-from jurybox.calibrate._settings import DEFAULT_RESAMPLES, DEFAULT_SEED
 from jurybox.calibrate._correction import CorrectedRate, corrected_pass_rate
 from jurybox.calibrate._errors import CalibrationInputError, Problem
 from jurybox.calibrate._html import to_html
@@ -45,6 +44,7 @@ from jurybox.calibrate._result import (
     JudgeCalibration,
     Usage,
 )
+from jurybox.calibrate._settings import DEFAULT_RESAMPLES, DEFAULT_SEED
 from jurybox.calibrate._specs import JudgeIdentity, JudgeSpec, identify, judge_spec
 from jurybox.calibrate._stored import calibration_figures
 from jurybox.calibrate._verdicts import RowVerdict

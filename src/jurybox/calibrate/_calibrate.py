@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from jurybox.calibrate._bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap
+from jurybox.calibrate._bootstrap import Bootstrap
+from jurybox.calibrate._settings import DEFAULT_RESAMPLES, DEFAULT_SEED
 from jurybox.calibrate._disagreements import disagreements
 from jurybox.calibrate._errors import CalibrationInputError
 from jurybox.calibrate._figures import figures, interval_alpha, nominal_alpha

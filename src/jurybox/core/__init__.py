@@ -22,6 +22,7 @@ from jurybox.core._context import (
     freeze_mapping,
     iter_contexts_jsonl,
 )
+from jurybox.core._extras import ExtraMissingError, extra_hint, require
 from jurybox.core._gc import freeze_for_life, frozen_heap, paused_collector
 from jurybox.core._jsonable import to_jsonable
 from jurybox.core._judge import Judge, aevaluate, evaluate, judge, judge_name
@@ -117,6 +118,7 @@ __all__ = [
     "Context",
     "DaemonThreadPool",
     "ErrorInfo",
+    "ExtraMissingError",
     "InputLimitError",
     "Judge",
     "JudgeFactory",
@@ -151,6 +153,7 @@ __all__ = [
     "contexts_from_jsonl",
     "error_reason",
     "evaluate",
+    "extra_hint",
     "freeze_for_life",
     "freeze_mapping",
     "frozen_heap",
@@ -169,6 +172,7 @@ __all__ = [
     "read_json",
     "read_toml",
     "read_toml_file",
+    "require",
     "run_sync",
     "tier_of",
     "to_jsonable",

@@ -43,11 +43,11 @@ from jurybox.engine._verdict import (
     LLM_SKIP_REASON,
     LLM_SKIPPED,
     case_verdict_judge,
-    unavailable_judges,
     mark_llm_skipped,
     mark_unavailable,
     not_judged,
     round_judgment,
+    unavailable_judges,
 )
 from jurybox.models import Spend, start_case_spend
 from jurybox.suites import TIER_DETERMINISTIC, TIER_LLM, Case, Suite, seeded_agent

@@ -43,6 +43,7 @@ from jurybox.llm._verdicts import (
 
 __all__ = [
     "CONTEXT_VARIABLES",
+    "EMBED_SKIP_REASON",
     "FACTUALITY_LABELS",
     "AgenticJudge",
     "Choice",
@@ -50,7 +51,6 @@ __all__ = [
     "ClarificationVerdict",
     "Classifier",
     "CoverageVerdict",
-    "EMBED_SKIP_REASON",
     "EmbeddingsUnavailableError",
     "FaithfulnessVerdict",
     "Found",
@@ -75,6 +75,7 @@ __all__ = [
     "clarification",
     "correctness",
     "coverage",
+    "embeddings_installed",
     "faithfulness",
     "json_objects",
     "normal_form",
@@ -83,7 +84,6 @@ __all__ = [
     "read_verdict",
     "relevance",
     "rubric",
-    "embeddings_installed",
     "similarity",
     "strip_think",
 ]
