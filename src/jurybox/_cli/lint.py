@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from jurybox.core import ExtraMissingError
 from jurybox.pytest_plugin import ConfigError, RuleSet, build_settings
 
 
@@ -54,6 +55,9 @@ def lint_cassettes(
     for path in files:
         try:
             findings = lint_file(path, skipped, rules)
+        except ExtraMissingError as exc:  # the vendor-key and phone-number checks are the cassettes extra
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
         except (ValueError, OSError) as exc:
             typer.echo(f"error: {exc}", err=True)
             unreadable += 1

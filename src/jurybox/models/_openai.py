@@ -152,9 +152,7 @@ class OpenAIModel(ProviderModel):
 
         limits = httpx2.Limits(max_connections=connections, max_keepalive_connections=connections)
         tls = ssl_context() if self._uses_tls() else PLAIN_HTTP_TLS
-        make_http_client = (
-            sdk.DefaultAsyncHttpxClient if self.http_transport == "httpx" else sdk.DefaultAioHttpClient
-        )
+        make_http_client = sdk.DefaultAsyncHttpxClient if self.http_transport == "httpx" else sdk.DefaultAioHttpClient
         http_client = make_http_client(limits=limits, timeout=self.timeout, verify=tls)
         client: openai.AsyncOpenAI = sdk.AsyncOpenAI(
             api_key=self._api_key,

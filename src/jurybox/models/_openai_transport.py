@@ -17,7 +17,7 @@ import ssl
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jurybox.core import read_json
@@ -92,7 +92,7 @@ class DirectClient:
     """One lane's client on the direct path: what it sends, and its aiohttp session (made on first use)."""
 
     url: str
-    headers: dict[str, str]
+    headers: dict[str, str] = field(repr=False)  # the Authorization header holds the key
     connections: int
     keepalive_expiry: float | None
     proxy: str | None
