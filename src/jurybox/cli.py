@@ -8,17 +8,18 @@ what the command uses; ``--help``, no command or an unknown one register them al
 
 from __future__ import annotations
 
-import importlib
-import sys
 import time
-from collections.abc import Sequence
-from typing import Any
-
-import typer
-
-from jurybox import __version__
 
 STARTED = time.perf_counter()  # when the command's own code began (for `run -v`'s start-up time)
+
+import importlib  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+from typing import Any  # noqa: E402
+
+import typer  # noqa: E402
+
+from jurybox import __version__  # noqa: E402
 
 # (module under jurybox._cli, the commands it registers), in --help order.
 FEATURES: tuple[tuple[str, tuple[str, ...]], ...] = (

@@ -14,6 +14,7 @@ from rich.markup import escape
 
 from jurybox import runs
 from jurybox._cli import run_executor as executors
+from jurybox._cli import startup
 from jurybox._cli.progress import RichProgress
 from jurybox._cli.reports import print_written
 from jurybox._cli.run_calibrations import run_calibrations
@@ -196,6 +197,7 @@ def run(
     bad suite or command line or a model server that cannot be reached, 130 when
     interrupted (resume with --resume last).
     """
+    startup.mark("imports")
     judge_model = fleet_and_cache(judge_model, judge_endpoints, cache)
     request = RunRequest(
         suites=tuple(suites or ()),
@@ -238,6 +240,7 @@ def execute(request: RunRequest, *, console: Console | None = None, status: Cons
     try:
         _check_request(request)
         prepared = runs.prepare(_service_request(request), tune_gc=True)
+        startup.mark("suites read")
     except runs.NoCasesError as exc:
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE
@@ -261,10 +264,13 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
         return EXIT_USAGE
     try:
         prepared.open(lambda notice: print_notice(notice, status))
+        startup.mark("store opened")
     except (StoreError, runs.RunRequestError) as exc:
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE
     codes: list[int] = []
+    if request.verbose:  # how long the command took to reach its first case (benchmarks/whole_process.py)
+        status.print(startup.summary(), highlight=False)
 
     def starting(planned: runs.PlannedSuite) -> RichProgress | None:
         # A resumed run's intro shows what it planned, not the suite's selection now.

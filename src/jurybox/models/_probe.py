@@ -13,8 +13,6 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-import httpx
-
 from jurybox.core import error_reason, printable_url
 from jurybox.models._providers import key_variable as key_variable_of
 
@@ -51,6 +49,8 @@ async def probe(target: ProbeTarget, *, timeout: float = PROBE_TIMEOUT) -> str |
     """
     try:
         # No redirects followed and no retries: this is a question, not a call that must succeed.
+        import httpx  # ~0.1 s to import (its CLI pulls in rich and pygments): only a probe needs it
+
         async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client:
             response = await client.get(target.check_url, headers=dict(target.headers))
     except httpx.TimeoutException:
