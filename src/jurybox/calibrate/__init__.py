@@ -20,10 +20,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from jurybox.calibrate._classifiers import FirstMatch
-from jurybox.calibrate._console import to_console
 from jurybox.calibrate._correction import CorrectedRate, corrected_pass_rate
 from jurybox.calibrate._errors import CalibrationInputError, Problem
-from jurybox.calibrate._html import to_html
 from jurybox.calibrate._labels import (
     LABEL_KINDS,
     LabelKind,
@@ -32,7 +30,6 @@ from jurybox.calibrate._labels import (
     labelled_set_from_rows,
     load_labelled_set,
 )
-from jurybox.calibrate._markdown import to_markdown
 from jurybox.calibrate._recorded import RecordedReply, load_recorded, recorded_from_rows
 from jurybox.calibrate._result import (
     CalibrationResult,
@@ -52,12 +49,19 @@ from jurybox.calibrate._verdicts import RowVerdict
 if TYPE_CHECKING:
     from jurybox.calibrate._bootstrap import Bootstrap
     from jurybox.calibrate._calibrate import calibrate, summarise
+    from jurybox.calibrate._console import to_console
     from jurybox.calibrate._figures import FIGURES_BY_KIND
     from jurybox.calibrate._gate import Shortfall, parse_bars, shortfalls
+    from jurybox.calibrate._html import to_html
+    from jurybox.calibrate._markdown import to_markdown
     from jurybox.calibrate._metrics import kappa_of
 
-# The names whose modules import numpy, and where they live.
-_NEED_NUMPY = {
+# Imported on first use, and where they live: the figures need numpy (an extra), the renderers
+# rich's tables; `jurybox run` asks this package only for judge identities and corrected rates.
+_LAZY = {
+    "to_console": "_console",
+    "to_html": "_html",
+    "to_markdown": "_markdown",
     "Bootstrap": "_bootstrap",
     "calibrate": "_calibrate",
     "summarise": "_calibrate",
@@ -75,7 +79,7 @@ class NumpyMissingError(ImportError):
 
 
 def __getattr__(name: str) -> Any:
-    module = _NEED_NUMPY.get(name)
+    module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:
