@@ -92,7 +92,7 @@ def test_a_suite_copied_without_its_package_says_what_to_copy(tmp_path: Path, mo
     monkeypatch.chdir(tmp_path)
     text = SUITE.replace('"agent:respond"', '"shop_bot.agents.main:respond"')
     (tmp_path / "suite.yaml").write_text(text, encoding="utf-8")
-    code, report, status = run(RunRequest(suites=(tmp_path / "suite.yaml",), formats=("console",)))
+    code, _report, status = run(RunRequest(suites=(tmp_path / "suite.yaml",), formats=("console",)))
     assert code == EXIT_USAGE
     line = " ".join(status.split())
     assert "no package 'shop_bot'" in line and "copy the whole shop_bot/ folder" in line
@@ -104,6 +104,6 @@ def test_a_missing_dependency_of_the_agent_is_named_as_it_is(tmp_path: Path, mon
     (tmp_path / "needy_agent.py").write_text("import not_installed_anywhere\n", encoding="utf-8")
     text = SUITE.replace('"agent:respond"', '"needy_agent:respond"')  # a name no other test imported
     (tmp_path / "suite.yaml").write_text(text, encoding="utf-8")
-    code, report, status = run(RunRequest(suites=(tmp_path / "suite.yaml",), formats=("console",)))
+    code, _report, status = run(RunRequest(suites=(tmp_path / "suite.yaml",), formats=("console",)))
     line = " ".join(status.split())
     assert code == EXIT_USAGE and "No module named 'not_installed_anywhere'" in line and "copy" not in line
