@@ -6,7 +6,7 @@ import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -15,7 +15,6 @@ from rich.markup import escape
 from jurybox import runs
 from jurybox._cli import run_executor as executors
 from jurybox._cli import startup
-from jurybox._cli.progress import RichProgress
 from jurybox._cli.reports import print_written
 from jurybox._cli.run_calibrations import run_calibrations
 from jurybox._cli.run_fleet import CacheOption, JudgeEndpointOption, fleet_and_cache
@@ -28,6 +27,9 @@ from jurybox.executors import ExecutorError
 from jurybox.report import FORMATS, CalibratedJudge, check_report_output, write_reports
 from jurybox.store import Store, StoreError
 from jurybox.suites import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT, JudgeModelError, Suite, SuiteError
+
+if TYPE_CHECKING:
+    from jurybox._cli.progress import RichProgress
 
 EXIT_OK = 0
 EXIT_NOT_PASSED = 1
@@ -275,7 +277,11 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
     def starting(planned: runs.PlannedSuite) -> RichProgress | None:
         # A resumed run's intro shows what it planned, not the suite's selection now.
         print_intro(planned.plan, status, planned.resume)
-        return RichProgress(status) if request.progress and status.is_terminal else None
+        if not (request.progress and status.is_terminal):
+            return None
+        from jurybox._cli.progress import RichProgress  # rich's progress machinery: only for a terminal
+
+        return RichProgress(status)
 
     def finished(planned: runs.PlannedSuite, result: RunResult) -> None:
         codes.extend(_report(planned.suite, result, request, prepared.store, console, status))
