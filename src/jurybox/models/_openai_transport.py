@@ -14,8 +14,6 @@ import functools
 import importlib.util
 import os
 import ssl
-import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -142,6 +140,8 @@ class DirectStatusError(Exception):
 
 def env_proxy(url: str) -> str | None:
     """The proxy for ``url`` from ``*_PROXY``/``NO_PROXY``, as httpx2 (trust_env) picks it, once per client."""
+    import urllib.request  # its http.client and email imports: only a direct client asks, once
+
     parts = urllib.parse.urlsplit(url)
     if parts.hostname and urllib.request.proxy_bypass(parts.hostname):
         return None

@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from jurybox.core import error_reason, printable_url
-from jurybox.models._openai_transport import ssl_context
 from jurybox.models._providers import key_variable as key_variable_of
 
 PROBE_TIMEOUT = 2.0
@@ -51,6 +50,8 @@ async def probe(target: ProbeTarget, *, timeout: float = PROBE_TIMEOUT) -> str |
     # aiohttp (the judge calls' own client, already in the base): httpx would cost ~0.1 s of
     # imports (its CLI pulls in rich and pygments) for this one GET.
     import aiohttp
+
+    from jurybox.models._openai_transport import ssl_context
 
     tls = ssl_context() if target.check_url.lower().startswith("https://") else None
     try:
