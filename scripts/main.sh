@@ -3,8 +3,39 @@
 # No key needed: deterministic and offline-embedding judges decide, and the LLM tier
 # says it was skipped and how to enable it (e.g. --judge-model ollama:llama3.1).
 # Extra arguments go to `jurybox run` (e.g. --format html --output reports/).
+#
+# It installs only what it runs: jurybox's light base plus the embedding extra (a CPU torch,
+# pinned, first). scripts/test.sh (scripts/setup.sh) installs every extra into the same .venv;
+# after it has run, this script installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+
+wanted=$(sha256sum pyproject.toml | cut -d' ' -f1)
+everything=.venv/.jurybox-installed   # written by scripts/setup.sh: every extra is there
+stamp=.venv/.jurybox-main
+if { [ ! -f "$everything" ] || [ "$(cat "$everything")" != "$wanted" ]; } \
+   && { [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$wanted" ]; }; then
+  echo "installing jurybox (base + embed extra) into .venv ..." >&2
+  # The CPU build of torch first: an unpinned torch (pulled by sentence-transformers) downloads GBs of CUDA wheels.
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check "torch==2.13.0"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[embed]"
+  echo "$wanted" > "$stamp"
+fi
+
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-.venv/bin/jurybox run examples/property_agent/suite.yaml "$@"
+status=0
+.venv/bin/jurybox run examples/property_agent/suite.yaml "$@" || status=$?
+# The run's own hints say `jurybox ...`: without an activated venv that is .venv/bin/jurybox.
+cat >&2 <<'EOF'
+
+next (from this folder; or `source .venv/bin/activate` first, then plain `jurybox ...`):
+  .venv/bin/jurybox runs --store sqlite:///.jurybox/jurybox.db        # the stored runs
+  .venv/bin/pip install -e '.[web]' && .venv/bin/jurybox serve --store sqlite:///.jurybox/jurybox.db
+  .venv/bin/jurybox run examples/property_agent/suite.yaml --judge-model ollama:llama3.1
+EOF
+exit "$status"

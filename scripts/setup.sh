@@ -15,6 +15,6 @@ wanted=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$wanted" ]; then
   # The CPU build of torch first: an unpinned torch (pulled by sentence-transformers) downloads GBs of CUDA wheels.
   .venv/bin/python -m pip install --quiet "torch==2.13.0"
-  .venv/bin/python -m pip install --quiet -e ".[dev,embed,postgres,distributed,ray,mcp,bridges,web,browser]"
+  .venv/bin/python -m pip install --quiet -e ".[dev,all,bridges,browser]"
   echo "$wanted" > "$stamp"
 fi

@@ -1,67 +1,86 @@
-"""The ``jurybox`` command. Each feature adds its sub-commands from its own module."""
+"""The ``jurybox`` command. Each feature adds its sub-commands from its own module.
+
+``main()`` imports only the module of the command it was asked for (``jurybox run``
+never imports the dashboard, calibration or the store browser), so start-up costs
+what the command uses; ``--help``, no command or an unknown one register them all.
+``app`` (for tests and ``typer`` tooling) is the full command, built on first use.
+"""
 
 from __future__ import annotations
 
-import typer
+import time
 
-from jurybox import __version__
-from jurybox._cli import (
-    cache,
-    calibrate,
-    check,
-    experiment,
-    history,
-    judges,
-    lessons,
-    lint,
-    people,
-    plugins,
-    reports,
-    run,
-    schema,
-    serve,
-    traces,
+STARTED = time.perf_counter()  # when the command's own code began (for `run -v`'s start-up time)
+
+import importlib  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+from typing import Any  # noqa: E402
+
+import typer  # noqa: E402
+
+from jurybox import __version__  # noqa: E402
+
+# (module under jurybox._cli, the commands it registers), in --help order.
+FEATURES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("check", ("check",)),
+    ("lint", ("lint-cassettes",)),
+    ("history", ("compare", "history", "gate", "store")),
+    ("lessons", ("lessons",)),
+    ("reports", ("report", "runs")),
+    ("experiment", ("experiment",)),
+    ("run", ("run",)),
+    ("cache", ("cache",)),
+    ("judges", ("judges",)),
+    ("plugins", ("plugins",)),
+    ("schema", ("schema",)),
+    ("serve", ("serve",)),
+    ("calibrate", ("calibrate",)),
+    ("people", ("web", "reviews")),
+    ("traces", ("judge-traces",)),
 )
-from jurybox._cli.help_format import hide_flag_types
-
-app = typer.Typer(
-    name="jurybox",
-    help="Test LLM apps and agents by meaning: judges, suites, cassettes, run history.",
-    no_args_is_help=True,
-    add_completion=False,
-)
-
-hide_flag_types()  # no `<bool>` after flags in --help
-
-# One line per feature module; each module owns its commands.
-for register in (
-    check.register,
-    lint.register,
-    history.register,
-    lessons.register,
-    reports.register,
-    experiment.register,
-    run.register,
-    cache.register,
-    judges.register,
-    plugins.register,
-    schema.register,
-    serve.register,
-    calibrate.register,
-    people.register,
-    traces.register,
-):
-    register(app)
 
 
-@app.command()
-def version() -> None:
+def _version() -> None:
     """Print the jurybox version."""
     typer.echo(__version__)
 
 
+def build_app(command: str | None = None) -> typer.Typer:
+    """The ``jurybox`` command with the sub-commands ``command`` needs (all of them for None or an unknown name)."""
+    from jurybox._cli.help_format import hide_flag_types
+
+    hide_flag_types()  # no `<bool>` after flags in --help
+    app = typer.Typer(
+        name="jurybox",
+        help="Test LLM apps and agents by meaning: judges, suites, cassettes, run history.",
+        no_args_is_help=True,
+        add_completion=False,
+    )
+    modules = [module for module, names in FEATURES if command in names] or [module for module, _ in FEATURES]
+    for module in modules:
+        importlib.import_module(f"jurybox._cli.{module}").register(app)
+    app.command("version")(_version)
+    return app
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The sub-command named on the command line (the first argument), or None for ``--help``/none."""
+    if not argv or argv[0].startswith("-"):
+        return None
+    return argv[0]
+
+
 def main() -> None:
-    app()
+    build_app(_command(sys.argv[1:]))()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        app = build_app()
+        globals()["app"] = app
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 if __name__ == "__main__":  # python -m jurybox.cli

@@ -192,7 +192,7 @@ async def test_aclose_closes_the_clients_of_the_running_loop(transport: str) -> 
 def test_the_request_is_the_one_the_sdk_builds_from_the_relative_path(base_url: str) -> None:
     from openai._models import FinalRequestOptions
 
-    model = get_model("openai:m", base_url=base_url, cache=False, timeout=12.5)
+    model = get_model("openai:m", base_url=base_url, cache=False, timeout=12.5, http_transport="aiohttp")
     client = model._make_client(1)  # type: ignore[attr-defined]
     body = {"model": "m", "messages": PROMPT}
     relative = FinalRequestOptions.construct(method="post", url="/chat/completions", json_data=body)
@@ -206,15 +206,42 @@ def test_the_request_is_the_one_the_sdk_builds_from_the_relative_path(base_url: 
     assert str(sent.url) == str(expected.url) and str(sent.url).endswith("/chat/completions")
     assert sent.headers.raw == expected.headers.raw and sent.content == expected.content
     assert sent.extensions == expected.extensions
-    # The direct path sends the same URL and headers. Not compared: host and content-length (aiohttp
-    # sets them from the URL and the body, as httpx2 does) and the httpx2 client's own defaults
-    # accept-encoding and connection (aiohttp sends its own; the wire test compares what arrives).
-    direct = model._direct[client]  # type: ignore[attr-defined]
+    # The direct path (no SDK) sends to the same URL, with the SDK's headers but its telemetry
+    # (x-stainless-*), and user-agent, host, content-length and the httpx2 client's own defaults.
+    direct = get_model("openai:m", base_url=base_url, cache=False)._make_client(1)  # type: ignore[attr-defined]
     assert direct.url == str(expected.url)
-    transport_headers = {"host", "content-length", "accept-encoding", "connection"}
-    sdk_headers = {k.lower(): v for k, v in expected.headers.items() if k.lower() not in transport_headers}
-    assert {k.lower(): v for k, v in direct.headers.items()} == sdk_headers
-    assert sdk_headers["authorization"] == "Bearer jurybox-local" and "x-stainless-os" in sdk_headers
+    left_out = {"host", "content-length", "accept-encoding", "connection", "user-agent"}
+    sdk_headers = {
+        k.lower(): v for k, v in expected.headers.items() if k.lower() not in left_out and "stainless" not in k.lower()
+    }
+    assert {k.lower(): v for k, v in direct.headers.items() if k.lower() != "user-agent"} == sdk_headers
+    assert sdk_headers["authorization"] == "Bearer jurybox-local"
+
+
+def test_the_direct_path_never_imports_the_sdk() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import asyncio, sys\n"
+        "from jurybox.models import get_model\n"
+        "model = get_model('openai:m', base_url='http://127.0.0.1:9/v1', cache=False)\n"
+        "client = model._make_client(2)\n"
+        "print(type(client).__name__, 'openai' in sys.modules, 'httpx2' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["DirectClient", "False", "False"]
+
+
+def test_without_the_sdk_streaming_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "openai", None)  # as if not installed: importing it raises ImportError
+    direct = get_model("openai:m", base_url="http://127.0.0.1:9/v1", cache=False)
+    assert direct._make_client(1).url == "http://127.0.0.1:9/v1/chat/completions"  # type: ignore[attr-defined]
+    for options in ({"stream": True}, {"http_transport": "httpx"}, {"http_transport": "aiohttp"}):
+        with pytest.raises(ModelConfigError, match=r"needs openai: pip install 'jurybox\[openai\]'$"):
+            get_model("openai:m", base_url="http://127.0.0.1:9/v1", cache=False, **options)
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -283,15 +310,17 @@ async def test_direct_sends_the_bytes_and_headers_the_sdk_sends() -> None:
     sdk, direct, httpx = stub.requests
     assert direct.raw == sdk.raw == httpx.raw  # the same JSON bytes (compact, UTF-8, extra params merged)
     assert direct.path == sdk.path == "/v1/chat/completions"
-    # Header order is not compared (aiohttp writes its defaults last). The only header left out is
-    # "connection: keep-alive", which the httpx2 client adds: HTTP/1.1 connections are persistent
-    # without it. accept-encoding is compared: aiohttp's default is the same "gzip, deflate".
+    # Header order is not compared (aiohttp writes its defaults last). "connection: keep-alive" is
+    # the httpx2 client's (HTTP/1.1 connections are persistent without it); the direct path, which
+    # never imports the SDK, leaves out its telemetry (x-stainless-*) and says it is jurybox.
     sdk_headers = {k: v for k, v in sdk.headers.items() if k != "connection"}
-    assert direct.headers == sdk_headers
     assert {k: v for k, v in httpx.headers.items() if k != "connection"} == sdk_headers
-    assert sdk_headers["authorization"] == "Bearer sk-test" and sdk_headers["openai-organization"] == "org-1"
     assert sdk_headers["x-stainless-read-timeout"] == "12.5" and sdk_headers["x-stainless-retry-count"] == "0"
-    assert sdk_headers["content-type"] == "application/json" and sdk_headers["user-agent"].startswith("AsyncOpenAI/")
+    assert sdk_headers["user-agent"].startswith("AsyncOpenAI/") and direct.headers["user-agent"] == "jurybox"
+    same = {k: v for k, v in sdk_headers.items() if not k.startswith("x-stainless") and k != "user-agent"}
+    assert {k: v for k, v in direct.headers.items() if k != "user-agent"} == same
+    assert same["authorization"] == "Bearer sk-test" and same["openai-organization"] == "org-1"
+    assert same["content-type"] == "application/json" and same["accept"] == "application/json"
 
 
 STRUCTURED_REJECTION = {
@@ -462,11 +491,8 @@ async def test_only_https_base_urls_load_the_tls_context(monkeypatch: pytest.Mon
     assert loaded == ["ca"]
 
 
-async def test_a_direct_model_s_sdk_client_refuses_to_send() -> None:
+async def test_a_direct_model_has_no_sdk_client() -> None:
     model = OpenAIModel("m", base_url="http://127.0.0.1:9/v1", http_transport="direct")
     client = model._make_client(2)
-    try:
-        with pytest.raises(RuntimeError, match="direct path"):
-            await client.post("/chat/completions", body={}, cast_to=dict)
-    finally:
-        await model._close_client(client)
+    assert isinstance(client, openai_adapter.DirectClient) and client.is_closed()
+    await model._close_client(client)

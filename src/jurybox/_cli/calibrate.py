@@ -18,11 +18,9 @@ from jurybox.calibrate import (
     CalibrationInputError,
     CalibrationResult,
     LabelKind,
-    calibrate,
+    NumpyMissingError,
     calibration_figures,
     load_labelled_set,
-    parse_bars,
-    shortfalls,
     to_console,
     to_html,
     to_markdown,
@@ -94,6 +92,11 @@ def calibrate_command(
     if kind is not None and kind not in LABEL_KINDS:
         raise usage_error(f"--kind must be one of {', '.join(LABEL_KINDS)}, got {kind!r}")
     chosen: LabelKind | None = kind  # checked just above
+    try:
+        # numpy is imported here, for the figures (an extra): `jurybox --help` and `run` do without it.
+        from jurybox.calibrate import calibrate, parse_bars, shortfalls
+    except NumpyMissingError as exc:
+        raise usage_error(str(exc)) from None
     try:
         labelled = load_labelled_set(dataset, kind=chosen)
         bars = parse_bars(fail_under, labelled.kind) if fail_under is not None else None

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from jurybox.core import ExtraMissingError, require
 from jurybox.pytest_plugin import ConfigError, RuleSet, build_settings
 
 
@@ -29,6 +30,12 @@ def lint_cassettes(
     """
     from jurybox.pytest_plugin import cassette_files, lint_file
 
+    try:  # the vendor-key and phone-number checks come with the cassettes extra
+        for module, package in (("detect_secrets", "detect-secrets"), ("phonenumbers", "phonenumbers")):
+            require(module, extra="cassettes", feature="jurybox lint-cassettes", package=package)
+    except ExtraMissingError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     try:
         cassettes = build_settings(pyproject=Path("pyproject.toml"), environ={}).cassettes
     except ConfigError as exc:

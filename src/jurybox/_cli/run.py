@@ -6,7 +6,7 @@ import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -14,7 +14,7 @@ from rich.markup import escape
 
 from jurybox import runs
 from jurybox._cli import run_executor as executors
-from jurybox._cli.progress import RichProgress
+from jurybox._cli import startup
 from jurybox._cli.reports import print_written
 from jurybox._cli.run_calibrations import run_calibrations
 from jurybox._cli.run_experiments import check_variant_output, experiment_request, print_experiments
@@ -30,6 +30,9 @@ from jurybox.executors import ExecutorError
 from jurybox.report import FORMATS, CalibratedJudge, check_report_output, write_reports
 from jurybox.store import Store, StoreError
 from jurybox.suites import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT, JudgeModelError, Suite, SuiteError
+
+if TYPE_CHECKING:
+    from jurybox._cli.progress import RichProgress
 
 EXIT_OK = 0
 EXIT_NOT_PASSED = 1
@@ -222,6 +225,7 @@ def run(
     interrupted (resume with --resume last). A run with earlier runs in the store
     ends with its regression verdict, as `jurybox gate` checks it.
     """
+    startup.mark("imports")
     judge_model = fleet_and_cache(judge_model, judge_endpoints, cache)
     request = RunRequest(
         suites=tuple(suites or ()),
@@ -268,6 +272,7 @@ def execute(request: RunRequest, *, console: Console | None = None, status: Cons
         _check_request(request)
         prepared = runs.prepare(_service_request(request), tune_gc=True)
         check_variant_output(prepared, request.output)
+        startup.mark("suites read")
     except runs.NoCasesError as exc:
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE
@@ -291,16 +296,23 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
         return EXIT_USAGE
     try:
         prepared.open(lambda notice: print_notice(notice, status))
+        startup.mark("store opened")
     except (StoreError, runs.RunRequestError) as exc:
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE
     codes: list[int] = []
     exporter = otel_exporter(request.otel_endpoint, errors=status)
+    if request.verbose:  # how long the command took to reach its first case (benchmarks/whole_process.py)
+        status.print(startup.summary(), highlight=False)
 
     def starting(planned: runs.PlannedSuite) -> RichProgress | None:
         # A resumed run's intro shows what it planned, not the suite's selection now.
         print_intro(planned.plan, status, planned.resume)
-        return RichProgress(status) if request.progress and status.is_terminal else None
+        if not (request.progress and status.is_terminal):
+            return None
+        from jurybox._cli.progress import RichProgress  # rich's progress machinery: only for a terminal
+
+        return RichProgress(status)
 
     def finished(planned: runs.PlannedSuite, result: RunResult) -> None:
         # An experiment's variants are read side by side at the end, not as one long table each.

@@ -17,7 +17,7 @@ from typing import Any
 from jurybox.agents._errors import AgentError, AgentTimeout, TargetConfigError
 from jurybox.agents._http import MISSING, expand_env, follow
 from jurybox.agents._reported import MAX_REPORTED_CALLS, reported_tool_calls
-from jurybox.core import ToolCall, error_reason, read_json
+from jurybox.core import ToolCall, error_reason, read_json, require
 
 _SETTINGS_KEYS = frozenset(
     {"model", "base_url", "api_key_env", "temperature", "max_tokens", "timeout", "headers", "extra_body", "max_retries"}
@@ -171,9 +171,11 @@ class ChatClient:
 
     def _openai(self) -> Any:
         if self._client is None:
-            from openai import AsyncOpenAI
-
-            self._client = AsyncOpenAI(
+            try:
+                openai = require("openai", extra="openai", feature=f"agent {self.agent} (an OpenAI endpoint)")
+            except ImportError as error:
+                raise AgentError(str(error)) from None
+            self._client = openai.AsyncOpenAI(
                 api_key=self.settings.api_key(),
                 base_url=self.settings.base_url,
                 timeout=self.settings.timeout,
@@ -195,9 +197,9 @@ class ChatClient:
             AgentTimeout: the endpoint did not answer in time.
             AgentError: the endpoint failed or answered something that is not a JSON object.
         """
-        import openai
-
         resource: Any = self._openai()
+        import openai  # installed: _openai() said so
+
         for part in API_RESOURCES[api].split("."):
             resource = getattr(resource, part)
         request = dict(arguments)

@@ -7,14 +7,16 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from jurybox.agents._adapter import AgentAdapter
 from jurybox.agents._errors import AgentError, AgentTimeout, TargetConfigError
 from jurybox.agents._reply import AgentReply
 from jurybox.core import ToolCall, error_reason, read_json
+
+if TYPE_CHECKING:
+    import httpx
+
 
 _KEYS = frozenset({"url", "method", "headers", "body", "reply", "tool_calls", "sources", "usage", "timeout", "close"})
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -156,10 +158,14 @@ class HttpTarget:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
+            import httpx  # imported with the first request: a suite with another agent never needs it
+
             self._client = httpx.AsyncClient(headers=self.headers, timeout=self.timeout)
         return self._client
 
     async def _send(self, endpoint: Endpoint, message: str, session_id: str) -> httpx.Response:
+        import httpx
+
         request = endpoint.request(message, session_id)
         where = f"{request['method']} {request['url']}"
         try:

@@ -64,6 +64,11 @@ def load_reference(reference: Any, *, field: str, base_dir: Path | None = None) 
             module = importlib.import_module(module_name)
     except TargetConfigError:
         raise
+    except ModuleNotFoundError as exc:
+        missing = _missing_package(module_name, exc, base_dir)
+        if missing:
+            raise TargetConfigError(f"{field}: {missing}") from None
+        raise TargetConfigError(f"{field}: cannot import {module_name!r}: {type(exc).__name__}: {exc}") from exc
     except Exception as exc:
         raise TargetConfigError(f"{field}: cannot import {module_name!r}: {type(exc).__name__}: {exc}") from exc
     value: Any = module
@@ -76,6 +81,24 @@ def load_reference(reference: Any, *, field: str, base_dir: Path | None = None) 
                 f"{field}: {module_name!r} has no attribute {attribute!r}; it defines: {', '.join(public[:30])}"
             ) from None
     return value
+
+
+def _missing_package(module_name: str, error: ModuleNotFoundError, base_dir: Path | None) -> str | None:
+    """One line saying what to copy when the suite's own package is not there (a suite copied alone).
+
+    None when the missing module is not one of ``module_name``'s own packages (a dependency the
+    agent imports is missing: the plain error says which).
+    """
+    parts = module_name.split(".")
+    own = {".".join(parts[: index + 1]) for index in range(len(parts))}
+    if error.name not in own:
+        return None
+    top = parts[0]
+    where = f"the suite's folder ({Path(base_dir).resolve()}), its parents" if base_dir is not None else "its parents"
+    return (
+        f"cannot import {module_name!r}: no package {error.name!r} in {where} or the current directory; "
+        f"copy the whole {top}/ folder (with its __init__.py files), not the suite file alone, and run from its parent"
+    )
 
 
 def _import_file(path_text: str, base_dir: Path | None) -> Any:

@@ -8,17 +8,20 @@ interval; ABSTAIN and ERROR are counted on their own, never dropped or guessed.
 ``corrected_pass_rate`` turns a run's observed pass rate into a Rogan-Gladen
 estimate from a judge's TPR and TNR; ``identify`` names a judge object the way
 a stored calibration is filed (``calibration_figures``: the numbers kept with it).
+
+The figures need numpy (``pip install 'jurybox[calibrate]'``); the names that do are
+imported when first used, so reading labels, identities and corrected pass rates
+(what ``jurybox run`` asks of this package) works without it.
 """
 
-from jurybox.calibrate._bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap
-from jurybox.calibrate._calibrate import calibrate, summarise
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from jurybox.calibrate._classifiers import FirstMatch
-from jurybox.calibrate._console import to_console
 from jurybox.calibrate._correction import CorrectedRate, corrected_pass_rate
 from jurybox.calibrate._errors import CalibrationInputError, Problem
-from jurybox.calibrate._figures import FIGURES_BY_KIND
-from jurybox.calibrate._gate import Shortfall, parse_bars, shortfalls
-from jurybox.calibrate._html import to_html
 from jurybox.calibrate._labels import (
     LABEL_KINDS,
     LabelKind,
@@ -27,8 +30,6 @@ from jurybox.calibrate._labels import (
     labelled_set_from_rows,
     load_labelled_set,
 )
-from jurybox.calibrate._markdown import to_markdown
-from jurybox.calibrate._metrics import kappa_of
 from jurybox.calibrate._recorded import RecordedReply, load_recorded, recorded_from_rows
 from jurybox.calibrate._result import (
     CalibrationResult,
@@ -40,15 +41,63 @@ from jurybox.calibrate._result import (
     JudgeCalibration,
     Usage,
 )
+from jurybox.calibrate._settings import DEFAULT_RESAMPLES, DEFAULT_SEED
 from jurybox.calibrate._specs import JudgeIdentity, JudgeSpec, identify, judge_spec
 from jurybox.calibrate._stored import calibration_figures
 from jurybox.calibrate._verdicts import RowVerdict
+
+if TYPE_CHECKING:
+    from jurybox.calibrate._bootstrap import Bootstrap
+    from jurybox.calibrate._calibrate import calibrate, summarise
+    from jurybox.calibrate._console import to_console
+    from jurybox.calibrate._figures import FIGURES_BY_KIND
+    from jurybox.calibrate._gate import Shortfall, parse_bars, shortfalls
+    from jurybox.calibrate._html import to_html
+    from jurybox.calibrate._markdown import to_markdown
+    from jurybox.calibrate._metrics import kappa_of
+
+# Imported on first use, and where they live: the figures need numpy (an extra), the renderers
+# rich's tables; `jurybox run` asks this package only for judge identities and corrected rates.
+_LAZY = {
+    "to_console": "_console",
+    "to_html": "_html",
+    "to_markdown": "_markdown",
+    "Bootstrap": "_bootstrap",
+    "calibrate": "_calibrate",
+    "summarise": "_calibrate",
+    "FIGURES_BY_KIND": "_figures",
+    "Shortfall": "_gate",
+    "parse_bars": "_gate",
+    "shortfalls": "_gate",
+    "kappa_of": "_metrics",
+}
+NUMPY_MISSING = "jurybox calibrate needs numpy: pip install 'jurybox[calibrate]'"
+
+
+class NumpyMissingError(ImportError):
+    """The ``calibrate`` extra (numpy) is not installed; the message names it."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    except ImportError as error:
+        if error.name != "numpy":
+            raise
+        raise NumpyMissingError(NUMPY_MISSING) from None
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
     "FIGURES_BY_KIND",
     "LABEL_KINDS",
+    "NUMPY_MISSING",
     "Bootstrap",
     "CalibrationInputError",
     "CalibrationResult",
@@ -65,6 +114,7 @@ __all__ = [
     "LabelKind",
     "LabelledRow",
     "LabelledSet",
+    "NumpyMissingError",
     "Problem",
     "RecordedReply",
     "RowVerdict",

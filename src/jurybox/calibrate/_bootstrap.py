@@ -17,10 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from jurybox.calibrate._metrics import Floats
+from jurybox.calibrate._settings import CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 
-DEFAULT_RESAMPLES = 1000
-DEFAULT_SEED = 0
-CONFIDENCE = 0.95
 _CHUNK_CELLS = 2_000_000  # weights drawn per chunk: resamples x rows
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from jurybox.calibrate._bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap
+from jurybox.calibrate._bootstrap import Bootstrap
 from jurybox.calibrate._disagreements import disagreements
 from jurybox.calibrate._errors import CalibrationInputError
 from jurybox.calibrate._figures import figures, interval_alpha, nominal_alpha
@@ -18,6 +18,7 @@ from jurybox.calibrate._labels import LabelKind, LabelledSet, load_labelled_set
 from jurybox.calibrate._live import DEFAULT_CONCURRENCY, live_verdicts
 from jurybox.calibrate._recorded import RecordedReply, load_recorded, recorded_verdicts
 from jurybox.calibrate._result import CalibrationResult, Distribution, Figure, JudgeCalibration, Usage
+from jurybox.calibrate._settings import DEFAULT_RESAMPLES, DEFAULT_SEED
 from jurybox.calibrate._slices import slice_rows
 from jurybox.calibrate._specs import JudgeSpec, judge_spec
 from jurybox.calibrate._verdicts import RowVerdict

@@ -21,6 +21,7 @@ from jurybox.core._context import (
     iter_contexts_jsonl,
     structured_fields,
 )
+from jurybox.core._extras import ExtraMissingError, extra_hint, require
 from jurybox.core._jsonable import to_jsonable
 from jurybox.core._judge import Judge, aevaluate, evaluate, judge, judge_name
 from jurybox.core._judgment import Check, ErrorInfo, Judgment, Status
@@ -114,6 +115,7 @@ __all__ = [
     "Consensus",
     "Context",
     "ErrorInfo",
+    "ExtraMissingError",
     "InputLimitError",
     "Judge",
     "JudgeFactory",
@@ -149,6 +151,7 @@ __all__ = [
     "contexts_from_jsonl",
     "error_reason",
     "evaluate",
+    "extra_hint",
     "iter_contexts_jsonl",
     "judge",
     "judge_factory",
@@ -162,6 +165,7 @@ __all__ = [
     "read_json",
     "read_toml",
     "read_toml_file",
+    "require",
     "run_sync",
     "structured_fields",
     "tier_of",

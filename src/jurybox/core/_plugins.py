@@ -29,8 +29,10 @@ import inspect
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from importlib import metadata
 
 ENTRY_POINT_GROUP = "jurybox"
 """The entry-point group packages declare their plug-in modules in (``[project.entry-points.jurybox]``)."""
@@ -439,6 +441,8 @@ def _is_import_path(target: str) -> bool:
 
 
 def _entry_points() -> list[metadata.EntryPoint]:
+    from importlib import metadata  # ~40 ms of imports (email parsing): only an unknown name reads entry points
+
     # jurybox's own entry points first, so an outside package may replace a built-in on purpose.
     found = list(metadata.entry_points(group=ENTRY_POINT_GROUP))
     return sorted(found, key=lambda e: (_distribution_name(e) != JURYBOX_DISTRIBUTION, e.name))

@@ -44,8 +44,10 @@ from jurybox.engine._verdict import (
     LLM_SKIPPED,
     case_verdict_judge,
     mark_llm_skipped,
+    mark_unavailable,
     not_judged,
     round_judgment,
+    unavailable_judges,
 )
 from jurybox.models import Spend, start_case_spend
 from jurybox.suites import TIER_DETERMINISTIC, TIER_LLM, Case, Suite, seeded_agent
@@ -190,15 +192,27 @@ class CaseExecutor:
             (TIER_DETERMINISTIC, key, SqlCheckJudge(check, self._databases, url, session_id, key))
             for key, check, url in self._sql_checks(case)
         ]
-        cascade, skipped = case_verdict_judge(case, contexts, final, llm_enabled=self.suite.llm_enabled, extra=extra)
-        judgment = not_judged(case, skipped) if cascade is None else mark_llm_skipped(await cascade(final), skipped)
+        missing = unavailable_judges(case)
+        cascade, skipped = case_verdict_judge(
+            case, contexts, final, llm_enabled=self.suite.llm_enabled, extra=extra, leave_out=missing
+        )
+        if cascade is None:
+            judgment = not_judged(case, skipped, missing)
+        else:
+            judgment = mark_unavailable(mark_llm_skipped(await cascade(final), skipped), missing)
         rounds: tuple[RoundRecord, ...]
         if len(outcomes) == 1:
             rounds = (RoundRecord(0, outcomes[0].prompt, contexts[0], judgment, outcomes[0].follow_ups),)
         else:
             planned = [item.key for item in case.judges]
             rounds = tuple(
-                RoundRecord(o.index, o.prompt, contexts[i], round_judgment(judgment, i, skipped, planned), o.follow_ups)
+                RoundRecord(
+                    o.index,
+                    o.prompt,
+                    contexts[i],
+                    round_judgment(judgment, i, [*skipped, *missing], planned),
+                    o.follow_ups,
+                )
                 for i, o in enumerate(outcomes)
             )
         metadata = dict(base)
@@ -207,6 +221,8 @@ class CaseExecutor:
         if skipped:
             metadata.update(llm_tier=LLM_SKIPPED, skipped_judges=list(skipped))
             metadata[SKIPPED_TIERS_KEY] = {TIER_LLM: LLM_SKIP_REASON}
+        if missing:
+            metadata.setdefault(SKIPPED_TIERS_KEY, {}).update({tier: reason for tier, reason in missing.values()})
         return CaseRecord(
             case=case.name,
             judgment=judgment,

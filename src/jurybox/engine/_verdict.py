@@ -11,7 +11,7 @@ as a pass.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from jurybox.core import Cascade, CaseRecord, Context, Judgment, NumericScore, Status, Tier, aevaluate, vote_value
@@ -43,6 +43,7 @@ def case_verdict_judge(
     *,
     llm_enabled: bool,
     extra: Sequence[tuple[str, str, Any]] = (),
+    leave_out: Collection[str] = (),
 ) -> tuple[Cascade | None, list[str]]:
     """The cascade that judges one execution of ``case``, and the keys of the LLM judges left out.
 
@@ -53,6 +54,7 @@ def case_verdict_judge(
         llm_enabled: False when the suite has no judge model (a case whose every LLM judge names
             its own model still runs them).
         extra: (tier, key, judge) added at run time, e.g. SQL checks bound to the session.
+        leave_out: Keys of judges this install cannot run (``unavailable_judges``), left out.
 
     Returns:
         (cascade, skipped LLM judge keys); the cascade is None when nothing is left to run.
@@ -61,6 +63,8 @@ def case_verdict_judge(
     skipped: list[str] = []
     llm_runs = case.llm_tier_runs(llm_enabled=llm_enabled)
     for item in case.judges:
+        if item.key in leave_out:
+            continue
         if item.tier == TIER_LLM and not llm_runs:
             skipped.append(item.key)
             continue
@@ -83,13 +87,50 @@ def case_verdict_judge(
     return Cascade(*tiers, name=case.name), skipped
 
 
+def unavailable_judges(case: Case) -> dict[str, tuple[str, str]]:
+    """The case's judges this install cannot run: key -> (tier, why), e.g. similarity without ``jurybox[embed]``.
+
+    A judge says so through an ``unavailable()`` method returning the reason (None when it can run).
+    Its tier is skipped with that reason, as the LLM tier is without a judge model: a missing
+    optional package is a note on the run, never an ERROR case.
+    """
+    missing: dict[str, tuple[str, str]] = {}
+    for item in case.judges:
+        check = getattr(item.judge, "unavailable", None)
+        reason = check() if callable(check) else None
+        if isinstance(reason, str) and reason:
+            missing[item.key] = (item.tier, reason)
+    return missing
+
+
+def mark_unavailable(judgment: Judgment, missing: Mapping[str, tuple[str, str]]) -> Judgment:
+    """Say in the verdict which judges did not run because this install lacks what they need."""
+    if not missing:
+        return judgment
+    tiers = sorted({tier for tier, _ in missing.values()})
+    note = f" [{', '.join(tiers)} tier skipped: {', '.join(missing)} not run; decided by the other tiers]"
+    metadata = dict(judgment.metadata)
+    metadata["unavailable_judges"] = list(missing)
+    return judgment.with_changes(reasoning=judgment.reasoning + note, metadata=metadata)
+
+
 def llm_was_skipped(record: CaseRecord) -> bool:
     """True when a recorded case's LLM tier was left out for want of a judge model."""
     return record.metadata.get("llm_tier") == LLM_SKIPPED
 
 
-def not_judged(case: Case, skipped: Sequence[str]) -> Judgment:
-    """The verdict of a case whose only judges are LLM judges, run without a judge model."""
+def not_judged(case: Case, skipped: Sequence[str], missing: Mapping[str, tuple[str, str]] | None = None) -> Judgment:
+    """The verdict of a case none of whose judges could run (LLM judges without a judge model, or
+    judges whose optional packages are not installed)."""
+    if missing:
+        reasons = "; ".join(sorted({reason for _, reason in missing.values()}))
+        left = [*skipped, *missing]
+        return Judgment.abstained(
+            f"not judged: none of the case's judges could run ({', '.join(left)}): {reasons}"
+            + (f"; {HOW_TO_ENABLE}" if skipped else ""),
+            judge=case.name,
+            metadata={"llm_tier": LLM_SKIPPED, "skipped_judges": list(skipped)} if skipped else {},
+        )
     return Judgment.abstained(
         f"not judged: the case has only LLM judges ({', '.join(skipped)}) and the llm tier was skipped; "
         + HOW_TO_ENABLE,

@@ -21,7 +21,13 @@ from jurybox.llm._pairwise import PairwiseJudge, pairwise
 from jurybox.llm._planted import Material
 from jurybox.llm._reading import Found, Reading, VerdictReader, read_verdict
 from jurybox.llm._settings import JudgeSettings
-from jurybox.llm._similarity import EmbeddingsUnavailableError, SimilarityJudge, similarity
+from jurybox.llm._similarity import (
+    EMBED_SKIP_REASON,
+    EmbeddingsUnavailableError,
+    SimilarityJudge,
+    embeddings_installed,
+    similarity,
+)
 from jurybox.llm._template import CONTEXT_VARIABLES, Template, TemplateError
 from jurybox.llm._text import json_objects, strip_think
 from jurybox.llm._verdicts import (
@@ -37,6 +43,7 @@ from jurybox.llm._verdicts import (
 
 __all__ = [
     "CONTEXT_VARIABLES",
+    "EMBED_SKIP_REASON",
     "FACTUALITY_LABELS",
     "AgenticJudge",
     "Choice",
@@ -68,6 +75,7 @@ __all__ = [
     "clarification",
     "correctness",
     "coverage",
+    "embeddings_installed",
     "faithfulness",
     "json_objects",
     "normal_form",

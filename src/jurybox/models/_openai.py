@@ -1,7 +1,8 @@
-"""OpenAI and OpenAI-compatible servers (vLLM, LM Studio, llama.cpp, Together...) via the official SDK.
+"""OpenAI and OpenAI-compatible servers (vLLM, LM Studio, llama.cpp, Together...), over aiohttp or the SDK.
 
-``OpenAIModel`` picks the path a call takes (the direct aiohttp path, or the SDK) and
-maps failures to ProviderErrors; the pieces the paths are made of (TLS, proxies, the
+``OpenAIModel`` picks the path a call takes (the direct aiohttp path, which needs no
+SDK, or the official SDK: ``pip install 'jurybox[openai]'``) and maps failures to
+ProviderErrors; the pieces the paths are made of (TLS, proxies, the
 direct client) live in ``_openai_transport.py``, the JSON sent and read back in
 ``_openai_wire.py``.
 """
@@ -9,22 +10,23 @@ direct client) live in ``_openai_transport.py``, the JSON sent and read back in
 from __future__ import annotations
 
 import os
+import sys
 import weakref
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
-import httpx2
-import openai
-
+from jurybox.core import require
 from jurybox.models._base import ProviderModel, resolve_api_key, status_error
 from jurybox.models._errors import ModelConfigError, ProviderError
 from jurybox.models._openai_transport import (
+    COMPLETIONS_PATH,
+    KEEPALIVE_EXPIRY,
     PLAIN_HTTP_TLS,
-    SDK_HTTP_CLIENTS,
     DirectClient,
     DirectStatusError,
-    SendsNothing,
     aiohttp_installed,
+    completions_url,
+    direct_headers,
     dropped_connection,
     env_proxy,
     proxy_configured,
@@ -37,9 +39,9 @@ from jurybox.models._types import GenerateRequest, ModelResponse
 
 if TYPE_CHECKING:
     import aiohttp
+    import openai
 
 _STRUCTURED_UNSUPPORTED = ("response_format", "json_schema")
-_COMPLETIONS_PATH = "/chat/completions"
 
 HttpTransport = Literal["auto", "direct", "aiohttp", "httpx"]
 HTTP_TRANSPORTS: tuple[HttpTransport, ...] = ("auto", "direct", "aiohttp", "httpx")
@@ -57,14 +59,13 @@ class OpenAIModel(ProviderModel):
             reasoning models) or ``max_tokens`` (default for other servers, widely supported).
         http_transport: ``"auto"`` (default: ``"direct"`` when ``aiohttp`` is installed, else
             ``"httpx"``), ``"direct"``, ``"aiohttp"`` or ``"httpx"``. ``"direct"`` posts non-streaming
-            calls with a plain ``aiohttp.ClientSession`` the model owns: the openai SDK's per-request
-            pipeline (building its request, merging headers, httpx2 Request/URL/Headers objects
-            layered over aiohttp) costs about 0.5 ms CPU per call, more than the HTTP itself. It
-            sends the same URL, JSON bytes and headers (taken once per client from the SDK client's
-            ``auth_headers`` and ``default_headers``), with the same connection limit, TLS context,
-            timeouts and error mapping; streaming calls still go through the SDK (aiohttp transport).
-            ``"aiohttp"`` and ``"httpx"`` send every call through the openai SDK with that transport
-            (``"aiohttp"`` was the default before ``"direct"``; ``"httpx"`` is the SDK's default).
+            calls with a plain ``aiohttp.ClientSession`` the model owns, without the openai SDK
+            (neither installed nor imported): the SDK's per-request pipeline costs about 0.5 ms CPU
+            per call, more than the HTTP itself, and importing it about 0.3 s at start-up. It sends
+            the same URL and JSON bytes as the SDK, and its headers but the SDK's telemetry
+            (``X-Stainless-*``), with the same connection limit, TLS context, timeouts and error
+            mapping. Streaming calls, ``"aiohttp"`` and ``"httpx"`` go through the openai SDK
+            (``pip install 'jurybox[openai]'``) with that transport (streaming with aiohttp).
         **options: See ``ProviderModel``.
 
     Structured output uses ``response_format={"type": "json_schema", ...}``; a server that
@@ -121,8 +122,8 @@ class OpenAIModel(ProviderModel):
             "timeout": self.timeout,
         }
         self._completions_urls: weakref.WeakKeyDictionary[openai.AsyncOpenAI, str] = weakref.WeakKeyDictionary()
-        # The direct path's aiohttp session (and what it sends) for each SDK client, made by _make_client.
-        self._direct: weakref.WeakKeyDictionary[openai.AsyncOpenAI, DirectClient] = weakref.WeakKeyDictionary()
+        if self.http_transport != "direct" or self.stream:
+            self._sdk()  # a missing SDK is a configuration error now, not an ERROR per case later
 
     def probe_target(self) -> ProbeTarget:
         target = openai_compatible_target(
@@ -135,17 +136,25 @@ class OpenAIModel(ProviderModel):
             return replace(target, headers={**target.headers, "OpenAI-Organization": self.organization})
         return target
 
-    def _make_client(self, connections: int) -> openai.AsyncOpenAI:
-        limits = httpx2.Limits(max_connections=connections, max_keepalive_connections=connections)
-        http_client: httpx2.AsyncClient
+    def _sdk(self) -> Any:
+        """The openai module, or ModelConfigError naming the extra (the direct path never asks)."""
+        try:
+            return require("openai", extra="openai", feature=f"{self.provider}: streaming and the SDK transports")
+        except ImportError as error:
+            raise ModelConfigError(str(error)) from None
+
+    def _make_client(self, connections: int) -> openai.AsyncOpenAI | DirectClient:
         if self.http_transport == "direct" and not self.stream:
-            # The direct path sends every call; the SDK client only supplies URL and headers, so it
-            # gets no connection pool (whose setup imports httpcore2 and loads CAs: ~0.1 s of CPU).
-            http_client = httpx2.AsyncClient(transport=SendsNothing())
-        else:
-            tls = ssl_context() if self._uses_tls() else PLAIN_HTTP_TLS
-            http_client = SDK_HTTP_CLIENTS[self.http_transport](limits=limits, timeout=self.timeout, verify=tls)
-        client = openai.AsyncOpenAI(
+            url = completions_url(self.effective_base_url)
+            return DirectClient(url, self._direct_headers(), connections, KEEPALIVE_EXPIRY, env_proxy(url))
+        sdk = self._sdk()
+        import httpx2  # the SDK's own HTTP client package: installed with it
+
+        limits = httpx2.Limits(max_connections=connections, max_keepalive_connections=connections)
+        tls = ssl_context() if self._uses_tls() else PLAIN_HTTP_TLS
+        make_http_client = sdk.DefaultAsyncHttpxClient if self.http_transport == "httpx" else sdk.DefaultAioHttpClient
+        http_client = make_http_client(limits=limits, timeout=self.timeout, verify=tls)
+        client: openai.AsyncOpenAI = sdk.AsyncOpenAI(
             api_key=self._api_key,
             organization=self.organization,
             base_url=self.base_url,
@@ -153,46 +162,19 @@ class OpenAIModel(ProviderModel):
             max_retries=0,  # our retries are the only ones, so attempts and waits are bounded and visible
             http_client=http_client,
         )
-        if self.http_transport == "direct":
-            url = self._completions_url(client)
-            self._direct[client] = DirectClient(
-                url, self._direct_headers(client), connections, limits.keepalive_expiry, env_proxy(url)
-            )
         return client
 
-    def _direct_headers(self, client: openai.AsyncOpenAI) -> dict[str, str]:
-        """The headers the SDK sends with our ``post``, taken once from the SDK client itself.
-
-        Auth (``Authorization``), ``OpenAI-Organization``/``-Project``, ``User-Agent``, ``Accept``,
-        ``Content-Type`` and the ``X-Stainless-*`` headers come from the client's ``auth_headers``
-        and ``default_headers``, merged as the SDK merges them (case-insensitive, later wins, an
-        ``Omit`` removes). The SDK adds two per request: ``X-Stainless-Retry-Count`` (always 0
-        here: the SDK never retries, our retries are new calls) and ``X-Stainless-Read-Timeout``.
-        """
-        merged: dict[str, tuple[str, str]] = {}
-        for mapping in (client.auth_headers, client.default_headers):
-            for name, value in mapping.items():
-                if isinstance(value, str):
-                    merged[name.lower()] = (name, value)
-                else:  # openai.Omit: the header is left out
-                    merged.pop(name.lower(), None)
-        headers = dict(merged.values())
-        if not any(name.lower() == "authorization" for name in headers):
-            raise ModelConfigError("openai: the SDK client has no Authorization header to send")
-        headers.setdefault("Content-Type", "application/json")
-        headers["x-stainless-retry-count"] = "0"
-        read_timeout = httpx2.Timeout(self.timeout).read
-        if read_timeout is not None:
-            headers["x-stainless-read-timeout"] = str(read_timeout)
-        return headers
+    def _direct_headers(self) -> dict[str, str]:
+        """Auth, organization and project (``$OPENAI_PROJECT`` for api.openai.com, as the SDK reads it)."""
+        project = os.environ.get("OPENAI_PROJECT") if self.provider == "openai" else None
+        return direct_headers(self._api_key, organization=self.organization, project=project)
 
     async def _close_client(self, client: Any) -> None:
-        direct = self._direct.pop(client, None)
-        try:
-            await client.close()
-        finally:
-            if direct is not None and direct.session is not None:
-                await direct.session.close()
+        if isinstance(client, DirectClient):
+            if client.session is not None:
+                await client.session.close()
+            return
+        await client.close()
 
     def _uses_tls(self) -> bool:
         """Whether calls go over https (or a proxy might need TLS): only then is the CA bundle loaded."""
@@ -204,7 +186,7 @@ class OpenAIModel(ProviderModel):
         if url is None:
             # Given a relative path, the SDK parses and re-parses its base URL on every call.
             base = client.base_url
-            url = str(base.copy_with(raw_path=base.raw_path + _COMPLETIONS_PATH.lstrip("/").encode()))
+            url = str(base.copy_with(raw_path=base.raw_path + COMPLETIONS_PATH.lstrip("/").encode()))
             self._completions_urls[client] = url
         return url
 
@@ -219,13 +201,14 @@ class OpenAIModel(ProviderModel):
             params=self.params,
         )
 
-    async def _send(self, client: openai.AsyncOpenAI, request: GenerateRequest) -> ModelResponse:
+    async def _send(self, client: openai.AsyncOpenAI | DirectClient, request: GenerateRequest) -> ModelResponse:
         try:
             return await self._send_once(client, request)
-        except (openai.BadRequestError, DirectStatusError) as error:
+        except Exception as error:
             message = str(error).lower()
             if (
-                error.status_code != 400
+                getattr(error, "status_code", None) != 400
+                or not (isinstance(error, DirectStatusError) or _sdk_error(error, "BadRequestError"))
                 or "response_format" not in self.request_body(request)
                 or not any(word in message for word in _STRUCTURED_UNSUPPORTED)
             ):
@@ -234,15 +217,19 @@ class OpenAIModel(ProviderModel):
             self.structured_output = False
             return await self._send_once(client, request)
 
-    async def _send_once(self, client: openai.AsyncOpenAI, request: GenerateRequest) -> ModelResponse:
+    async def _send_once(self, client: openai.AsyncOpenAI | DirectClient, request: GenerateRequest) -> ModelResponse:
         body = self.request_body(request)
+        if isinstance(client, DirectClient):
+            extra = body.pop("extra_body", None)
+            if extra:
+                body.update(extra)
+            return from_completion(await self._post_direct(client, body))
         if not self.stream:
             extra = body.pop("extra_body", None)
             if extra:
                 body.update(extra)
-            direct = self._direct.get(client)
-            if direct is not None:
-                return from_completion(await self._post_direct(direct, body))
+            import httpx2
+
             # The SDK's generic ``post`` (its documented way to send any request) instead of
             # ``chat.completions.create``: the same client, auth, headers, timeouts and error
             # classes, without re-walking our plain-JSON body against the SDK's typed params
@@ -305,6 +292,9 @@ class OpenAIModel(ProviderModel):
     def _translate(self, error: Exception) -> ProviderError | None:
         if isinstance(error, DirectStatusError):
             return status_error(self.provider, error.status_code, error.headers, error.body)
+        openai = sys.modules.get("openai")
+        if openai is None:  # the SDK was never imported, so no error can be one of its
+            return None
         if isinstance(error, openai.APITimeoutError) and not dropped_connection(error):
             return self._timeout_error()
         if isinstance(error, openai.APIConnectionError):
@@ -315,3 +305,9 @@ class OpenAIModel(ProviderModel):
         if isinstance(error, openai.OpenAIError):
             return ProviderError(f"unusable response: {error}", provider=self.provider)
         return None
+
+
+def _sdk_error(error: Exception, name: str) -> bool:
+    """Whether ``error`` is the openai SDK's error class ``name`` (False when the SDK was never imported)."""
+    openai = sys.modules.get("openai")
+    return openai is not None and isinstance(error, getattr(openai, name))

@@ -1,10 +1,11 @@
-"""How the OpenAI model's calls travel: the SDK's HTTP clients and the direct aiohttp path.
+"""How the OpenAI model's calls travel: the direct aiohttp path, and what the SDK's clients share.
 
 The TLS context every client shares (and the placeholder plain-http clients get),
 proxies from the environment, the pieces of the direct path (``DirectClient``,
-``DirectStatusError``, the SDK client that sends nothing) and what the SDK's
-aiohttp transport really means by a timeout. ``OpenAIModel`` (``_openai.py``)
-decides which path a call takes; ``_openai_wire.py`` writes and reads the JSON.
+``DirectStatusError``, the headers it sends) and what the SDK's aiohttp transport
+really means by a timeout. Nothing here imports the openai SDK (an extra): the
+direct path does without it. ``OpenAIModel`` (``_openai.py``) decides which path
+a call takes; ``_openai_wire.py`` writes and reads the JSON.
 """
 
 from __future__ import annotations
@@ -13,14 +14,9 @@ import functools
 import importlib.util
 import os
 import ssl
-import urllib.parse
-import urllib.request
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
-import httpx2
-import openai
 
 from jurybox.core import read_json
 
@@ -59,36 +55,50 @@ def ssl_context() -> ssl.SSLContext:
 @functools.cache
 def _ssl_context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
     del cert_file, cert_dir  # only the cache key: create_ssl_context reads them from the environment
-    return httpx2.create_ssl_context()
+    import httpx  # the base's HTTP client; its context is the one the SDK's httpx2 builds (certifi, SSL_CERT_*)
+
+    return httpx.create_ssl_context()
 
 
-SDK_HTTP_CLIENTS: dict[str, Callable[..., httpx2.AsyncClient]] = {
-    "direct": openai.DefaultAioHttpClient,  # the SDK client of the direct path, for streaming calls
-    "aiohttp": openai.DefaultAioHttpClient,
-    "httpx": openai.DefaultAsyncHttpxClient,
-}
+# As the SDK's httpx2.Limits default: an idle pooled connection is closed after 5 s.
+KEEPALIVE_EXPIRY = 5.0
+COMPLETIONS_PATH = "/chat/completions"
 
 
-class SendsNothing(httpx2.AsyncBaseTransport):
-    """The transport of an SDK client the direct path only reads URL and headers from."""
+def completions_url(base_url: str) -> str:
+    """The absolute Chat Completions URL under ``base_url``, as the SDK joins them (one slash between)."""
+    return base_url.rstrip("/") + COMPLETIONS_PATH
 
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        raise RuntimeError(
-            "openai: this model sends its calls on the direct path; its SDK client has no transport "
-            "(turn streaming on when the model is built, not afterwards)"
-        )
+
+def direct_headers(api_key: str, *, organization: str | None, project: str | None) -> dict[str, str]:
+    """The headers the direct path sends: what the SDK sends but its telemetry (``X-Stainless-*``)."""
+    headers = {
+        "Accept": "application/json",
+        "Content-Type": "application/json",
+        "User-Agent": "jurybox",
+        "Authorization": f"Bearer {api_key}",
+    }
+    if organization:
+        headers["OpenAI-Organization"] = organization
+    if project:
+        headers["OpenAI-Project"] = project
+    return headers
 
 
 @dataclass(eq=False)
 class DirectClient:
-    """What the direct path sends for one SDK client, and its aiohttp session (made on first use)."""
+    """One lane's client on the direct path: what it sends, and its aiohttp session (made on first use)."""
 
     url: str
-    headers: dict[str, str]
+    headers: dict[str, str] = field(repr=False)  # the Authorization header holds the key
     connections: int
     keepalive_expiry: float | None
     proxy: str | None
     session: aiohttp.ClientSession | None = None
+
+    def is_closed(self) -> bool:
+        """True when no session is open (never opened, or closed with its event loop)."""
+        return self.session is None or self.session.closed
 
 
 class DirectStatusError(Exception):
@@ -130,6 +140,8 @@ class DirectStatusError(Exception):
 
 def env_proxy(url: str) -> str | None:
     """The proxy for ``url`` from ``*_PROXY``/``NO_PROXY``, as httpx2 (trust_env) picks it, once per client."""
+    import urllib.request  # its http.client and email imports: only a direct client asks, once
+
     parts = urllib.parse.urlsplit(url)
     if parts.hostname and urllib.request.proxy_bypass(parts.hostname):
         return None

@@ -13,8 +13,6 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-import httpx
-
 from jurybox.core import error_reason, printable_url
 from jurybox.models._providers import key_variable as key_variable_of
 
@@ -49,15 +47,27 @@ async def probe(target: ProbeTarget, *, timeout: float = PROBE_TIMEOUT) -> str |
     Any answer but a refused key counts as reachable: a server without a model list
     (404) still serves completions, and a 5xx now may be gone by the first case.
     """
+    # aiohttp (the judge calls' own client, already in the base): httpx would cost ~0.1 s of
+    # imports (its CLI pulls in rich and pygments) for this one GET.
+    import aiohttp
+
+    from jurybox.models._openai_transport import ssl_context
+
+    tls = ssl_context() if target.check_url.lower().startswith("https://") else None
     try:
         # No redirects followed and no retries: this is a question, not a call that must succeed.
-        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client:
-            response = await client.get(target.check_url, headers=dict(target.headers))
-    except httpx.TimeoutException:
+        # trust_env: the proxy from HTTP(S)_PROXY/NO_PROXY, as the judge calls' path resolves it.
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout), trust_env=True) as session,
+            session.get(
+                target.check_url, headers=dict(target.headers), allow_redirects=False, ssl=tls or True
+            ) as response,
+        ):
+            status = response.status
+    except TimeoutError:
         return f"timed out after {timeout:g}s at {target.url}: is the server up, and is this its address?"
-    except (httpx.HTTPError, OSError) as error:
+    except (aiohttp.ClientError, OSError, ValueError) as error:  # ValueError: a URL aiohttp cannot send to
         return error_reason(error, url=target.url)
-    status = response.status_code
     if status not in _AUTH_STATUSES:
         return None
     words = {401: "401 Unauthorized", 403: "403 Forbidden", 407: "407 Proxy Authentication Required"}[status]

@@ -188,7 +188,7 @@ register_provider(
     default_base_url="https://api.openai.com/v1",
     openai_compatible=True,
     summary="OpenAI Chat Completions, and any OpenAI-compatible server (vLLM, llama.cpp, LiteLLM...)",
-    requires=("openai",),
+    # Its default (direct) path posts with aiohttp, in the base install; the SDK is the "openai" extra.
 )
 register_provider(
     "anthropic",
@@ -197,7 +197,8 @@ register_provider(
     base_url_variable="ANTHROPIC_BASE_URL",
     default_base_url="https://api.anthropic.com",
     summary="Anthropic Messages API",
-    requires=("anthropic",),
+    extra="anthropic",
+    requires=("anthropic", "httpx2"),
 )
 register_provider(
     "ollama",

@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any
 from unittest import mock
 
+from jurybox.core import require
 from jurybox.pytest_plugin._cassette_yaml import BoundedPersister, BoundedYamlSerializer
 from jurybox.pytest_plugin._config import CassetteSettings
 from jurybox.pytest_plugin._matching import json_body_matcher, query_matcher
@@ -263,7 +264,7 @@ def use_cassette(
     Yields:
         The vcrpy Cassette; in mode ``none`` its ``jurybox_guard`` attribute holds the NetworkGuard.
     """
-    import vcr
+    vcr: Any = require("vcr", extra="cassettes", feature="recording and replaying cassettes", package="vcrpy")
 
     redactor = Redactor(
         settings.redact_headers,

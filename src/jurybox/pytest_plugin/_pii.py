@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from jurybox.core import require
 
 if TYPE_CHECKING:
     import phonenumbers
@@ -82,7 +84,8 @@ def _phones(text: str) -> Iterator[Span]:
 
 
 def _phone_matches(piece: str) -> list[phonenumbers.PhoneNumberMatch]:
-    import phonenumbers  # 40 ms to import; only text with a phone-shaped run of digits needs it
+    # 40 ms to import; only text with a phone-shaped run of digits needs it.
+    phonenumbers: Any = require("phonenumbers", extra="cassettes", feature="finding phone numbers to redact")
 
     if piece.lstrip("(").startswith("+"):
         # Written with its country code: valid in that country's plan (any country).

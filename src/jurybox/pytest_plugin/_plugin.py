@@ -8,12 +8,13 @@ session that never uses it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from jurybox.core import Context
+from jurybox.core import Context, ExtraMissingError
 from jurybox.pytest_plugin._cassettes import cassette_folder, cassette_path, use_cassette
 from jurybox.pytest_plugin._config import JuryboxSettings
 from jurybox.pytest_plugin._misses import miss_message, recorded_miss, unplayable_error
@@ -251,7 +252,16 @@ def jurybox_cassette(request: pytest.FixtureRequest) -> Iterator[Any]:
     marker = cassette_marker(request.node)
     options = {key: value for key, value in (marker.kwargs if marker else {}).items() if key != "name"}
     settings = settings_of(request.config)
-    with use_cassette(path, record_mode=settings.record_mode, settings=settings.cassettes, options=options) as cassette:
+    with ExitStack() as stack:
+        missing = None
+        try:
+            cassette = stack.enter_context(
+                use_cassette(path, record_mode=settings.record_mode, settings=settings.cassettes, options=options)
+            )
+        except ExtraMissingError as error:  # vcrpy is the cassettes extra: one line, no import frames
+            missing = str(error)
+        if missing is not None:
+            pytest.fail(missing, pytrace=False)
         yield cassette
 
 

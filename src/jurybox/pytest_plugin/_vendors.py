@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from jurybox.core import require
+
 # detect-secrets' plugins that are not one vendor's key format.
 _NOT_VENDOR_FORMATS = frozenset({"IPPublicDetector", "KeywordDetector"})
 
@@ -64,6 +66,7 @@ def may_hold_vendor_key(text: str) -> bool:
 @cache
 def vendor_formats() -> tuple[VendorFormat, ...]:
     """Every regular-expression plugin detect-secrets has, instantiated once."""
+    require("detect_secrets", extra="cassettes", feature="finding vendor keys to redact", package="detect-secrets")
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.plugins.base import RegexBasedDetector
 

@@ -35,7 +35,6 @@ import json
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from jurybox.core import (
@@ -321,6 +320,8 @@ def _iso(moment: datetime | None) -> str | None:
 
 
 def _jurybox_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # ~40 ms to import: only a JSON report asks
+
     try:
         return version("jurybox")
     except PackageNotFoundError:  # running from a source tree that was never installed

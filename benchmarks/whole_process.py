@@ -1,0 +1,219 @@
+"""The whole ``jurybox run`` process against a bare aiohttp client process, as a user times them.
+
+For each size (cases @ concurrency), against one stub OpenAI server with a fixed latency
+(``python -m jurybox.stubs openai --latency 0.2``), this runs in turn, ``--pairs`` times:
+
+* ``python -m jurybox run suite.yaml --concurrency C --no-progress --store sqlite:///...``: one
+  LLM judge call per case (``correctness``), the judge response cache off, results streamed to a
+  SQLite store that a warm-up run created (so the figures are a later run's, not the first's);
+* a bare client process: ``python bare_client.py``, aiohttp posting the same number of
+  Chat Completions requests with the same concurrency (no suite, no judge, no store, no report).
+
+and prints, per size, the median over the pairs of the wall-time ratio (jurybox / bare), the
+CPU per case of the jurybox process (user + system, start-up and report included) and its peak
+RSS. Then ``-X importtime`` of one jurybox run: the 10 top-level packages whose imports cost
+most (their modules' own times summed), and ``run -v``'s start-up line.
+
+Goals (issue 36): within 1.25x the bare client at 200 @ 16 and 1.15x at 10,000 @ 256; CPU at
+most 5 ms per case at 200 and 1.0 ms per case at 10,000.
+
+Usage::
+
+    .venv/bin/python benchmarks/whole_process.py                      # 200 @ 16 and 10000 @ 256, 3 pairs
+    .venv/bin/python benchmarks/whole_process.py --sizes 200x16 --pairs 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+VERDICT = json.dumps({"score": 1.0, "reasoning": "matches the reference", "issues": [], "strengths": ["exact"]})
+
+AGENT = """
+async def respond(message: str, session_id: str) -> str:
+    return "The answer to " + message + " is 42."
+"""
+
+BARE_CLIENT = """
+import asyncio, sys
+
+import aiohttp
+
+URL, CASES, CONCURRENCY = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+
+
+async def main() -> None:
+    remaining = iter(range(CASES))
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=CONCURRENCY)) as session:
+
+        async def worker() -> None:
+            for index in remaining:
+                body = {
+                    "model": "gpt-4o-mini",
+                    "messages": [{"role": "user", "content": f"question {index} " + "x" * 2000}],
+                }
+                async with session.post(URL, json=body) as response:
+                    response.raise_for_status()
+                    await response.read()
+
+        await asyncio.gather(*(worker() for _ in range(min(CONCURRENCY, CASES))))
+
+
+asyncio.run(main())
+"""
+
+
+@dataclass(frozen=True)
+class Measured:
+    wall: float
+    cpu: float
+    peak_mb: float
+
+
+def child_env() -> dict[str, str]:
+    """This environment, with bytecode caching on (a user's installed jurybox has its .pyc files)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if env.get("PYTHONPATH"):  # the runs start in a temporary folder: PYTHONPATH=src must still find src/
+        env["PYTHONPATH"] = os.pathsep.join(str(Path(part).resolve()) for part in env["PYTHONPATH"].split(os.pathsep))
+    env.update(JURYBOX_CACHE="off", HF_HUB_OFFLINE="1", NO_COLOR="1", COLUMNS="120")
+    return env
+
+
+def measure(command: list[str], cwd: Path, env: dict[str, str]) -> Measured:
+    """Run ``command`` to its end: wall time, CPU (user + system) and peak RSS of that process alone."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert process.stderr is not None
+    err = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(command[:4])} ... exited {process.returncode}:\n{err.decode()[-2000:]}")
+    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
+def write_suite(folder: Path, cases: int, base_url: str) -> Path:
+    (folder / "bench_agent.py").write_text(AGENT, encoding="utf-8")
+    lines = [
+        "name: whole-process",
+        'agent: {python: "bench_agent:respond"}',
+        f"judge_model: openai:gpt-4o-mini@{base_url}",
+        "defaults: {retries: 0}",
+        "cases:",
+    ]
+    for index in range(cases):
+        lines.append(f"  - name: case-{index:05d}")
+        lines.append(f'    prompt: "question {index}"')
+        lines.append(f'    judges: [{{correctness: {{reference: "The answer to question {index} is 42."}}}}]')
+    path = folder / f"suite-{cases}.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def start_stub(latency: float) -> tuple[subprocess.Popen[str], str]:
+    command = [sys.executable, "-m", "jurybox.stubs", "openai", "--latency", str(latency), "--reply", VERDICT]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    url = process.stdout.readline().strip()
+    if not url.startswith("http"):
+        process.kill()
+        raise SystemExit(f"the stub server did not start: {process.stderr.read() if process.stderr else ''}")
+    return process, url
+
+
+def import_breakdown(
+    command: list[str], cwd: Path, env: dict[str, str], top: int
+) -> tuple[float, list[tuple[str, float]]]:
+    """Total import time (s) and the ``top`` top-level packages by their modules' own import times."""
+    done = subprocess.run(
+        [command[0], "-X", "importtime", *command[1:]], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
+    by_package: dict[str, float] = {}
+    for line in done.stderr.splitlines():
+        found = re.match(r"import time:\s+(\d+) \|\s+\d+ \|\s*(\S+)", line)
+        if found:
+            package = found.group(2).split(".")[0]
+            by_package[package] = by_package.get(package, 0.0) + int(found.group(1)) / 1e6
+    ranked = sorted(by_package.items(), key=lambda item: -item[1])
+    return sum(by_package.values()), ranked[:top]
+
+
+def startup_line(command: list[str], cwd: Path, env: dict[str, str]) -> str:
+    done = subprocess.run([*command, "-v"], cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    return next((line for line in done.stderr.splitlines() if line.startswith("start-up")), "(no start-up line)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="200x16,10000x256", help="cases x concurrency, comma-separated")
+    parser.add_argument("--pairs", type=int, default=3, help="jurybox and bare runs, alternating (median)")
+    parser.add_argument("--latency", type=float, default=0.2, help="the stub's latency per call (s)")
+    parser.add_argument("--top", type=int, default=10, help="packages in the import-time breakdown")
+    args = parser.parse_args()
+    sizes = [tuple(int(part) for part in size.split("x")) for size in args.sizes.split(",")]
+    env = child_env()
+    where = subprocess.run(
+        [sys.executable, "-c", "import jurybox; print(jurybox.__file__)"],
+        check=True,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    print(f"jurybox from {where.stdout.strip()}; stub latency {args.latency:g} s; {args.pairs} pair(s) per size")
+    stub, base_url = start_stub(args.latency)
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="jurybox-whole-") as work:
+            folder = Path(work)
+            (folder / "bare_client.py").write_text(BARE_CLIENT, encoding="utf-8")
+            store = f"sqlite:///{folder / 'store.db'}"
+            for cases, concurrency in sizes:
+                suite = write_suite(folder, cases, base_url)
+                jurybox = [sys.executable, "-m", "jurybox", "run", suite.name, "--concurrency", str(concurrency)]
+                jurybox += ["--no-progress", "--store", store]
+                bare = [sys.executable, "bare_client.py", f"{base_url}/chat/completions", str(cases), str(concurrency)]
+                measure(jurybox, folder, env)  # warm-up: .pyc files written, the store created and migrated
+                pairs = [(measure(jurybox, folder, env), measure(bare, folder, env)) for _ in range(args.pairs)]
+                rows.append((cases, concurrency, pairs))
+                ratio = statistics.median(ours.wall / theirs.wall for ours, theirs in pairs)
+                print(
+                    f"{cases} @ {concurrency}: {ratio:.2f}x the bare client "
+                    f"(jurybox {statistics.median(o.wall for o, _ in pairs):.2f} s, "
+                    f"bare {statistics.median(t.wall for _, t in pairs):.2f} s, "
+                    f"ideal {cases * args.latency / concurrency:.2f} s); "
+                    f"CPU {statistics.median(o.cpu for o, _ in pairs) * 1000 / cases:.2f} ms/case "
+                    f"(bare {statistics.median(t.cpu for _, t in pairs) * 1000 / cases:.2f}); "
+                    f"peak RSS {max(o.peak_mb for o, _ in pairs):.0f} MB (bare {max(t.peak_mb for _, t in pairs):.0f})",
+                    flush=True,
+                )
+            smallest = write_suite(folder, sizes[0][0], base_url)
+            command = [sys.executable, "-m", "jurybox", "run", smallest.name, "--concurrency", str(sizes[0][1])]
+            command += ["--no-progress", "--store", store]
+            total, ranked = import_breakdown(command, folder, env, args.top)
+            print(f"\nimports of `jurybox run` ({sizes[0][0]} cases): {total:.3f} s in all; top {args.top} packages:")
+            for package, seconds in ranked:
+                print(f"  {seconds * 1000:7.1f} ms  {package}")
+            print(startup_line(command, folder, env))
+    finally:
+        stub.send_signal(signal.SIGINT)
+        stub.wait(timeout=30)
+    print("\npairs (jurybox wall/cpu s, bare wall/cpu s):")
+    for cases, concurrency, pairs in rows:
+        shown = "; ".join(f"{o.wall:.2f}/{o.cpu:.2f} vs {t.wall:.2f}/{t.cpu:.2f}" for o, t in pairs)
+        print(f"  {cases} @ {concurrency}: {shown}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""``jurybox run`` imports only what the suite uses (issue 36): no provider SDK, numpy, httpx or other commands.
+
+Each test runs the command in a fresh interpreter and lists the modules it ended with.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import typer
+
+from jurybox.cli import FEATURES, build_app
+from jurybox.stubs import StubServer
+
+VERDICT = json.dumps({"score": 1.0, "reasoning": "matches", "issues": [], "strengths": []})
+
+# Heavy or unrelated to a run: provider SDKs, the SDKs' HTTP client, numpy, pytest, the
+# dashboard, the figures of calibrate, migrations (the store exists), rich's progress bars.
+NEVER_ON_A_RUN = (
+    "openai",
+    "anthropic",
+    "httpx",
+    "httpx2",
+    "numpy",
+    "_pytest",
+    "vcr",
+    "jurybox.web",
+    "jurybox.calibrate._bootstrap",
+    "jurybox.calibrate._console",
+    "jurybox._cli.calibrate",
+    "rich.progress",
+)
+
+LIST_MODULES = """
+import json, runpy, sys
+sys.argv = ["jurybox", *sys.argv[1:]]
+try:
+    runpy.run_module("jurybox", run_name="__main__")
+except SystemExit as stop:
+    code = stop.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def _run(folder: Path, *args: str) -> tuple[int, set[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", LIST_MODULES, *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**_environment(), "JURYBOX_CACHE": "off"},
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return result["code"], set(result["modules"])
+
+
+def _environment() -> dict[str, str]:
+    import os
+
+    src = str(Path(__file__).resolve().parent.parent / "src")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+
+
+def _write(folder: Path, judge_model: str | None) -> None:
+    (folder / "startup_agent.py").write_text(
+        "async def respond(message: str, session_id: str) -> str:\n    return 'The answer is 42.'\n", encoding="utf-8"
+    )
+    lines = ["name: startup", 'agent: {python: "startup_agent:respond"}']
+    if judge_model:
+        lines.append(f"judge_model: {judge_model}")
+    lines += ["cases:", "  - name: one", '    prompt: "q"', '    judges: [{contains: "42"}]']
+    if judge_model:
+        lines.append('  - {name: two, prompt: "q", judges: [{correctness: {reference: "42"}}]}')
+    (folder / "suite.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_a_run_with_an_openai_compatible_judge_imports_no_sdk(tmp_path: Path) -> None:
+    with StubServer("openai", reply=VERDICT) as stub:
+        _write(tmp_path, f"openai:m@{stub.base_url}")
+        store = f"sqlite:///{tmp_path / 'store.db'}"
+        _run(tmp_path, "run", "suite.yaml", "--no-progress", "--store", store)  # creates and migrates the store
+        code, modules = _run(tmp_path, "run", "suite.yaml", "--no-progress", "--store", store)
+    assert code == 0
+    loaded = sorted(name for name in NEVER_ON_A_RUN if name in modules)
+    assert loaded == [], f"jurybox run imported {loaded}"
+    assert "aiohttp" in modules and "alembic" not in modules  # the judge's client; no migration for a current store
+
+
+def test_an_offline_run_imports_no_http_client(tmp_path: Path) -> None:
+    _write(tmp_path, None)
+    code, modules = _run(tmp_path, "run", "suite.yaml", "--no-progress", "--no-store")
+    assert code == 0
+    assert not {"aiohttp", "httpx", "openai", "jurybox.models._openai"} & modules
+
+
+def _names(app: typer.Typer) -> set[str]:
+    names = {command.name or getattr(command.callback, "__name__", "") for command in app.registered_commands}
+    return names | {str(group.name) for group in app.registered_groups}
+
+
+def test_the_command_registers_only_what_it_runs() -> None:
+    assert _names(build_app("run")) == {"run", "version"}
+    registered = _names(build_app())
+    assert registered >= {name for _, names in FEATURES for name in names} | {"version"}
