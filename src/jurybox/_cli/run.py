@@ -17,7 +17,14 @@ from jurybox._cli import run_executor as executors
 from jurybox._cli.progress import RichProgress
 from jurybox._cli.reports import print_written
 from jurybox._cli.run_calibrations import run_calibrations
-from jurybox._cli.run_fleet import CacheOption, JudgeEndpointOption, fleet_and_cache
+from jurybox._cli.run_fleet import (
+    CacheOption,
+    JudgeEndpointOption,
+    NoCacheOption,
+    RefreshCacheOption,
+    fleet_and_cache,
+    use_cache_mode,
+)
 from jurybox._cli.run_messages import print_intro, print_notice, print_outro, print_plan, servers_answer
 from jurybox._cli.run_views import build_report
 from jurybox._cli.serve import dashboard_hint
@@ -100,6 +107,8 @@ def run(
     ] = None,
     judge_endpoints: JudgeEndpointOption = None,
     cache: CacheOption = None,
+    no_cache: NoCacheOption = False,
+    refresh_cache: RefreshCacheOption = False,
     concurrency: Annotated[
         int | None,
         typer.Option("--concurrency", "-j", min=1, max=MAX_CONCURRENCY, help="Cases in flight at once (default 8)."),
@@ -196,6 +205,7 @@ def run(
     bad suite or command line or a model server that cannot be reached, 130 when
     interrupted (resume with --resume last).
     """
+    use_cache_mode(no_cache, refresh_cache)
     judge_model = fleet_and_cache(judge_model, judge_endpoints, cache)
     request = RunRequest(
         suites=tuple(suites or ()),

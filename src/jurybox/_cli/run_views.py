@@ -14,7 +14,7 @@ from jurybox._cli.layout import fits
 from jurybox.core import CaseRecord, Status
 from jurybox.engine import LLM_SKIP_REASON, LLM_SKIPPED, RunResult
 from jurybox.report import CalibratedJudge, RunReport
-from jurybox.suites import TIER_LLM, TIERS, CasePlan, RunPlan, Suite
+from jurybox.suites import HOW_TO_ENABLE, TIER_LLM, TIERS, CasePlan, RunPlan, Suite
 
 CAPTION = (
     "≥ n: the judge's pass mark (its entry's threshold, else the round's, case's or suite's "
@@ -112,7 +112,8 @@ def llm_skip_note(records: Iterable[CaseRecord]) -> str:
         parts.append(f"{sum(decided.values())} decided by their other judges ({counts})")
     if not_judged:
         parts.append(f"{not_judged} ABSTAIN (only LLM judges, not judged)")
-    return "; ".join([*parts, LLM_SKIP_REASON])
+    # The one place a run says how to configure a judge model (the intro and the cases do not repeat it).
+    return "; ".join([*parts, f"{LLM_SKIP_REASON}; {HOW_TO_ENABLE}"])
 
 
 def llm_skip_plan(plan: RunPlan) -> str:

@@ -22,6 +22,7 @@ from jurybox.core._context import (
     freeze_mapping,
     iter_contexts_jsonl,
 )
+from jurybox.core._deciding import PASS_MARK_KEY, deciding_judgment, pass_mark
 from jurybox.core._gc import freeze_for_life, frozen_heap, paused_collector
 from jurybox.core._jsonable import to_jsonable
 from jurybox.core._judge import Judge, aevaluate, evaluate, judge, judge_name
@@ -98,6 +99,7 @@ __all__ = [
     "MAX_INPUT_NODES",
     "MAX_REASON_CHARS",
     "MAX_TOML_BYTES",
+    "PASS_MARK_KEY",
     "PLUGIN_KINDS",
     "RUN_STATUSES",
     "SKIPPED_TIERS_KEY",
@@ -149,6 +151,7 @@ __all__ = [
     "Weighted",
     "aevaluate",
     "contexts_from_jsonl",
+    "deciding_judgment",
     "error_reason",
     "evaluate",
     "freeze_for_life",
@@ -163,6 +166,7 @@ __all__ = [
     "network_cause",
     "network_hint",
     "normalize",
+    "pass_mark",
     "paused_collector",
     "plugin_registrar",
     "printable_url",

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, Literal, TypeAlias, TypedDict, get_args
 
 from jurybox.core._context import Context
+from jurybox.core._deciding import deciding_judgment, pass_mark
 from jurybox.core._judgment import Judgment, Status
 
 RunStatus = Literal["completed", "interrupted", "failed"]
@@ -89,7 +90,13 @@ class CaseRecord:
 
     @property
     def score(self) -> float | None:
-        return self.judgment.value
+        """The score of the judge that decided the case (``deciding_judgment``), in 0..1; None without one."""
+        return deciding_judgment(self.judgment).value
+
+    @property
+    def pass_mark(self) -> float | None:
+        """The pass mark the deciding judge applied to that score, or None when it has none."""
+        return pass_mark(deciding_judgment(self.judgment))
 
     @property
     def lessons(self) -> list[int]:

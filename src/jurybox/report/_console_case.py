@@ -80,7 +80,7 @@ def case_header(case: CaseSummary) -> Text:
     line = verdict_text(case)
     line.append(" ")
     line.append(terminal_safe(record.case), style="bold")
-    details = [f"score {fmt.score(case.score)}"]
+    details = [terminal_safe(fmt.case_score(record.judgment))]
     if case.tier:
         details.append(f"decided by {terminal_safe(case.tier)}")
     details.extend(f"{_skip_label(why)}: {terminal_safe(tier)}" for tier, why in case.skipped.items())

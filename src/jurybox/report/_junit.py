@@ -121,7 +121,13 @@ def case_properties(case: CaseSummary) -> list[tuple[str, str]]:
     with fields judge, status, score, confidence, reasoning and degraded.
     """
     record = case.record
-    props = [("jurybox.status", record.status.value), ("jurybox.score", fmt.score(case.score))]
+    props = [
+        ("jurybox.status", record.status.value),
+        ("jurybox.score", fmt.score(case.score)),
+        ("jurybox.score_detail", fmt.case_score(record.judgment)),
+    ]
+    if record.pass_mark is not None:
+        props.append(("jurybox.pass_mark", f"{record.pass_mark:.2f}"))
     if case.tier:
         props.append(("jurybox.decided_by", case.tier))
     if case.degraded:
@@ -170,6 +176,7 @@ def _suite_properties(report: RunReport) -> list[tuple[str, str]]:
         ("jurybox.abstained", str(totals.abstained)),
         ("jurybox.degraded_judgments", str(totals.degraded_judgments)),
         ("jurybox.judge_calls", str(totals.judge_calls)),
+        ("jurybox.judge_cache_hits", "unknown" if totals.judge_cache_hits is None else str(totals.judge_cache_hits)),
         ("jurybox.tokens", fmt.tokens(totals)),
         ("jurybox.cost", fmt.cost(totals)),
     ]
