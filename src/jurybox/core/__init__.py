@@ -22,7 +22,7 @@ from jurybox.core._context import (
     freeze_mapping,
     iter_contexts_jsonl,
 )
-from jurybox.core._deciding import PASS_MARK_KEY, deciding_judgment, pass_mark
+from jurybox.core._deciding import PASS_MARK_KEY, REPLY_SHOWN, deciding_judgment, pass_mark, undecided_reply
 from jurybox.core._gc import freeze_for_life, frozen_heap, paused_collector
 from jurybox.core._jsonable import to_jsonable
 from jurybox.core._judge import Judge, aevaluate, evaluate, judge, judge_name
@@ -101,6 +101,7 @@ __all__ = [
     "MAX_TOML_BYTES",
     "PASS_MARK_KEY",
     "PLUGIN_KINDS",
+    "REPLY_SHOWN",
     "RUN_STATUSES",
     "SKIPPED_TIERS_KEY",
     "TIERS",
@@ -176,5 +177,6 @@ __all__ = [
     "run_sync",
     "tier_of",
     "to_jsonable",
+    "undecided_reply",
     "vote_value",
 ]

@@ -49,3 +49,24 @@ def pass_mark(judgment: Judgment) -> float | None:
     """The pass mark a judge applied to its score (``metadata["threshold"]``), or None when it has none."""
     mark = judgment.metadata.get(PASS_MARK_KEY)
     return float(mark) if isinstance(mark, int | float) and not isinstance(mark, bool) else None
+
+
+#: Characters of an undecided judge's reply a failure message, the console and JUnit show.
+REPLY_SHOWN = 300
+
+
+def undecided_reply(judgment: Judgment, limit: int = REPLY_SHOWN) -> str | None:
+    """What an undecided judge actually replied (its last raw reply), cut to ``limit`` characters.
+
+    For an ABSTAIN or ERROR verdict: the reply of the first judge under it that could not
+    decide and kept its model's words (``metadata["raw"]``); None for a decided verdict or
+    when no judge kept a reply (a provider outage has none).
+    """
+    if judgment.status not in (Status.ABSTAIN, Status.ERROR):
+        return None
+    for _, node in judgment.walk():
+        raw = node.metadata.get("raw")
+        if node.status in (Status.ABSTAIN, Status.ERROR) and isinstance(raw, str) and raw.strip():
+            text = raw.strip()
+            return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return None

@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from jurybox.core import Judgment, Status
+from jurybox.core import Judgment, Status, undecided_reply
+
+# A provider error's message is "provider: what happened (N attempts)"; its middle is what a reasoning quotes.
+_PROVIDER_MESSAGE = re.compile(r"^[\w.-]+: (?P<core>.*?)(?: \([^()]*\battempts?\))?$", re.DOTALL)
+
+
+def _core(message: str) -> str:
+    """What an error's message says, without a provider's name before it and the attempt count after."""
+    match = _PROVIDER_MESSAGE.match(message)
+    return match.group("core") if match else message
+
 
 #: Reasoning longer than this is cut in properties and summaries (the full text is in the failure message).
 REASONING_LIMIT = 500
@@ -28,6 +39,8 @@ class Verdict:
         score: The judgment's score in 0..1, when it has one.
         degraded: True when the verdict came from a fallback policy (a neutral score used
             because the judge could not decide); every report shows it.
+        reply: What an undecided judge replied (its first ``REPLY_SHOWN`` characters), when
+            it could not decide and kept its model's words; None otherwise.
     """
 
     step: str
@@ -39,6 +52,7 @@ class Verdict:
     soft: bool = False
     score: float | None = None
     degraded: bool = False
+    reply: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -57,7 +71,7 @@ class Verdict:
         else:
             outcome = judgment.status.value
         reasoning = judgment.reasoning
-        if judgment.error is not None and judgment.error.message not in reasoning:
+        if judgment.error is not None and _core(judgment.error.message) not in reasoning:
             reasoning = f"{reasoning} ({judgment.error.type}: {judgment.error.message})".strip()
         return cls(
             step=step,
@@ -69,6 +83,7 @@ class Verdict:
             soft=soft,
             score=judgment.value,
             degraded=judgment.degraded,
+            reply=undecided_reply(judgment),
         )
 
     def describe(self) -> str:
@@ -105,6 +120,8 @@ class Verdict:
         }
         if self.degraded:
             data["degraded"] = True
+        if self.reply is not None:
+            data["reply"] = self.reply
         return data
 
     def to_json(self) -> str:
