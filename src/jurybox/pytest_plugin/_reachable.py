@@ -14,6 +14,7 @@ import concurrent.futures
 import dataclasses
 from typing import Any
 
+from jurybox.core import error_reason
 from jurybox.models import JudgeModelBase, ModelConnectionError, ProbeTarget, probe
 
 #: Seconds the session's check waits for the judge server (the CLI's pre-run check waits as long).
@@ -30,7 +31,10 @@ def server_problem(model: Any, *, timeout: float = CHECK_TIMEOUT) -> str | None:
         return None
     # A test may already run an event loop (pytest-asyncio): the check gets a thread and a loop of its own.
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, probe(target, timeout=timeout)).result()
+        try:
+            return pool.submit(asyncio.run, probe(target, timeout=timeout)).result()
+        except Exception as error:  # a transport error the probe does not word (another copy of httpx): still a no
+            return error_reason(error, url=target.url)
 
 
 class UnreachableJudgeModel(JudgeModelBase):
