@@ -20,7 +20,7 @@ from jurybox._cli import (
     schema,
     serve,
 )
-from jurybox._cli.help_format import hide_flag_types
+from jurybox._cli.help_format import hide_flag_types, short_usage_errors
 
 app = typer.Typer(
     name="jurybox",
@@ -30,6 +30,7 @@ app = typer.Typer(
 )
 
 hide_flag_types()  # no `<bool>` after flags in --help
+short_usage_errors()  # a mistake on the command line is one line, not a box
 
 # One line per feature module; each module owns its commands.
 for register in (

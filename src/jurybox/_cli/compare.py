@@ -19,8 +19,12 @@ FIRST_LINE_CHARS = 1000
 
 
 def compare(
-    run_a: Annotated[str, typer.Argument(help="The earlier run: id, unique id prefix or 'last'.")],
-    run_b: Annotated[str, typer.Argument(help="The later run: id, unique id prefix or 'last'.")],
+    run_a: Annotated[
+        str, typer.Argument(help="The earlier run: id, unique id prefix, 'last' or 'last~N' (N runs before it).")
+    ],
+    run_b: Annotated[
+        str, typer.Argument(help="The later run (default: last): id, prefix, 'last' or 'last~N'.")
+    ] = "last",
     store_url: StoreOption = None,
     limit: Annotated[int, typer.Option(help="Rows shown per table.")] = 20,
 ) -> None:

@@ -1,4 +1,4 @@
-"""``--help`` without a ``<bool>`` after every flag.
+"""``--help`` without a ``<bool>`` after every flag, and usage errors in one line.
 
 Typer's rich help (0.29) prints each option's type in the options panel, flags
 included, so ``--dry-run``, ``--no-store`` and even ``--help`` read as if they took
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import click
 from typer.core import TyperOption
 
 
@@ -27,3 +28,28 @@ def hide_flag_types() -> None:
 
     display_type_rich._jurybox_flags_bare = True  # type: ignore[attr-defined]
     TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+def short_usage_errors() -> None:
+    """Make a command-line mistake one line on stderr: ``error: <what> (jurybox run --help)``.
+
+    Typer draws it as the usage line, a "Try ... --help" line and a boxed message: four
+    lines or more for one mistake, and a box that wraps badly in a CI log. Exit code 2 as before.
+    Safe to call twice.
+    """
+    from typer import rich_utils
+
+    original: Callable[..., None] = rich_utils.rich_format_error
+    if getattr(original, "_jurybox_short", False):
+        return
+
+    def rich_format_error(self: click.ClickException) -> None:
+        if type(self).__name__ == "NoArgsIsHelpError":  # the help itself was printed: nothing to add
+            return
+        ctx: click.Context | None = getattr(self, "ctx", None)
+        hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+        message = " ".join(self.format_message().split())
+        click.echo(f"error: {message}{hint}", err=True)
+
+    rich_format_error._jurybox_short = True  # type: ignore[attr-defined]
+    rich_utils.rich_format_error = rich_format_error

@@ -117,8 +117,9 @@ class RunComparison:
 
 def compare_runs(store: Store, run_a: str, run_b: str) -> RunComparison:
     """Compare two runs (ids, unique prefixes or ``last``) case by case."""
-    info_a = store.runs.resolve(run_a)
     info_b = store.runs.resolve(run_b)
+    # ``compare last~1 last``: the run before the latest of B's suite, not of any suite.
+    info_a = store.runs.resolve(run_a, suite=info_b.suite if run_a.strip().startswith(("last", "latest")) else None)
     outcomes_a = store.results.outcomes(info_a.id)
     outcomes_b = store.results.outcomes(info_b.id)
     by_name_a = {o.case: o for o in outcomes_a}
