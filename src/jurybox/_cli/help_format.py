@@ -26,8 +26,15 @@ def hide_flag_types() -> None:
             return None
         return original(self, ctx)
 
+    range_text: Callable[..., str | None] = TyperOption._get_number_range_help_str
+
+    def number_range(self: TyperOption) -> str | None:
+        # An option whose value is named (SECONDS, N) says its bounds in its help, not in a wide column.
+        return None if self.metavar is not None else range_text(self)
+
     display_type_rich._jurybox_flags_bare = True  # type: ignore[attr-defined]
     TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+    TyperOption._get_number_range_help_str = number_range  # type: ignore[method-assign]
 
 
 def short_usage_errors() -> None:

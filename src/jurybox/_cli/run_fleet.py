@@ -19,8 +19,8 @@ JudgeEndpointOption = Annotated[
     list[str] | None,
     typer.Option(
         "--judge-endpoint",
-        help="A judge fleet: an OpenAI-compatible server (http://host:port/v1) serving --judge-model, "
-        "repeatable; each call goes to the endpoint with the fewest calls in flight.",
+        help="A judge fleet: one more OpenAI-compatible server (http://host:port/v1) serving "
+        "--judge-model; repeatable.",
         show_default=False,
     ),
 ]
@@ -28,8 +28,8 @@ CacheOption = Annotated[
     str | None,
     typer.Option(
         "--cache",
-        help="The judge response cache: a SQLite file, or redis://host:6379/0 or postgresql://user@host/db "
-        f"shared by every process and machine of the run (default: ${CACHE_URL_ENV}, else .jurybox/cache).",
+        help="The judge reply cache: a SQLite file, redis://host:6379/0 or postgresql://user@host/db "
+        f"(default: ${CACHE_URL_ENV}, else .jurybox/cache).",
         show_default=False,
     ),
 ]

@@ -53,6 +53,8 @@ def pass_mark(judgment: Judgment) -> float | None:
 
 #: Characters of an undecided judge's reply a failure message, the console and JUnit show.
 REPLY_SHOWN = 300
+#: Where a judge keeps its model's last reply: jurybox's LLM judges say ``raw``; ``raw_output`` is a common spelling.
+_RAW_KEYS = ("raw", "raw_output")
 
 
 def undecided_reply(judgment: Judgment, limit: int = REPLY_SHOWN) -> str | None:
@@ -65,7 +67,7 @@ def undecided_reply(judgment: Judgment, limit: int = REPLY_SHOWN) -> str | None:
     if judgment.status not in (Status.ABSTAIN, Status.ERROR):
         return None
     for _, node in judgment.walk():
-        raw = node.metadata.get("raw")
+        raw = next((node.metadata[key] for key in _RAW_KEYS if isinstance(node.metadata.get(key), str)), None)
         if node.status in (Status.ABSTAIN, Status.ERROR) and isinstance(raw, str) and raw.strip():
             text = raw.strip()
             return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
