@@ -96,17 +96,19 @@ def grouped(command: Callable[..., Any], panels: dict[str, str] = PANELS) -> Cal
 
 
 def _in_panel(annotation: Any, panel: str | None, metavar: str | None) -> Any:
-    """``Annotated[T, typer.Option(...)]`` with a copy of the option listed in ``panel``, its value named ``metavar``."""
+    """``Annotated[T, typer.Option(...)]`` with a copy of the option: listed in ``panel``, its value ``metavar``."""
     if get_origin(annotation) is not Annotated:
         return annotation
     base, *metadata = get_args(annotation)
     moved = []
     for item in metadata:
-        if isinstance(item, ParameterInfo):
-            item = copy.copy(item)  # the Annotated alias may be shared with other commands
-            if panel is not None and item.rich_help_panel is None:
-                item.rich_help_panel = panel
-            if metavar is not None and item.metavar is None:
-                item.metavar = metavar
-        moved.append(item)
+        if not isinstance(item, ParameterInfo):
+            moved.append(item)
+            continue
+        option = copy.copy(item)  # the Annotated alias may be shared with other commands
+        if panel is not None and option.rich_help_panel is None:
+            option.rich_help_panel = panel
+        if metavar is not None and option.metavar is None:
+            option.metavar = metavar
+        moved.append(option)
     return Annotated[(base, *moved)]  # type: ignore[valid-type]

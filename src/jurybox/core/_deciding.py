@@ -22,17 +22,23 @@ def deciding_judgment(judgment: Judgment) -> Judgment:
 
     Down a cascade's ``decided_by`` to the deciding tier; within a tier of several
     judges, the one that agrees with the tier's verdict with the lowest score (the
-    judge that failed worst, or that passed by the least). An ABSTAIN or ERROR verdict,
-    or one without members, is its own decider.
+    judge that failed worst, or that passed by the least). For an ABSTAIN or ERROR
+    verdict, the first judge under it that could not decide either. A verdict without
+    members is its own decider.
     """
     node = judgment
     for _ in range(_DEEPEST):
-        if node.status not in (Status.PASS, Status.FAIL) or not node.children:
+        if not node.children:
             return node
         if node.decided_by is not None and node.decided_by in node.children:
             node = node.children[node.decided_by]
             continue
         agreeing = [child for child in node.children.values() if child.status is node.status]
+        if node.status not in (Status.PASS, Status.FAIL):
+            if not agreeing:
+                return node
+            node = agreeing[0]
+            continue
         scored = [child for child in agreeing if child.value is not None]
         if not scored:
             return node

@@ -90,7 +90,12 @@ class CaseRecord:
 
     @property
     def score(self) -> float | None:
-        """The score of the judge that decided the case (``deciding_judgment``), in 0..1; None without one."""
+        """The score of the judge that decided the case (``deciding_judgment``), in 0..1.
+
+        None when that judge gave none, and for an ABSTAIN or ERROR case: undecided is never a number.
+        """
+        if self.judgment.status not in (Status.PASS, Status.FAIL):
+            return None
         return deciding_judgment(self.judgment).value
 
     @property

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from jurybox.core import CategoricalScore, Judgment, NumericScore, deciding_judgment, pass_mark
+from jurybox.core import CategoricalScore, Judgment, NumericScore, Status, deciding_judgment, pass_mark
 from jurybox.report._model import Totals
 
 _SPACE = re.compile(r"\s+")
@@ -43,7 +43,7 @@ def case_score(judgment: Judgment) -> str:
     ``score —`` for a verdict with no score (ABSTAIN, ERROR).
     """
     decider = deciding_judgment(judgment)
-    value = decider.value
+    value = decider.value if judgment.status in (Status.PASS, Status.FAIL) else None
     if value is None:
         return "score —"
     name = decider.judge if decider is not judgment and decider.judge else "score"
