@@ -33,7 +33,11 @@ def servers_answer(problems: Sequence[str], status: Console) -> bool:
     for line in problems:
         status.print(f"[red]error:[/] {escape(line)}", highlight=False, soft_wrap=True, emoji=False)
     if problems:
-        status.print("(skip this check with --no-preflight)", highlight=False)
+        status.print(
+            "(skip this check with --no-preflight: judge replies kept in the response cache need no server, "
+            "and the run says how many came from it)",
+            highlight=False,
+        )
     return not problems
 
 

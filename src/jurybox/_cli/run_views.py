@@ -129,6 +129,20 @@ def llm_skip_plan(plan: RunPlan) -> str:
     return text + (": " + ", ".join(parts) if parts else "")
 
 
+def cache_note(calls: int, cache_hits: int) -> str | None:
+    """Say so when the judge model was not asked at all: every verdict is a cached one (None otherwise).
+
+    A run whose judge server is down passes from the cache just the same; after a change to
+    the judge (its prompt, its server, its model) this is the line that explains an unchanged result.
+    """
+    if not calls or cache_hits < calls:
+        return None
+    return (
+        f"every judge call ({calls}) was answered from the response cache: the judge model was not asked "
+        "(it need not even be running); --refresh-cache asks it again, --no-cache ignores the cache"
+    )
+
+
 def build_report(result: RunResult, suite: Suite, calibrations: Sequence[CalibratedJudge] = ()) -> RunReport:
     """The RunReport of a run (the whole run, when it was resumed), with its judges' calibration notes."""
     notes = []
@@ -138,6 +152,9 @@ def build_report(result: RunResult, suite: Suite, calibrations: Sequence[Calibra
         notes.append(llm_skip_note(result.records))
     if result.resumed:
         notes.append(f"resumed run: {result.resumed} case(s) were judged before the restart and are included")
+    cached = cache_note(result.spend.calls, result.spend.cache_hits)
+    if cached is not None:
+        notes.append(cached)
     notes.extend(result.worker_errors)
     if result.store_errors:
         notes.append(
