@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import click
+import typer
 from typer.core import TyperOption
 
 
@@ -50,13 +50,14 @@ def short_usage_errors() -> None:
     if getattr(original, "_jurybox_short", False):
         return
 
-    def rich_format_error(self: click.ClickException) -> None:
+    # ``Any``: typer raises its own vendored copy of click's exceptions.
+    def rich_format_error(self: Any) -> None:
         if type(self).__name__ == "NoArgsIsHelpError":  # the help itself was printed: nothing to add
             return
-        ctx: click.Context | None = getattr(self, "ctx", None)
+        ctx: Any = getattr(self, "ctx", None)
         hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
-        message = " ".join(self.format_message().split())
-        click.echo(f"error: {message}{hint}", err=True)
+        message = " ".join(str(self.format_message()).split())
+        typer.echo(f"error: {message}{hint}", err=True)
 
     rich_format_error._jurybox_short = True  # type: ignore[attr-defined]
     rich_utils.rich_format_error = rich_format_error

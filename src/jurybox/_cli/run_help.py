@@ -111,4 +111,4 @@ def _in_panel(annotation: Any, panel: str | None, metavar: str | None) -> Any:
         if metavar is not None and option.metavar is None:
             option.metavar = metavar
         moved.append(option)
-    return Annotated[(base, *moved)]  # type: ignore[valid-type]
+    return Annotated[(base, *moved)]

@@ -66,7 +66,7 @@ class JudgeModelHolder:
             elif cache is not None and cache != REFRESH:
                 # A path: the response cache file, with the default "auto" policy.
                 options["cache_path"] = cache
-            model = get_model(self.settings.model, **options)
+            model: Any = get_model(self.settings.model, **options)
             # One check per session, not ~9 s of retries per test when the server is down.
             problem = server_problem(model)
             if problem is not None:
