@@ -115,11 +115,17 @@ class RunComparison:
         return self.run_b.cost - self.run_a.cost
 
 
+def _relative(ref: str) -> bool:
+    """``last``, ``latest`` or ``last~N``: a run named by its place among the newest."""
+    return ref.strip().startswith(("last", "latest"))
+
+
 def compare_runs(store: Store, run_a: str, run_b: str) -> RunComparison:
-    """Compare two runs (ids, unique prefixes or ``last``) case by case."""
-    info_b = store.runs.resolve(run_b)
-    # ``compare last~1 last``: the run before the latest of B's suite, not of any suite.
-    info_a = store.runs.resolve(run_a, suite=info_b.suite if run_a.strip().startswith(("last", "latest")) else None)
+    """Compare two runs (ids, unique prefixes, ``last`` or ``last~N``) case by case."""
+    # ``compare last~1``: the runs before the latest of the latest run's suite, not of any suite.
+    latest = store.runs.latest() if _relative(run_b) else None
+    info_b = store.runs.resolve(run_b, suite=latest.suite if latest is not None else None)
+    info_a = store.runs.resolve(run_a, suite=info_b.suite if _relative(run_a) else None)
     outcomes_a = store.results.outcomes(info_a.id)
     outcomes_b = store.results.outcomes(info_b.id)
     by_name_a = {o.case: o for o in outcomes_a}
