@@ -39,6 +39,8 @@ class PropertyAgent:
             suite's ``seeds:`` passes, see ``Seed.to_dict()``) or a folder of
             seed Markdown files. Questions about rules, check-in, pets, parking
             or reviews are answered from them, and they are the reply's ``sources``.
+        system_prompt: The model's instructions instead of the built-in ones (``{today}`` is
+            replaced by the store's date); a suite's ``variants:`` compares prompts with it.
 
     Raises:
         KnowledgeError: a seed record lacks ``id``/``type``/``body`` or names an unknown listing.
@@ -53,6 +55,7 @@ class PropertyAgent:
         api_key: str | None = None,
         offline: bool = False,
         seeds: Iterable[Mapping[str, Any]] | str | Path | None = None,
+        system_prompt: str | None = None,
     ) -> None:
         self.store = PropertyStore(db_path)
         listings = self.store.listings()
@@ -61,7 +64,9 @@ class PropertyAgent:
         else:
             self.knowledge = KnowledgeBase.from_seeds(seeds or (), listings)
         settings = ModelSettings(model, base_url, api_key) if model else ModelSettings.from_env()
-        self.model = None if offline or settings is None else ModelPolicy(self.store, settings, self.knowledge)
+        self.model = (
+            None if offline or settings is None else ModelPolicy(self.store, settings, self.knowledge, system_prompt)
+        )
         self.policy = BuiltInPolicy(self.store, self.knowledge)
 
     @property
@@ -117,9 +122,29 @@ def _tool_messages(turn: Turn) -> list[StoredMessage]:
     ]
 
 
-def make_agent(db_path: str | Path | None = None, **options: Any) -> PropertyAgent:
-    """Factory entry point: ``agent: {python: "examples.property_agent.agent:make_agent"}``."""
-    return PropertyAgent(db_path, **options)
+def make_agent(
+    db_path: str | Path | None = None,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    offline: bool = False,
+    seeds: Iterable[Mapping[str, Any]] | str | Path | None = None,
+    system_prompt: str | None = None,
+) -> PropertyAgent:
+    """Factory entry point: ``agent: {python: "examples.property_agent.agent:make_agent"}``.
+
+    Its options are spelt out (not ``**options``), so a suite's misspelt option is found while it loads.
+    """
+    return PropertyAgent(
+        db_path,
+        model=model,
+        base_url=base_url,
+        api_key=api_key,
+        offline=offline,
+        seeds=seeds,
+        system_prompt=system_prompt,
+    )
 
 
 _shared: dict[tuple[str, str], PropertyAgent] = {}

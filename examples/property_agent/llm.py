@@ -80,18 +80,26 @@ def to_openai(message: StoredMessage) -> dict[str, Any]:
 class ModelPolicy:
     """Runs the tool-calling loop against an OpenAI-compatible chat model."""
 
-    def __init__(self, store: PropertyStore, settings: ModelSettings, knowledge: KnowledgeBase | None = None) -> None:
+    def __init__(
+        self,
+        store: PropertyStore,
+        settings: ModelSettings,
+        knowledge: KnowledgeBase | None = None,
+        system_prompt: str | None = None,
+    ) -> None:
         from openai import OpenAI
 
         self.store = store
         self.settings = settings
         self.knowledge = knowledge if knowledge is not None else KnowledgeBase(())
+        self.system_prompt = system_prompt if system_prompt is not None else SYSTEM_PROMPT
         # Self-hosted servers need no key, but the SDK insists on one.
         self.client = OpenAI(api_key=settings.api_key or "unused", base_url=settings.base_url)
 
     def reply(self, message: str, history: Sequence[StoredMessage]) -> tuple[Turn, list[StoredMessage], dict[str, int]]:
         """Answer ``message``; returns the turn, the intermediate messages to store, and token usage."""
-        prompt = SYSTEM_PROMPT.format(today=self.store.as_of().isoformat())
+        # replace, not format: a prompt of one's own may hold other braces (JSON in an example, say).
+        prompt = self.system_prompt.replace("{today}", self.store.as_of().isoformat())
         documents = self.documents(message, history)
         if documents:
             prompt += DOCUMENTS_PROMPT.format(documents="\n\n".join(documents))

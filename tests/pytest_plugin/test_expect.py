@@ -78,6 +78,7 @@ def test_soft_step_records_a_warning_and_the_test_goes_on(request: pytest.Fixtur
             "score": 0.2,
             "soft": True,
             "reasoning": "Off topic.",
+            "model": "fake:model",  # the soft-check line names the judge model
         }
     ]
 

@@ -54,7 +54,8 @@ def test_soft_warning_appears_in_the_terminal_summary(pytester: pytest.Pytester)
     result.stdout.fnmatch_lines(
         [
             "*= jurybox soft warnings (1) =*",
-            "test_soft.py::test_answer: warn_if_irrelevant judge=relevance verdict=fail confidence=0.81",
+            "test_soft.py::test_answer: warn_if_irrelevant judge=relevance model=fake:model "
+            "verdict=fail confidence=0.81",
             "    It talks about the weather.",
         ]
     )

@@ -66,13 +66,13 @@ def test_seed_000_variables_configure_the_plugin() -> None:
 
 
 def test_seed_000_defaults_match_ours() -> None:
-    settings = build_settings(pyproject=None, environ={"LLM_JUDGE_MODEL": "qwen2.5:7b"})
+    settings = build_settings(pyproject=None, environ={"LLM_JUDGE": "1", "LLM_JUDGE_MODEL": "qwen2.5:7b"})
     assert settings.model == "ollama:qwen2.5:7b"  # a bare name is an Ollama model, tag and all
     assert (settings.confidence, settings.fail_on_reject, settings.live) == (0.6, False, False)
     # A full spec passes through unchanged.
-    assert build_settings(pyproject=None, environ={"LLM_JUDGE_MODEL": "openai:gpt-4o-mini"}).model == (
-        "openai:gpt-4o-mini"
-    )
+    assert build_settings(
+        pyproject=None, environ={"LLM_JUDGE": "1", "LLM_JUDGE_MODEL": "openai:gpt-4o-mini"}
+    ).model == ("openai:gpt-4o-mini")
 
 
 def test_ours_win_when_both_are_set(tmp_path: Path) -> None:
@@ -99,8 +99,12 @@ def test_llm_judge_switches_the_judge_off_and_on() -> None:
     # Off means the seed's judge only: a jurybox model is still used.
     ours = build_settings(pyproject=None, environ={"LLM_JUDGE": "0", "JURYBOX_JUDGE_MODEL": "ollama:llama3.1"})
     assert ours.model == "ollama:llama3.1"
-    with pytest.raises(ConfigError, match="LLM_JUDGE=1 needs a judge model: set LLM_JUDGE_MODEL"):
-        build_settings(pyproject=None, environ={"LLM_JUDGE": "1"})
+    # On with no model: the seed's default, llama3.1 on Ollama.
+    assert build_settings(pyproject=None, environ={"LLM_JUDGE": "1"}).model == "ollama:llama3.1"
+    # The model alone does not turn judging on, and the report header says so.
+    alone = build_settings(pyproject=None, environ={"LLM_JUDGE_MODEL": "llama3.1"})
+    assert alone.model is None
+    assert alone.note == "LLM_JUDGE_MODEL=llama3.1 is not used: the LLM judge is off until LLM_JUDGE=1"
 
 
 @pytest.mark.parametrize(
@@ -110,7 +114,10 @@ def test_llm_judge_switches_the_judge_off_and_on() -> None:
         ({"LLM_JUDGE_CONFIDENCE": "1.5"}, "LLM_JUDGE_CONFIDENCE: expected a number in 0..1"),
         ({"LLM_JUDGE": "maybe"}, "LLM_JUDGE: expected 1/0"),
         ({"OLLAMA_LIVE": "sometimes"}, "OLLAMA_LIVE: expected 1/0"),
-        ({"LLM_JUDGE_MODEL": "llama3.1", "LLM_JUDGE_URL": "localhost:11434"}, "LLM_JUDGE_URL: base URL"),
+        (
+            {"LLM_JUDGE": "1", "LLM_JUDGE_MODEL": "llama3.1", "LLM_JUDGE_URL": "localhost:11434"},
+            "LLM_JUDGE_URL: base URL",
+        ),
     ],
 )
 def test_bad_seed_values_name_the_variable(environ: dict[str, str], message: str) -> None:

@@ -41,7 +41,7 @@ def _config(connection: object) -> Config:
 
 
 def test_migrations_know_a_linear_history() -> None:
-    assert schema_head() == SCHEMA_HEAD == "0009_result_pass_mark"
+    assert schema_head() == SCHEMA_HEAD == "0010_result_pass_mark"
     assert known_revisions() == {
         "0001_initial",
         "0002_lessons",
@@ -51,7 +51,8 @@ def test_migrations_know_a_linear_history() -> None:
         "0006_people",
         "0007_lesson_scope",
         "0008_suite_settings",
-        "0009_result_pass_mark",
+        "0009_exp_run_experiments",
+        "0010_result_pass_mark",
     }
 
 
@@ -147,7 +148,10 @@ def test_a_single_round_verdict_stored_twice_before_0003_is_kept_once(store_url:
                 connection.execute(text(f"DROP TABLE {table}"))
             _lessons_as_of_0002().create(connection)
             connection.execute(text("ALTER TABLE suites DROP COLUMN settings"))  # 0008 adds it
-            connection.execute(text("ALTER TABLE results DROP COLUMN pass_mark"))  # 0009 adds it
+            connection.execute(text("DROP INDEX ix_runs_experiment"))  # 0009 adds the index and columns
+            connection.execute(text("ALTER TABLE runs DROP COLUMN variant"))
+            connection.execute(text("ALTER TABLE runs DROP COLUMN experiment_id"))
+            connection.execute(text("ALTER TABLE results DROP COLUMN pass_mark"))  # 0010 adds it
         assert store.metrics.rates(run_id)["llm_judge"].total == 4  # the double count, before
 
     with open_store(store_url) as store:

@@ -1,37 +1,65 @@
-"""``jurybox compare A B``: what changed between two runs, readable at any terminal width."""
+"""``jurybox compare A B [C ...]``: what changed between runs, and whether it is more than noise, at any width."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
 from jurybox._cli.common import StoreOption, console, money, opened_store, pct, seconds
+from jurybox._cli.compare_stats import print_many, print_paired
 from jurybox._cli.layout import print_fitted, stacked_row
 from jurybox.report import terminal_safe
-from jurybox.store import compare_runs
+from jurybox.stats import ALPHA
+from jurybox.store import PairedRuns, RunComparison, RunInfo, compare_runs, resolve_runs
 
 FIRST_LINE_CHARS = 1000
 """A reason's first line is shown whole up to this length (a pathological one-line reply is not)."""
 
 
 def compare(
-    run_a: Annotated[
-        str, typer.Argument(help="The earlier run: id, unique id prefix, 'last' or 'last~N' (N runs before it).")
+    runs: Annotated[
+        list[str],
+        typer.Argument(
+            help="Two runs or more: ids, unique id prefixes, 'last' or 'last~N' (N runs before the latest); "
+            "one run is compared with 'last'. A (the earlier) first; with three or more, every pair is compared.",
+            show_default=False,
+        ),
     ],
-    run_b: Annotated[
-        str, typer.Argument(help="The later run (default: last): id, prefix, 'last' or 'last~N'.")
-    ] = "last",
     store_url: StoreOption = None,
     limit: Annotated[int, typer.Option(help="Rows shown per table.")] = 20,
+    alpha: Annotated[float, typer.Option(help="Significance level differences are called at.")] = ALPHA,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the figures as JSON instead of tables.")] = False,
 ) -> None:
-    """Compare two runs: cases that flipped, score deltas, new errors, cost and latency."""
+    """Compare runs: cases paired by name, the pass-rate difference with its interval and McNemar test, flips.
+
+    Two runs: cases that flipped, score deltas, new errors, cost and latency, then the
+    paired statistics (pass rate, mean scores per tier and judge, judge-corrected
+    differences of calibrated judges). Three or more: every pair, Holm-adjusted.
+    """
+    if len(runs) == 1:
+        runs = [*runs, "last"]
+    if not 0.0 < alpha < 1.0:
+        raise typer.BadParameter(f"must be strictly between 0 and 1, got {alpha}", param_hint="--alpha")
     out = console()
     with opened_store(store_url) as store:
-        result = compare_runs(store, run_a, run_b)
+        infos = resolve_runs(store, list(runs))
+        if len(infos) > 2:
+            found = store.paired.compare_many(infos, alpha=alpha)
+            result = None
+        else:
+            result = compare_runs(store, runs[0], runs[1])
+            found = [store.paired.compare(infos[0], infos[1], alpha=alpha)]
+    if result is None:
+        _print_many(out, infos, found, alpha, json_output)
+        return
+    if json_output:
+        typer.echo(json.dumps(comparison_json(result, found[0]), indent=2))
+        return
     a, b = result.run_a, result.run_b
     # The ids on lines of their own: as column headers they would be cut at 80 columns.
     out.print(Text(f"A = run {a.id} ({a.suite}, {a.status})"))
@@ -56,6 +84,7 @@ def compare(
         delta = None if la is None or lb is None else lb - la
         summary.add_row(label, seconds(la), seconds(lb), "-" if delta is None else f"{delta:+.2f}s")
     out.print(summary)
+    print_paired(out, found[0])
 
     flipped = result.flipped
     if flipped:
@@ -107,6 +136,60 @@ def compare(
     if result.only_in_b:
         names = terminal_safe(", ".join(result.only_in_b[:limit]))
         out.print(Text(f"Only in B ({len(result.only_in_b)}): {names}"))
+
+
+def _print_many(
+    out: Any, infos: Sequence[RunInfo], found: Sequence[PairedRuns], alpha: float, json_output: bool
+) -> None:
+    if json_output:
+        data = {"runs": [_run_json(info) for info in infos], "comparisons": [p.to_dict() for p in found]}
+        typer.echo(json.dumps(data, indent=2))
+        return
+    letters = {info.id: _letter(i) for i, info in enumerate(infos)}
+    for info in infos:
+        out.print(
+            Text(f"{letters[info.id]} = run {info.id} ({info.suite}, {info.status}, pass rate {pct(info.pass_rate)})")
+        )
+    print_many(out, found, letters, alpha)
+
+
+def _letter(index: int) -> str:
+    return chr(ord("A") + index) if index < 26 else f"R{index + 1}"
+
+
+def _run_json(info: RunInfo) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "suite": info.suite,
+        "status": info.status,
+        "cases": info.recorded,
+        "passed": info.passed,
+        "failed": info.failed,
+        "errored": info.errored,
+        "abstained": info.abstained,
+        "pass_rate": info.pass_rate,
+        "cost": info.cost,
+        "tokens": info.tokens,
+    }
+
+
+def comparison_json(result: RunComparison, paired: PairedRuns) -> dict[str, Any]:
+    """What ``compare A B --json`` prints: both runs, the paired statistics, and the cases by kind of change."""
+    return {
+        "a": _run_json(result.run_a),
+        "b": _run_json(result.run_b),
+        "paired": paired.to_dict(),
+        "latency": {
+            "a": {"mean": result.latency_a.mean, "p50": result.latency_a.p50, "p95": result.latency_a.p95},
+            "b": {"mean": result.latency_b.mean, "p50": result.latency_b.p50, "p95": result.latency_b.p95},
+        },
+        "cost_change": result.cost_delta,
+        "broke": [c.case for c in result.flipped if c.broke],
+        "fixed": [c.case for c in result.flipped if c.fixed],
+        "new_errors": [c.case for c in result.new_errors],
+        "only_in_a": result.only_in_a,
+        "only_in_b": result.only_in_b,
+    }
 
 
 def _points(value: float | None) -> str:

@@ -13,13 +13,16 @@ from rich.text import Text
 
 from jurybox._cli.common import StoreOption, console, fail, money, opened_store, pct
 from jurybox._cli.compare import compare
+from jurybox._cli.gate_significance import gate_methods, print_significance
 from jurybox._cli.layout import print_fitted, stacked_row
+from jurybox.stats import ALPHA
 from jurybox.store import (
     MetricCheck,
     RegressionPolicy,
     RunCheck,
     RunInfo,
     Store,
+    check_significance,
     export_suite_file,
     import_suite_file,
 )
@@ -194,14 +197,28 @@ def gate(
             "the default), completed, or all (interrupted and failed runs too).",
         ),
     ] = None,
+    method: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--method",
+            help="threshold (a relative drop against the baseline mean; the default), significance (a drop "
+            "larger than the noise, cases paired with the baseline runs' outcomes) or both. Repeatable.",
+        ),
+    ] = None,
+    alpha: Annotated[float, typer.Option(help="Significance level of --method significance.")] = ALPHA,
     store_url: StoreOption = None,
 ) -> None:
     """Exit 1 when a run regressed against its baseline, or missed a target while warming up; 0 otherwise.
 
     Warm-up: fewer than --window earlier runs in the baseline; with nothing to compare
     with, the targets (deterministic 95%, llm_operations 80%, llm_judge 70%) gate instead.
-    Exit code 2 on usage errors.
+    With --method significance a metric regresses only when its drop is significant at
+    --alpha; one it cannot tell about is "inconclusive" (with the cases it would need)
+    and does not fail. Exit code 2 on usage errors.
     """
+    methods = gate_methods(method or [])
+    if not 0.0 < alpha < 1.0:
+        raise typer.BadParameter(f"must be strictly between 0 and 1, got {alpha}", param_hint="--alpha")
     out = console()
     with opened_store(store_url, writes=True) as store:  # a regression is written as a lesson
         policy = _policy(store, window, threshold or [], target or [], baseline)
@@ -213,10 +230,28 @@ def gate(
                 where = f"suite {suite!r}" if suite else "any suite"
                 fail(f"no completed run of {where} in store {store.url}; nothing to gate")
             info = found[0]
-        result = store.check_regressions(info.id, policy)
-    _print_check(out, result)
+        result = store.check_regressions(info.id, policy) if "threshold" in methods else None
+        tested = check_significance(store, info.id, policy, alpha=alpha) if "significance" in methods else None
+    if result is not None:
+        _print_check(out, result)
     if info.status != "completed":
         out.print(Text(f"note: run {info.id} is {info.status}, not completed.", style="yellow"))
+    failed = False
+    if result is not None:
+        failed = _threshold_verdict(out, result, info, policy, fail_under_target)
+    if tested is not None:
+        failed = print_significance(out, tested) or failed
+    if failed:
+        out.print(Text("gate: FAILED", style="bold red"))
+        raise typer.Exit(EXIT_REGRESSION)
+    warming = (result is not None and result.warming_up) or (tested is not None and not tested.baseline)
+    out.print(Text("gate: passed" + (" (warm-up)" if warming else ""), style="green"))
+
+
+def _threshold_verdict(
+    out: Console, result: RunCheck, info: RunInfo, policy: RegressionPolicy, fail_under_target: bool
+) -> bool:
+    """Seed 003's rule: print its findings (its table is printed before); True when it fails the gate."""
     failed = False
     for check in result.regressions:
         failed = True
@@ -249,10 +284,7 @@ def gate(
         failed = failed or gating
     if result.regressions:
         out.print(f"Each regression is kept as a lesson: see `jurybox lessons --suite {info.suite}`.")
-    if failed:
-        out.print(Text("gate: FAILED", style="bold red"))
-        raise typer.Exit(EXIT_REGRESSION)
-    out.print(Text("gate: passed" + (" (warm-up)" if result.warming_up else ""), style="green"))
+    return failed
 
 
 store_app = typer.Typer(help="Move cases between suite files and the store.", no_args_is_help=True)
@@ -276,8 +308,10 @@ def import_command(
     store_url: StoreOption = None,
 ) -> None:
     """Import a suite file: new and edited cases get a version; cases no longer in the file are retired."""
+    from jurybox.suites import stored_case  # the suite loader only for this command: it is slow to import
+
     with opened_store(store_url, writes=True) as store:
-        name, counts = import_suite_file(store, file)
+        name, counts = import_suite_file(store, file, normalize=stored_case)
     console().print(
         f"Imported {name}: {counts['added']} added, {counts['changed']} changed, "
         f"{counts['unchanged']} unchanged, {counts['retired']} retired."

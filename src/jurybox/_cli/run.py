@@ -17,6 +17,7 @@ from jurybox._cli import run_executor as executors
 from jurybox._cli.progress import RichProgress
 from jurybox._cli.reports import print_written
 from jurybox._cli.run_calibrations import run_calibrations
+from jurybox._cli.run_experiments import check_variant_output, experiment_request, print_experiments
 from jurybox._cli.run_fleet import (
     CacheOption,
     JudgeEndpointOption,
@@ -27,6 +28,7 @@ from jurybox._cli.run_fleet import (
 )
 from jurybox._cli.run_help import grouped
 from jurybox._cli.run_messages import print_intro, print_notice, print_outro, print_plan, servers_answer
+from jurybox._cli.run_regression import print_regression_verdict
 from jurybox._cli.run_views import build_report
 from jurybox._cli.serve import dashboard_hint
 from jurybox.agents import TargetConfigError
@@ -72,6 +74,8 @@ class RunRequest:
     verbose: bool = False
     stored_suites: tuple[str, ...] = ()  # --suite NAME: suites kept in the store
     base_dir: Path | None = None  # where relative paths resolve (None: each suite file's folder)
+    variants: tuple[str, ...] = ()  # --variant NAME: only these variants of a suite with variants:
+    fail_on_regression: bool = False  # a regression against the baseline is the exit code
 
 
 StoredSuiteOption = Annotated[
@@ -196,14 +200,33 @@ def run(
         bool,
         typer.Option("--verbose", "-v", help="Console: list every passing case with its reasoning, not just names."),
     ] = False,
+    variants: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--variant",
+            help="Of a suite with variants:, run only this one (repeatable; default: every variant). "
+            "With --resume last or an experiment id, finishes that experiment.",
+            show_default=False,
+        ),
+    ] = None,
+    fail_on_regression: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-regression",
+            help="Exit 1 when the run regressed against its baseline in the store (as `jurybox gate` would), "
+            "even if every case passed. The verdict is printed either way.",
+        ),
+    ] = False,
 ) -> None:
     """Run agent suites: each case's conversation is judged by a cascade of tiers.
 
     Deterministic judges run first, the offline similarity judge next and LLM
     judges last, so an early failure spends no tokens. Exit code: 0 when every
-    case passed, 1 when any failed, errored or could not be decided, 2 for a
+    case passed, 1 when any failed, errored or could not be decided (or, with
+    --fail-on-regression, the run regressed against its baseline), 2 for a
     bad suite or command line or a model server that cannot be reached, 130 when
-    interrupted (resume with --resume last).
+    interrupted (resume with --resume last). A run with earlier runs in the store
+    ends with its regression verdict, as `jurybox gate` checks it.
     """
     use_cache_mode(no_cache, refresh_cache)
     judge_model = fleet_and_cache(judge_model, judge_endpoints, cache)
@@ -231,6 +254,8 @@ def run(
         actors=actors,
         preflight=preflight,
         verbose=verbose,
+        variants=tuple(variants or ()),
+        fail_on_regression=fail_on_regression,
     )
     raise typer.Exit(execute(request))
 
@@ -248,6 +273,7 @@ def execute(request: RunRequest, *, console: Console | None = None, status: Cons
     try:
         _check_request(request)
         prepared = runs.prepare(_service_request(request), tune_gc=True)
+        check_variant_output(prepared, request.output)
     except runs.NoCasesError as exc:
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE
@@ -282,13 +308,18 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
         return RichProgress(status) if request.progress and status.is_terminal else None
 
     def finished(planned: runs.PlannedSuite, result: RunResult) -> None:
-        codes.extend(_report(planned.suite, result, request, prepared.store, console, status))
+        # An experiment's variants are read side by side at the end, not as one long table each.
+        shown = request if planned.experiment is None else experiment_request(request)
+        slot = planned.experiment
+        resume = (slot.id, slot.suite) if slot is not None and slot.id is not None else None
+        codes.extend(_report(planned.suite, result, shown, prepared.store, console, status, experiment=resume))
 
     try:
         prepared.run(starting=starting, finished=finished)
     except (runs.RunRequestError, StoreError, TargetConfigError, ExecutorError) as exc:
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE
+    print_experiments(prepared, request.formats, request.output, console, status)
     if prepared.store is not None:  # the last line: where to read every case and judgment of these runs
         status.print(
             f"see the results in the dashboard: {dashboard_hint(prepared.store.url)}", highlight=False, soft_wrap=True
@@ -326,6 +357,7 @@ def _service_request(request: RunRequest) -> runs.RunRequest:
         executor=request.executor,
         executor_options=executors.executor_settings(request),
         base_dir=request.base_dir,
+        variants=request.variants,
     )
     problem = executors.executor_problem(request)
     if problem is not None:
@@ -334,7 +366,14 @@ def _service_request(request: RunRequest) -> runs.RunRequest:
 
 
 def _report(
-    suite: Suite, result: RunResult, request: RunRequest, store: Store | None, console: Console, status: Console
+    suite: Suite,
+    result: RunResult,
+    request: RunRequest,
+    store: Store | None,
+    console: Console,
+    status: Console,
+    *,
+    experiment: tuple[str, str] | None = None,
 ) -> list[int]:
     """Write and print one suite's reports and its last lines; its exit codes."""
     codes = []
@@ -354,11 +393,18 @@ def _report(
         status.print(f"[red]error:[/] cannot write the report: {escape(str(exc))}")
         codes.append(EXIT_USAGE)
     # The run id even when a report failed: the results are in the store.
-    print_outro(result, status, resume_command=_resume_command(suite, request, stored=store is not None))
+    # An experiment's variant is finished with the whole experiment: its id, and the suite's own name.
+    resume_id, name = experiment if experiment is not None else (None, suite.name)
+    command = _resume_command(suite, request, stored=store is not None, name=name)
+    print_outro(result, status, resume_command=command, resume_id=resume_id)
     if result.status == "interrupted":
         codes.append(EXIT_INTERRUPTED)
     else:
         codes.append(EXIT_OK if result.ok else EXIT_NOT_PASSED)
+    if store is not None and result.status == "completed":
+        regressed = print_regression_verdict(store, result.run_id, status)
+        if regressed and request.fail_on_regression:
+            codes.append(EXIT_NOT_PASSED)
     return codes
 
 
@@ -373,15 +419,18 @@ def _calibrations(store: Store | None, suite: Suite, result: RunResult, status: 
         return []
 
 
-def _resume_command(suite: Suite, request: RunRequest, *, stored: bool) -> str | None:
+def _resume_command(suite: Suite, request: RunRequest, *, stored: bool, name: str | None = None) -> str | None:
     """The command that finishes this suite's run (but its --resume), ready to paste; None when nothing was stored."""
     if not stored:
         return None
-    parts = ["jurybox", "run", *(["--suite", suite.name] if request.stored_suites else [str(suite.path)])]
+    stored_name = name or suite.name
+    parts = ["jurybox", "run", *(["--suite", stored_name] if request.stored_suites else [str(suite.path)])]
     if request.store is not None:
         parts += ["--store", request.store]
     if request.judge_model is not None:
         parts += ["--judge-model", str(request.judge_model)]
+    for variant in request.variants:
+        parts += ["--variant", variant]
     # The rest is judged and reported as the run began (the reports cover the whole run).
     for option, value in (
         ("--concurrency", request.concurrency),

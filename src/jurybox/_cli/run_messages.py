@@ -66,7 +66,11 @@ def print_intro(plan: RunPlan, status: Console, resume: str | None) -> None:
         )
 
 
-def print_outro(result: RunResult, status: Console, *, resume_command: str | None = None) -> None:
+def print_outro(
+    result: RunResult, status: Console, *, resume_command: str | None = None, resume_id: str | None = None
+) -> None:
+    """The run's last lines: its id and spend, and how to finish it when it did not (``resume_id``: an
+    experiment's id, which finishes all its variants; default the run's own)."""
     spend = result.spend
     tokens = f"{spend.tokens:,}" + (
         f" (+{spend.unmetered_calls} call(s) with unknown usage)" if spend.unmetered_calls else ""
@@ -85,7 +89,8 @@ def print_outro(result: RunResult, status: Console, *, resume_command: str | Non
         status.print("results were kept in memory only (--no-store): run it again to judge every case", highlight=False)
     else:
         # One line however narrow the terminal, so it can be copied and pasted as it is.
-        status.print(f"finish it with: {resume_command} --resume {result.run_id}", highlight=False, soft_wrap=True)
+        finish = resume_id or result.run_id
+        status.print(f"finish it with: {resume_command} --resume {finish}", highlight=False, soft_wrap=True)
 
 
 def placement_lines(placement: Sequence[WorkerPlacement]) -> list[str]:

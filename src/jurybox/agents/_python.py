@@ -232,6 +232,12 @@ def python_target(spec: Mapping[str, Any], *, base_dir: Path | None) -> PythonTa
     options = spec.get("options") or {}
     if not isinstance(options, Mapping):
         raise TargetConfigError(f"agent.options: expected a mapping of factory keyword arguments, got {options!r}")
+    unknown = _options_not_taken(obj, options)
+    if unknown:
+        raise TargetConfigError(
+            f"agent.options: {reference} takes no option(s) {', '.join(unknown)}; it takes: "
+            f"{', '.join(_option_names(obj)) or 'none'}"
+        )
     close_ref = spec.get("close_session")
     close = load_reference(close_ref, field="agent.close_session", base_dir=base_dir) if close_ref else None
     if close is not None and not callable(close):
@@ -247,6 +253,35 @@ def python_target(spec: Mapping[str, Any], *, base_dir: Path | None) -> PythonTa
         close_session=close,
         threads=threads,
     )
+
+
+_HANDED = frozenset({"seeds", "lessons"})
+"""Options jurybox itself hands a factory (seed records, lessons): checked where they are added."""
+
+
+def _parameters(obj: Any) -> list[inspect.Parameter] | None:
+    """The factory's parameters; None when they cannot be read (a builtin, a C extension)."""
+    try:
+        return list(inspect.signature(obj).parameters.values())
+    except (TypeError, ValueError):
+        return None
+
+
+def _option_names(obj: Any) -> list[str]:
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return [p.name for p in _parameters(obj) or () if p.kind in keyword and p.name not in _HANDED]
+
+
+def _options_not_taken(obj: Any, options: Mapping[str, Any]) -> list[str]:
+    """Options the factory's signature has no parameter for (a typo found while loading, not mid-run).
+
+    A factory taking ``**kwargs`` takes anything; one whose signature cannot be read is trusted.
+    """
+    parameters = _parameters(obj)
+    if not options or parameters is None or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return []
+    taken = set(_option_names(obj)) | _HANDED
+    return sorted(str(name) for name in options if name not in taken)
 
 
 def _build(settings: Any, *, name: str | None, base_dir: Path | None, spec: Mapping[str, Any]) -> PythonTarget:

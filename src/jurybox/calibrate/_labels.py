@@ -14,7 +14,9 @@ same for the whole set:
 Files are JSONL (one row a line), CSV (a header row; ``label.<rater>`` columns
 are per-rater labels, ``metadata.<key>`` columns go to metadata; ``sources`` and
 ``tags`` hold a JSON list or one value) or YAML (a list of rows, or ``rows:``).
-A suite file's cases marked ``label: good`` or ``label: bad`` are binary rows too.
+A suite file's cases marked ``label: good`` or ``label: bad`` are binary rows too, and an
+LLM operation's fixture (``{"input": {...}, "expected": {"action": "NOOP"}}``) is a row
+labelled with its ``expected`` object's one value, its input the object's JSON text.
 Every problem is reported as ``file:line:field``; a set with any problem does not load.
 """
 
@@ -41,7 +43,7 @@ from jurybox.calibrate._input import (
     yaml_document,
     yaml_records,
 )
-from jurybox.core import Context, read_json
+from jurybox.core import Context, read_json, structured_fields
 
 LabelKind = Literal["binary", "category", "numeric", "preference"]
 LABEL_KINDS: tuple[LabelKind, ...] = ("binary", "category", "numeric", "preference")
@@ -243,8 +245,12 @@ def _row(record: Record, source: str, problems: list[Problem]) -> _Draft | None:
         if name not in ROW_FIELDS:
             problem(name, f"unknown field; valid fields: {', '.join(ROW_FIELDS)}")
     fields: dict[str, Any] = {}
+    label = data.get("label")
+    if "label" not in data and "labels" not in data:
+        label = fixture_label(data.get("expected"))
+    structured = structured_fields({k: data[k] for k in ("input", "output", "expected") if k in data})
     for name in ("input", "output", "expected", "output_a", "output_b"):
-        value = data.get(name)
+        value = structured.get(name, data.get(name))
         if value is None:
             continue
         if not isinstance(value, str):
@@ -270,8 +276,8 @@ def _row(record: Record, source: str, problems: list[Problem]) -> _Draft | None:
         if "labels" in data:
             problem("labels", "must be a non-empty mapping of rater to label")
         raters = {}
-    if "label" not in data and not raters:
-        problem("label", "missing: give 'label' or 'labels' (one per rater)")
+    if label is None and not raters:
+        problem("label", "missing: give 'label' or 'labels' (one per rater), or an 'expected' object of one field")
     if ("output_a" in fields) != ("output_b" in fields):
         problem("output_b" if "output_a" in fields else "output_a", "a pairwise row needs both output_a and output_b")
     raw_id = data.get("id", record.line)
@@ -287,11 +293,24 @@ def _row(record: Record, source: str, problems: list[Problem]) -> _Draft | None:
         record,
         str(raw_id),
         fields,
-        data.get("label"),
+        label,
         {str(k): v for k, v in raters.items()},
         tuple(tags),
         dict(metadata),
     )
+
+
+def fixture_label(expected: Any) -> Any:
+    """The label of an LLM operation's fixture: the one value of its ``expected`` object, else None.
+
+    ``{"input": {...}, "expected": {"action": "NOOP"}}`` is a row labelled ``NOOP`` (the
+    answer the operation must give); its input is the object's JSON text.
+    """
+    if isinstance(expected, Mapping) and len(expected) == 1:
+        (value,) = expected.values()
+        if isinstance(value, str | int | float | bool):
+            return value
+    return None
 
 
 def _suite_case(record: Record, source: str, problems: list[Problem]) -> _Draft | None:

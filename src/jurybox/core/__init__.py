@@ -7,7 +7,6 @@ or a test can build a Context and call a judge without installing anything.
 from jurybox.core._bounded import (
     MAX_TOML_BYTES,
     InputLimitError,
-    json_limit_breach,
     read_json,
     read_toml,
     read_toml_file,
@@ -19,11 +18,10 @@ from jurybox.core._context import (
     Message,
     ToolCall,
     contexts_from_jsonl,
-    freeze_mapping,
     iter_contexts_jsonl,
+    structured_fields,
 )
 from jurybox.core._deciding import PASS_MARK_KEY, REPLY_SHOWN, deciding_judgment, pass_mark, undecided_reply
-from jurybox.core._gc import freeze_for_life, frozen_heap, paused_collector
 from jurybox.core._jsonable import to_jsonable
 from jurybox.core._judge import Judge, aevaluate, evaluate, judge, judge_name
 from jurybox.core._judgment import Check, ErrorInfo, Judgment, Status
@@ -35,6 +33,7 @@ from jurybox.core._limits import (
     MAX_INPUT_DEPTH,
     MAX_INPUT_NODES,
 )
+from jurybox.core._metadata_keys import MetadataKey
 from jurybox.core._named import NamedJudge, named
 from jurybox.core._plugins import (
     ENTRY_POINT_GROUP,
@@ -78,7 +77,6 @@ from jurybox.core._registry import (
 )
 from jurybox.core._scores import BooleanScore, CategoricalScore, NumericScore, Score, normalize
 from jurybox.core._sync import run_sync
-from jurybox.core._threads import DaemonThreadPool
 from jurybox.core._voting import AtLeast, Average, Consensus, Majority, Median, Vote, Voting, Weighted, vote_value
 
 __all__ = [
@@ -118,7 +116,6 @@ __all__ = [
     "Check",
     "Consensus",
     "Context",
-    "DaemonThreadPool",
     "ErrorInfo",
     "InputLimitError",
     "Judge",
@@ -131,6 +128,7 @@ __all__ = [
     "Majority",
     "Median",
     "Message",
+    "MetadataKey",
     "NamedJudge",
     "NumericScore",
     "PlannedCases",
@@ -155,11 +153,7 @@ __all__ = [
     "deciding_judgment",
     "error_reason",
     "evaluate",
-    "freeze_for_life",
-    "freeze_mapping",
-    "frozen_heap",
     "iter_contexts_jsonl",
-    "json_limit_breach",
     "judge",
     "judge_factory",
     "judge_name",
@@ -168,15 +162,24 @@ __all__ = [
     "network_hint",
     "normalize",
     "pass_mark",
-    "paused_collector",
     "plugin_registrar",
     "printable_url",
     "read_json",
     "read_toml",
     "read_toml_file",
     "run_sync",
+    "structured_fields",
     "tier_of",
     "to_jsonable",
     "undecided_reply",
     "vote_value",
 ]
+
+# Internal wiring other jurybox packages share, deliberately left out of ``__all__``: not
+# part of the public API, so it may change without notice (the "as" form re-exports it).
+from jurybox.core._bounded import json_limit_breach as json_limit_breach
+from jurybox.core._context import freeze_mapping as freeze_mapping
+from jurybox.core._gc import freeze_for_life as freeze_for_life
+from jurybox.core._gc import frozen_heap as frozen_heap
+from jurybox.core._gc import paused_collector as paused_collector
+from jurybox.core._threads import DaemonThreadPool as DaemonThreadPool

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
@@ -256,6 +257,9 @@ def iter_contexts_jsonl(lines: Iterable[str], source: str = "<input>") -> Iterat
     """Recorded executions, one JSON object a line, as ``(line number, Context)``, one at a time.
 
     Each line is read with the input limits (``read_json``: 100 levels, 2,000,000 values).
+    ``input``, ``output`` and ``expected`` may be JSON objects or lists (a fixture of an LLM
+    operation: ``{"input": {"existing": ..., "incoming": ...}, "expected": {"action": "NOOP"}}``):
+    see :func:`structured_fields`.
 
     Raises:
         ValueError: a line that is not a recorded execution, as ``SOURCE:LINE: problem``.
@@ -267,9 +271,31 @@ def iter_contexts_jsonl(lines: Iterable[str], source: str = "<input>") -> Iterat
             data = read_json(line)
             if not isinstance(data, Mapping):
                 raise TypeError(f"a recorded execution is a JSON object, got {type(data).__name__}")
-            yield number, Context.from_dict(data)
+            yield number, Context.from_dict(structured_fields(data))
         except (ValueError, TypeError) as exc:
             raise ValueError(f"{source}:{number}: {exc}") from exc
+
+
+STRUCTURED_FIELDS = ("input", "output", "expected")
+"""The Context fields a recorded execution may give as JSON objects or lists instead of text."""
+
+
+def structured_fields(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A recorded execution whose structured ``input``/``output``/``expected`` are made text.
+
+    Each such value becomes its JSON text (what a judge prompt shows) and stays, as
+    written, under ``metadata["structured"][field]`` for judges that compare fields
+    (``json.loads(ctx.expected)["action"]`` reads the same). A mapping with none is
+    returned as it is.
+    """
+    structured = {name: data[name] for name in STRUCTURED_FIELDS if isinstance(data.get(name), Mapping | list)}
+    if not structured:
+        return data
+    metadata = data.get("metadata")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise TypeError(f"metadata must be a JSON object, got {type(metadata).__name__}")
+    texts = {name: json.dumps(value, ensure_ascii=False) for name, value in structured.items()}
+    return {**data, **texts, "metadata": {**(metadata or {}), "structured": structured}}
 
 
 def contexts_from_jsonl(lines: Iterable[str], source: str = "<input>") -> list[Context]:

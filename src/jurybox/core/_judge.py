@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar, overload, runtime_checkable
 
 from jurybox.core._context import Context
@@ -42,11 +42,15 @@ def coerce_judgment(value: Any, name: str, threshold: float) -> Judgment:
     """Turn what a judge function returned into a Judgment.
 
     A bool is pass/fail; a number (or Score) passes at ``threshold`` or above
-    once normalized to 0..1. ``None`` and anything else is an ERROR, because a
-    judge that forgot to return must not pass.
+    once normalized to 0..1. A scorer's mapping ``{"score": 0.8, "message": "..."}``
+    (the shape ``createScorer``-style functions return) is that score with the
+    message as reasoning, and ``metadata`` kept. ``None`` and anything else is an
+    ERROR, because a judge that forgot to return must not pass.
     """
     if isinstance(value, Judgment):
         return value.named(name)
+    if isinstance(value, Mapping):
+        return _scorer_result(value, name, threshold)
     if isinstance(value, bool):
         status = Status.PASS if value else Status.FAIL
         return Judgment(status, score=BooleanScore(value), judge=name)
@@ -63,6 +67,33 @@ def coerce_judgment(value: Any, name: str, threshold: float) -> Judgment:
         f"judge returned {type(value).__name__} ({value!r:.80}); expected a Judgment, bool or score",
         judge=name,
     )
+
+
+_SCORER_KEYS = ("score", "message", "reasoning", "reason", "metadata")
+
+
+def _scorer_result(value: Mapping[Any, Any], name: str, threshold: float) -> Judgment:
+    """``{"score": ..., "message": ...}`` as a Judgment; a mapping of any other shape is an ERROR naming it."""
+    unknown = [key for key in value if key not in _SCORER_KEYS]
+    if "score" not in value or unknown:
+        problem = "no 'score'" if "score" not in value else f"unknown key(s) {', '.join(map(repr, unknown))}"
+        return Judgment.errored(
+            f"judge returned a mapping with {problem}; a scorer returns {{'score': 0..1, 'message': '...'}}",
+            judge=name,
+        )
+    score = value["score"]
+    if score is None or isinstance(score, Mapping):
+        return Judgment.errored(f"judge returned score {score!r}; expected a bool or a number in 0..1", judge=name)
+    judgment = coerce_judgment(score, name, threshold)
+    texts = [value.get(key) for key in ("message", "reasoning", "reason")]
+    message = next((text for text in texts if isinstance(text, str) and text), None)
+    metadata = value.get("metadata")
+    changes: dict[str, Any] = {}
+    if message is not None and judgment.status.decided:
+        changes["reasoning"] = message
+    if isinstance(metadata, Mapping) and judgment.status.decided:
+        changes["metadata"] = {**judgment.metadata, **metadata}
+    return judgment.with_changes(**changes) if changes else judgment
 
 
 class FunctionJudge:

@@ -40,6 +40,10 @@ class RunDetails(TypedDict, total=False):
     """The commit the suite ran at."""
     config: Mapping[str, Any] | None
     """Anything else worth keeping with the run (concurrency, filters, the suite file...)."""
+    experiment_id: str | None
+    """The experiment the run is one variant of (a suite's ``variants:``); None: a run of its own."""
+    variant: str | None
+    """Which variant of the experiment the run is."""
 
 
 SKIPPED_TIERS_KEY = "skipped_tiers"

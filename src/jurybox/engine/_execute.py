@@ -82,8 +82,10 @@ class CaseExecutor:
         self._own_target = target is None
         self._timeout = timeout
         self._retries = retries
-        self._detector = clarification_detector(suite.model)
-        self._writer = follow_up_writer(suite.model)
+        # Follow-ups may use a cheaper model of their own (the suite's follow_up_model).
+        follow_up_model = suite.follow_up_model if suite.follow_up_model is not None else suite.model
+        self._detector = clarification_detector(follow_up_model)
+        self._writer = follow_up_writer(follow_up_model)
         self.lessons: Mapping[str, Sequence[LessonNote]] = {}
         """Each case's stored lessons, fetched once before the run (``SuiteRunner``); most cases have none."""
 

@@ -75,7 +75,9 @@ class RunOptions:
         lessons: Stored lessons each case is handed at most (0: none), most relevant first.
         lesson_chars: Characters of lesson text each case is handed at most.
         extra_config: More facts recorded in the run's config in the store (the git branch and
-            whether the working tree had changes; an experiment's id); the runner's own keys win.
+            whether the working tree had changes; an experiment's plan); the runner's own keys win.
+        experiment_id: The experiment this run is one variant of (stored with the run); None: none.
+        variant: The variant of the experiment this run is.
     """
 
     concurrency: int = DEFAULT_CONCURRENCY
@@ -90,6 +92,8 @@ class RunOptions:
     lessons: int = LESSON_LIMIT
     lesson_chars: int = LESSON_CHARS
     extra_config: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    experiment_id: str | None = None
+    variant: str | None = None
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -335,6 +339,8 @@ class SuiteRunner:
             agent_version=self.options.agent_version,
             git_commit=self.options.git_commit,
             config=config,
+            experiment_id=self.options.experiment_id,
+            variant=self.options.variant,
         )
         return str(run_id), set()
 

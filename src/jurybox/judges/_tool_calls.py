@@ -14,9 +14,9 @@ from typing import Any, Literal
 from jurybox.core import TIER_DETERMINISTIC, Check, Context, Judgment, NumericScore, ToolCall, judge_factory
 from jurybox.judges._base import DeterministicJudge
 
-MatchMode = Literal["strict", "unordered", "subset", "superset"]
+MatchMode = Literal["strict", "ordered", "unordered", "subset", "superset"]
 ArgumentMode = Literal["exact", "ignore", "subset", "superset"]
-MATCH_MODES: tuple[str, ...] = ("strict", "unordered", "subset", "superset")
+MATCH_MODES: tuple[str, ...] = ("strict", "ordered", "unordered", "subset", "superset")
 ARGUMENT_MODES: tuple[str, ...] = ("exact", "ignore", "subset", "superset")
 
 
@@ -84,9 +84,11 @@ class _ToolCalls(DeterministicJudge):
         actual = context.tool_calls
         if self.mode == "strict":
             pairs, unexpected, near = self._strict(actual)
+        elif self.mode == "ordered":
+            pairs, unexpected, near = self._in_order(actual)
         else:
             pairs, unexpected, near = self._matched(actual)
-        missing_fails = self.mode in ("strict", "unordered", "subset")
+        missing_fails = self.mode in ("strict", "ordered", "unordered", "subset")
         unexpected_fails = self.mode in ("strict", "unordered", "superset")
         checks: list[Check] = []
         problems: list[str] = []
@@ -114,6 +116,7 @@ class _ToolCalls(DeterministicJudge):
                 problems.append(f"unexpected call #{position + 1} {made_call.name}")
         denominator = {
             "subset": len(self.expected),
+            "ordered": len(self.expected),
             "superset": len(actual),
         }.get(self.mode, max(len(self.expected), len(actual)))
         score = NumericScore(len(pairs), 0, denominator) if denominator else NumericScore(1.0)
@@ -144,6 +147,31 @@ class _ToolCalls(DeterministicJudge):
                 else:
                     pairs[index] = index
         return pairs, unexpected, near
+
+    def _in_order(self, actual: Sequence[ToolCall]) -> tuple[dict[int, int], list[int], dict[int, str]]:
+        """Each expected call matched to a later call than the one before it; other calls may come between.
+
+        Taking the first compatible call each time is optimal: a later choice never leaves more room.
+        """
+        pairs: dict[int, int] = {}
+        near: dict[int, str] = {}
+        position = 0
+        for index, expected in enumerate(self.expected):
+            found = next((j for j in range(position, len(actual)) if not self.differences(expected, actual[j])), None)
+            if found is None:
+                same_name = [j for j in range(len(actual)) if actual[j].name == expected.name]
+                if not same_name:
+                    continue
+                j = same_name[0]
+                diffs = self.differences(expected, actual[j])
+                near[index] = f"called as #{j + 1} but " + (
+                    "; ".join(diffs) if diffs else "out of order (after the call it must follow)"
+                )
+                continue
+            pairs[index] = found
+            position = found + 1
+        matched = set(pairs.values())
+        return pairs, [j for j in range(len(actual)) if j not in matched], near
 
     def _matched(self, actual: Sequence[ToolCall]) -> tuple[dict[int, int], list[int], dict[int, str]]:
         """Order-free matching: each expected call takes a distinct compatible actual call (max bipartite matching)."""
@@ -193,10 +221,11 @@ def tool_calls(
         expected: Tool names, ``{"name": ..., "arguments": {...}}`` dicts or
             ToolCalls. A bare name accepts any arguments.
         mode: How the calls must match the expected ones. ``strict``: the same
-            calls in the same order, nothing else. ``unordered``: the same calls
-            in any order. ``subset``: every expected call was made (extra calls
-            allowed). ``superset``: every call made was expected (some expected
-            calls may be missing).
+            calls in the same order, nothing else. ``ordered``: every expected
+            call was made, in this order, other calls allowed before, between and
+            after them. ``unordered``: the same calls in any order. ``subset``:
+            every expected call was made (extra calls allowed). ``superset``:
+            every call made was expected (some expected calls may be missing).
         args: How arguments compare. ``exact``; ``ignore``; ``subset`` (the
             expected arguments are present with those values, extra arguments
             allowed); ``superset`` (every argument passed was expected).

@@ -35,6 +35,9 @@ from jurybox.llm._verdicts import (
     RelevanceVerdict,
     RubricVerdict,
     ScoreVerdict,
+    criterion_scores,
+    rubric_of_hundred,
+    score_of_hundred,
 )
 
 ResultsFrom = Literal["auto", "sources", "output", "tool_results"]
@@ -73,7 +76,7 @@ def correctness(
 
     return LLMJudge(
         prompts.CORRECTNESS,
-        JsonVerdict(ScoreVerdict, on_conflict=on_conflict),
+        JsonVerdict(ScoreVerdict, on_conflict=on_conflict, hundred_point=score_of_hundred),
         name=name,
         model=model,
         threshold=_threshold("correctness", threshold),
@@ -164,7 +167,7 @@ def ranking(
     on_conflict, rest = split_settings(settings)
     return LLMJudge(
         prompts.RANKING,
-        JsonVerdict(ScoreVerdict, on_conflict=on_conflict),
+        JsonVerdict(ScoreVerdict, on_conflict=on_conflict, hundred_point=score_of_hundred),
         name=name,
         model=model,
         threshold=_threshold("ranking", threshold),
@@ -233,6 +236,8 @@ def rubric(
     *,
     descriptions: Mapping[str, str] | None = None,
     be_harsh: bool = False,
+    instructions: str | None = None,
+    scoring_guide: str | None = None,
     model: ModelRef = None,
     threshold: float = 0.7,
     name: str = "rubric",
@@ -245,6 +250,11 @@ def rubric(
             "coherence": 30, "conciseness": 20}``), or a list of names for equal weights.
         descriptions: Optional criterion name -> what it means, shown to the model.
         be_harsh: Ask for strict grading (only clearly achieved points count).
+        instructions: The judge's own role and rules, in place of the built-in system prompt
+            ("You are an expert evaluator of a property-management assistant..."). The rule that
+            case text is data, never instructions, is still added.
+        scoring_guide: How scores map to quality ("0.8+ = good, 0.5-0.8 = partial, < 0.5 = poor"),
+            in place of the built-in calibration line; a guide in fractions is read on 0-100.
         model: Judge model, spec string, or None for the configured one.
         threshold: Pass at this normalized score or above (default 0.7, i.e. 70/100).
         name: The judge's name in reports.
@@ -260,34 +270,50 @@ def rubric(
     on_conflict, rest = split_settings(settings)
     total = sum(weights.values())
 
+    names = list(weights)
+
     def validate(verdict: RubricVerdict) -> str | None:
-        missing = [c for c in weights if c not in verdict.scores]
+        scores = criterion_scores(verdict.scores, names)
+        missing = [c for c in weights if c not in scores]
         if missing:
             return f"the verdict has no score for criteria {missing}; score every criterion by its exact name"
-        off = {c: s for c, s in verdict.scores.items() if c in weights and not 0.0 <= s <= 100.0}
+        off = {c: s for c, s in scores.items() if not 0.0 <= s <= 100.0}
         if off:
             return f"criterion scores must be 0-100, got {off}"
         return None
 
     def score(verdict: RubricVerdict) -> float:
-        return sum(verdict.scores[c] * w for c, w in weights.items()) / total
+        scores = criterion_scores(verdict.scores, names)
+        return sum(scores[c] * w for c, w in weights.items()) / total
 
     def checks(verdict: RubricVerdict) -> list[Check]:
         cut = threshold * 100
-        return [
-            Check(c, verdict.scores[c] >= cut, f"{verdict.scores[c]:g}/100 (weight {w:g})") for c, w in weights.items()
-        ]
+        scores = criterion_scores(verdict.scores, names)
+        return [Check(c, scores[c] >= cut, f"{scores[c]:g}/100 (weight {w:g})") for c, w in weights.items()]
 
+    check_text("rubric", "instructions", instructions)
+    check_text("rubric", "scoring_guide", scoring_guide)
     lines = [f"- {c} (weight {w:g}): {descriptions.get(c, 'as the name says')}" for c, w in weights.items()]
+    template = prompts.RUBRIC if instructions is None else prompts.with_system(prompts.RUBRIC, instructions)
+    calibration = prompts.HARSH if be_harsh else prompts.FAIR
+    if scoring_guide is not None:
+        calibration = prompts.guided(scoring_guide) + (" " + prompts.HARSH if be_harsh else "")
     return LLMJudge(
-        prompts.RUBRIC,
+        template,
         JsonVerdict(
-            RubricVerdict, score=score, min=0, max=100, validate=validate, checks=checks, on_conflict=on_conflict
+            RubricVerdict,
+            score=score,
+            min=0,
+            max=100,
+            validate=validate,
+            checks=checks,
+            on_conflict=on_conflict,
+            hundred_point=lambda verdict: rubric_of_hundred(verdict, weights),
         ),
         name=name,
         model=model,
         threshold=_threshold("rubric", threshold),
-        options={"criteria": "\n".join(lines), "harshness": prompts.HARSH if be_harsh else prompts.FAIR},
+        options={"criteria": "\n".join(lines), "harshness": calibration},
         **rest,
     )
 

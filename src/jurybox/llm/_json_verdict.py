@@ -16,7 +16,7 @@ from jurybox.llm._classifiers import OnConflict, check_on_conflict, check_thresh
 from jurybox.llm._normal import normal_form
 from jurybox.llm._reading import Found, Reading, no_verdict, read_verdict
 from jurybox.llm._text import first_member, json_spans
-from jurybox.llm._verdicts import ScoreVerdict
+from jurybox.llm._verdicts import HundredPointVerdict, ScoreVerdict
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -36,6 +36,9 @@ class JsonVerdict(Generic[M]):
         validate: Extra check of a verdict; returns an error message to reject
             it (the judge then asks again), or None.
         checks: Named sub-checks to attach, from the verdict.
+        hundred_point: Also read a ``{"score": 0-100, "issues": [...], "strengths":
+            [...]}`` reply (no ``reasoning`` field; see ``HundredPointVerdict``), turned
+            into this schema's verdict by this function. None reads the schema only.
 
     The JSON may be wrapped in code fences or surrounded by chatter. Every
     object in the reply counts, fenced or bare, and so does a verdict object
@@ -55,6 +58,7 @@ class JsonVerdict(Generic[M]):
         threshold: float = 0.5,
         validate: Callable[[M], str | None] | None = None,
         checks: Callable[[M], Sequence[Check]] | None = None,
+        hundred_point: Callable[[HundredPointVerdict], M] | None = None,
     ) -> None:
         if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
             raise TypeError(f"JsonVerdict schema must be a pydantic model class, got {schema!r}")
@@ -72,6 +76,7 @@ class JsonVerdict(Generic[M]):
         self.threshold = float(threshold)
         self.validate = validate
         self.checks = checks
+        self.hundred_point = hundred_point
         # Shared by every judge built on this schema class: generating it costs far more than a judge.
         self.json_schema: Mapping[str, Any] | None = _json_schema(schema)
         self.format_hint = _format_hint(schema)
@@ -88,7 +93,7 @@ class JsonVerdict(Generic[M]):
         spans = json_spans(text)
         for start, end, obj in spans:
             for depth, candidate in _dicts(obj):
-                if depth and not self._required <= candidate.keys():
+                if depth and not (self._required <= candidate.keys() or self._hundred_point_shaped(candidate)):
                     continue  # a nested object that cannot be a verdict: not worth validating
                 verdict, problem = self._verdict(candidate)
                 if verdict is None:
@@ -128,10 +133,13 @@ class JsonVerdict(Generic[M]):
         return decide(score, self.threshold, reasoning or f"score {score.normalized():.3g}", metadata, **extra)
 
     def _verdict(self, candidate: dict[str, Any]) -> tuple[M | None, str]:
+        verdict: M | None
         try:
             verdict = self.schema.model_validate(candidate)
         except ValidationError as exc:
-            return None, _short_errors(exc)
+            verdict = self._from_hundred_point(candidate)
+            if verdict is None:
+                return None, _short_errors(exc)
         problem = self.validate(verdict) if self.validate is not None else None
         if problem:
             return None, problem
@@ -140,6 +148,18 @@ class JsonVerdict(Generic[M]):
         except ValueError as exc:
             return None, str(exc)
         return verdict, ""
+
+    def _hundred_point_shaped(self, candidate: dict[str, Any]) -> bool:
+        return self.hundred_point is not None and candidate.keys() >= _HUNDRED_POINT_KEYS
+
+    def _from_hundred_point(self, candidate: dict[str, Any]) -> M | None:
+        """The schema's verdict for a 0-100 reply with issues and strengths, when this reader takes that shape."""
+        if self.hundred_point is None or "reasoning" in candidate:
+            return None
+        try:
+            return self.hundred_point(HundredPointVerdict.model_validate(candidate))
+        except (ValidationError, ValueError):
+            return None
 
     def _as_written(self, raw: str, key: str) -> M | None:
         if normal_form(raw) == raw:
@@ -166,6 +186,9 @@ class JsonVerdict(Generic[M]):
 
     def __repr__(self) -> str:
         return f"JsonVerdict({self.schema.__name__}, on_conflict={self.on_conflict!r})"
+
+
+_HUNDRED_POINT_KEYS = frozenset(HundredPointVerdict.model_fields)
 
 
 def _dicts(obj: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from jurybox.models import JudgeModel, as_judge_model, resolve_model
 
-#: What a judge factory's ``model=`` accepts: a model, a ``provider:model`` spec, or None
-#: for the configured judge model.
-ModelRef = JudgeModel | str | None
+#: What a judge factory's ``model=`` accepts: a model, a ``provider:model`` spec, a plain
+#: ``(prompt) -> str`` function that calls an LLM, or None for the configured judge model.
+ModelRef = JudgeModel | str | Callable[[str], Any] | None
 
 
 def resolve(model: ModelRef) -> JudgeModel:
@@ -26,10 +29,11 @@ def resolve(model: ModelRef) -> JudgeModel:
     # Duck-typed on purpose: an isinstance check against the runtime Protocol costs more than the
     # rest of a cached judged call.
     if callable(getattr(model, "complete", None)):
-        return model
+        return model  # type: ignore[return-value]  # a JudgeModel, checked by its duck type
     try:
         return as_judge_model(model)
     except TypeError:
         raise TypeError(
-            f"model must be a JudgeModel, a 'provider:model' string or None, got {type(model).__name__}"
+            f"model must be a JudgeModel, a 'provider:model' string, a (prompt) -> str function or None, "
+            f"got {type(model).__name__}"
         ) from None

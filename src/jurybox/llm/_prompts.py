@@ -123,6 +123,17 @@ HARSH = (
 )
 FAIR = "Be fair and calibrated: 50 is mediocre, 70 is good with minor flaws, 90+ is excellent."
 
+
+def guided(scoring_guide: str) -> str:
+    """The calibration line of a rubric prompt from the suite author's own scoring guide."""
+    return f"Scoring guide: {scoring_guide.strip()}\nScores are 0 to 100: where the guide uses fractions, 0.8 means 80."
+
+
+def with_system(template: Template, instructions: str) -> Template:
+    """``template`` with the suite author's instructions as its system prompt."""
+    return Template(system=instructions.strip(), user=template.user, trusted=template.trusted)
+
+
 FAITHFULNESS = Template(
     system=SYSTEM,
     user="""Check whether the RESPONSE is faithful to the SOURCES: every factual claim must be supported by them.

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.resources
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from jurybox.core import Context
@@ -41,6 +44,10 @@ class Block:
     text: str
 
 
+MAX_TEMPLATE_BYTES = 1_000_000
+"""A template file larger than this is refused: a prompt is not a data file."""
+
+
 @dataclass(frozen=True)
 class Template:
     """A judge prompt with ``{{name}}`` placeholders.
@@ -70,6 +77,52 @@ class Template:
         leaked = (self.trusted & CONTEXT_VARIABLES) | {name for name in self.trusted if name.startswith("metadata.")}
         if leaked:
             raise TemplateError(f"context variables are untrusted and cannot be marked trusted: {sorted(leaked)}")
+
+    @classmethod
+    def from_file(
+        cls, path: str | os.PathLike[str], *, system: str | None = None, trusted: Iterable[str] = ()
+    ) -> Template:
+        """A template whose user message is the text of a file (UTF-8, at most ``MAX_TEMPLATE_BYTES``).
+
+        Raises:
+            TemplateError: the file cannot be read, naming it.
+        """
+        file = Path(path)
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            raise TemplateError(f"cannot read template {file}: {exc.strerror or exc}") from None
+        return cls._from_bytes(data, str(file), system, trusted)
+
+    @classmethod
+    def from_resource(
+        cls, package: str, name: str, *, system: str | None = None, trusted: Iterable[str] = ()
+    ) -> Template:
+        """A template shipped in a package: ``from_resource("my_app.prompts", "judge.txt")`` (``importlib.resources``).
+
+        Raises:
+            TemplateError: the package or the file is not there, naming both.
+        """
+        where = f"{package}/{name}"
+        try:
+            data = importlib.resources.files(package).joinpath(name).read_bytes()
+        except (ModuleNotFoundError, OSError) as exc:
+            raise TemplateError(f"cannot read template {where}: {exc}") from None
+        return cls._from_bytes(data, where, system, trusted)
+
+    @classmethod
+    def _from_bytes(cls, data: bytes, where: str, system: str | None, trusted: Iterable[str]) -> Template:
+        if len(data) > MAX_TEMPLATE_BYTES:
+            raise TemplateError(f"template {where} is {len(data):,} bytes; the limit is {MAX_TEMPLATE_BYTES:,}")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TemplateError(f"template {where} is not UTF-8 text (byte {exc.start})") from None
+        if not text.strip():
+            raise TemplateError(f"template {where} is empty")
+        if system is None:
+            return cls(user=text, trusted=frozenset(trusted))
+        return cls(user=text, system=system, trusted=frozenset(trusted))
 
     @functools.cached_property
     def variables(self) -> tuple[str, ...]:

@@ -36,6 +36,7 @@ from jurybox.models._errors import (
 from jurybox.models._fake import FakeModel
 from jurybox.models._fleet import FleetModel
 from jurybox.models._fleet_routes import FleetUnavailableError
+from jurybox.models._function import FunctionModel
 from jurybox.models._limiter import AdaptiveLimiter
 from jurybox.models._meter import MeteredModel, start_case_spend
 from jurybox.models._prices import DEFAULT_PRICES, Price, cost_of, get_price, load_prices, set_price
@@ -118,6 +119,7 @@ __all__ = [
     "FakeModel",
     "FleetModel",
     "FleetUnavailableError",
+    "FunctionModel",
     "GenerateRequest",
     "JudgeModel",
     "JudgeModelBase",

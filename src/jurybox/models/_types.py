@@ -8,6 +8,7 @@ take part unchanged.
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -264,11 +265,18 @@ class _GenerateOnly(JudgeModelBase):
 def as_judge_model(model: Any) -> JudgeModel:
     """``model`` as a JudgeModel: itself when it has ``complete``; a model with only ``generate`` adapted.
 
+    A plain function ``(prompt: str) -> str`` (sync or async) becomes a ``FunctionModel``.
+
     Raises:
-        TypeError: ``model`` has neither.
+        TypeError: ``model`` has neither, and is no function.
     """
     if callable(getattr(model, "complete", None)):
         return model  # type: ignore[no-any-return]
     if callable(getattr(model, "generate", None)):
         return _GenerateOnly(model)
+    if inspect.isfunction(model) or inspect.ismethod(model):
+        # A plain ``(prompt) -> str`` function that calls an LLM.
+        from jurybox.models._function import FunctionModel
+
+        return FunctionModel(model)
     raise TypeError(f"expected a JudgeModel (with complete(request) or generate(messages)), got {type(model).__name__}")

@@ -13,6 +13,7 @@ import importlib.util
 from jurybox.inputs import CassetteError
 from jurybox.pytest_plugin._cassettes import NetworkBlockedError, NetworkGuard, cassette_path, use_cassette
 from jurybox.pytest_plugin._config import CassetteSettings, ConfigError, JuryboxSettings, build_settings
+from jurybox.pytest_plugin._judge_enabled import is_llm_judge_enabled
 from jurybox.pytest_plugin._lint import cassette_files, lint_file
 from jurybox.pytest_plugin._patterns import PATTERNS
 from jurybox.pytest_plugin._redaction import Redactor
@@ -34,6 +35,7 @@ __all__ = [
     "cassette_files",
     "cassette_path",
     "find_secrets",
+    "is_llm_judge_enabled",
     "lint_file",
     "scrub_text",
     "use_cassette",
@@ -75,3 +77,9 @@ if importlib.util.find_spec("pytest") is not None:
         "pytest_terminal_summary",
         "pytest_unconfigure",
     ]
+    # pytest-recording's fixture name, when pytest-recording does not provide it itself.
+    from jurybox.pytest_plugin import _plugin
+
+    if hasattr(_plugin, "vcr_cassette"):
+        vcr_cassette = _plugin.vcr_cassette
+        __all__ += ["vcr_cassette"]

@@ -79,6 +79,8 @@ class JuryboxSettings:
         cassettes: Redaction and replay settings.
         cassette_root: One folder for every cassette (``<root>/<test path>/<test id>.yaml``,
             one tree for all), relative to the rootdir; None keeps them beside each test.
+        note: A line for the report header about a setting that is given but has no effect
+            (``LLM_JUDGE_MODEL`` without ``LLM_JUDGE=1``), or "".
     """
 
     model: str | None = None
@@ -92,6 +94,7 @@ class JuryboxSettings:
     similarity_threshold: float = DEFAULT_SIMILARITY
     cassettes: CassetteSettings = field(default_factory=CassetteSettings)
     cassette_root: str | None = None
+    note: str = ""
 
 
 def parse_bool(value: str, where: str) -> bool:
@@ -219,8 +222,6 @@ def build_settings(
         model, source = environ["JURYBOX_JUDGE_MODEL"], "JURYBOX_JUDGE_MODEL"
     if cli_model:
         model, source = cli_model, "--jurybox-model"
-    if model is None and seed.enabled:
-        raise ConfigError("LLM_JUDGE=1 needs a judge model: set LLM_JUDGE_MODEL (e.g. llama3.1) or JURYBOX_JUDGE_MODEL")
 
     fail_on_reject = table.get("fail_on_reject", False)
     if not isinstance(fail_on_reject, bool):
@@ -251,7 +252,15 @@ def build_settings(
         similarity_threshold=_fraction(table, "similarity_threshold", where, DEFAULT_SIMILARITY),
         cassettes=_cassette_settings(table, where),
         cassette_root=_string(table, "cassette_root", where),
+        note=_ignored_seed_model(seed.ignored_model, model),
     )
+
+
+def _ignored_seed_model(ignored: str | None, model: str | None) -> str:
+    """Say why a judge model named by ``LLM_JUDGE_MODEL`` is not the one in use."""
+    if ignored is None or model is not None:
+        return ""
+    return f"LLM_JUDGE_MODEL={ignored} is not used: the LLM judge is off until LLM_JUDGE=1"
 
 
 def _or(value: float | None, default: float) -> float:

@@ -19,10 +19,18 @@ MARKERS = (
     "llm_drift_threshold(value): another name for similarity_threshold",
     "unit: a fast test with no network and no model (select with -m unit)",
     "integration: a test that wires real components together (select with -m integration)",
+    "contract: a test that pins an interface other code relies on (select with -m contract)",
     "cassette(name=None, **vcr_options): record/replay this test's HTTP traffic in "
     "<test dir>/cassettes/<module>/<test>.yaml (module- and class-level too)",
     "trials(n, min_pass_rate=p, confidence=0.95): rerun the test body up to n times and pass when the "
     "pass rate is at least p, stopping early once it is settled",
+)
+
+
+#: pytest-recording's marker, registered by jurybox when pytest-recording is not installed (it owns it otherwise).
+VCR_MARKER = (
+    "vcr(**vcr_options): another name for cassette (pytest-recording's marker): record/replay this test's "
+    "HTTP traffic in <test dir>/cassettes/<module>/<test>.yaml"
 )
 
 
@@ -94,6 +102,8 @@ def cache_mode(config: pytest.Config, settings: JuryboxSettings) -> str | None:
 def register_markers(config: pytest.Config) -> None:
     for line in MARKERS:
         config.addinivalue_line("markers", line)
+    if not recording_plugin_installed():
+        config.addinivalue_line("markers", VCR_MARKER)
 
 
 def load_settings(config: pytest.Config) -> JuryboxSettings:

@@ -17,7 +17,14 @@ from jurybox.core import Context
 from jurybox.pytest_plugin._cassettes import cassette_folder, cassette_path, use_cassette
 from jurybox.pytest_plugin._config import JuryboxSettings
 from jurybox.pytest_plugin._misses import miss_message, recorded_miss, unplayable_error
-from jurybox.pytest_plugin._options import REFRESH, add_options, cache_mode, load_settings, register_markers
+from jurybox.pytest_plugin._options import (
+    REFRESH,
+    add_options,
+    cache_mode,
+    load_settings,
+    recording_plugin_installed,
+    register_markers,
+)
 from jurybox.pytest_plugin._reachable import UnreachableJudgeModel, server_problem
 from jurybox.pytest_plugin._recording import connection_failure, recording_message
 from jurybox.pytest_plugin._session_calls import SessionCalls
@@ -139,18 +146,32 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     if settings is None:
         return None
     model = f"{settings.model} (from {settings.model_source})" if settings.model else "none configured"
-    return f"jurybox: judge model {model}; record mode {settings.record_mode}; strict {settings.fail_on_reject}"
+    line = f"jurybox: judge model {model}; record mode {settings.record_mode}; strict {settings.fail_on_reject}"
+    return f"{line}\njurybox: {settings.note}" if settings.note else line
 
 
 # -- gating --------------------------------------------------------------------
 
 
-def item_cassette_path(item: pytest.Item) -> Path | None:
-    """The cassette file of a test carrying the ``cassette`` marker (at any level), else None."""
+def cassette_marker(item: pytest.Item) -> pytest.Mark | None:
+    """The test's ``cassette`` marker, or pytest-recording's ``vcr`` (ours only when pytest-recording is absent)."""
     marker = item.get_closest_marker("cassette")
+    if marker is None and not recording_plugin_installed():
+        marker = item.get_closest_marker("vcr")
+        if marker is not None and marker.args:
+            raise pytest.UsageError(
+                f"{item.nodeid}: @pytest.mark.vcr with extra cassette files needs pytest-recording; "
+                "jurybox records one cassette a test (@pytest.mark.vcr(**vcr_options))"
+            )
+    return marker
+
+
+def item_cassette_path(item: pytest.Item) -> Path | None:
+    """The cassette file of a test carrying the ``cassette`` (or ``vcr``) marker at any level, else None."""
+    marker = cassette_marker(item)
     if marker is None:
         return None
-    name = marker.kwargs.get("name") or (marker.args[0] if marker.args else None)
+    name = marker.kwargs.get("name") or (marker.args[0] if marker.args and marker.name == "cassette" else None)
     test_file = Path(str(item.path))
     root_setting = settings_of(item.config).cassette_root
     root = item.config.rootpath / root_setting if root_setting else None
@@ -253,11 +274,19 @@ def jurybox_cassette(request: pytest.FixtureRequest) -> Iterator[Any]:
     if path is None:
         yield None
         return
-    marker = request.node.get_closest_marker("cassette")
+    marker = cassette_marker(request.node)
     options = {key: value for key, value in (marker.kwargs if marker else {}).items() if key != "name"}
     settings = settings_of(request.config)
     with use_cassette(path, record_mode=settings.record_mode, settings=settings.cassettes, options=options) as cassette:
         yield cassette
+
+
+if not recording_plugin_installed():
+
+    @pytest.fixture
+    def vcr_cassette(jurybox_cassette: Any) -> Any:
+        """pytest-recording's name for the test's cassette (``jurybox_cassette``); None without a marker."""
+        return jurybox_cassette
 
 
 # -- trials --------------------------------------------------------------------

@@ -3,8 +3,8 @@
 | Spector | jurybox | meaning |
 | --- | --- | --- |
 | ``OLLAMA_LIVE=1`` | ``--jurybox-live`` | run tests marked ``live_llm`` |
-| ``LLM_JUDGE=1`` / ``0`` | a judge model is configured / not | turn the LLM judge on or off |
-| ``LLM_JUDGE_MODEL`` | ``JURYBOX_JUDGE_MODEL`` | the judge model; a bare name is an Ollama model |
+| ``LLM_JUDGE=1`` / ``0`` | a judge model is configured / not | the LLM judge on or off (off by default) |
+| ``LLM_JUDGE_MODEL`` | ``JURYBOX_JUDGE_MODEL`` | the judge model once ``LLM_JUDGE=1`` (default llama3.1) |
 | ``LLM_JUDGE_URL`` | ``ollama:MODEL@URL`` | the Ollama server of ``LLM_JUDGE_MODEL`` |
 | ``LLM_JUDGE_CONFIDENCE`` | ``[tool.jurybox] confidence`` | verdicts under it are uncertain (default 0.6) |
 | ``LLM_JUDGE_FAIL_ON_REJECT=1`` | ``JURYBOX_FAIL_ON_REJECT=1`` | soft checks fail the test |
@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+
+#: The judge model ``LLM_JUDGE=1`` uses when ``LLM_JUDGE_MODEL`` is not set: Spector's own default.
+DEFAULT_SEED_MODEL = "llama3.1"
 
 #: Spector's variables, in the order the docs list them.
 SEED_VARIABLES = (
@@ -35,7 +38,9 @@ class SeedKnobs:
 
     Attributes:
         enabled: ``LLM_JUDGE`` (on, off, or unset).
-        model: The judge model spec ``LLM_JUDGE_MODEL``/``LLM_JUDGE_URL`` name, unless ``LLM_JUDGE=0``.
+        model: The judge model spec ``LLM_JUDGE_MODEL``/``LLM_JUDGE_URL`` name (``llama3.1`` when unset), only
+            when ``LLM_JUDGE=1``: as in Spector, the model alone does not turn judging on.
+        ignored_model: ``LLM_JUDGE_MODEL`` when it was set but ``LLM_JUDGE`` was not on (it is then unused).
         confidence: ``LLM_JUDGE_CONFIDENCE``.
         fail_on_reject: ``LLM_JUDGE_FAIL_ON_REJECT``.
         live: ``OLLAMA_LIVE``.
@@ -43,6 +48,7 @@ class SeedKnobs:
 
     enabled: bool | None = None
     model: str | None = None
+    ignored_model: str | None = None
     confidence: float | None = None
     fail_on_reject: bool | None = None
     live: bool | None = None
@@ -71,15 +77,17 @@ def read_seed_knobs(environ: Mapping[str, str], *, parse_bool: ParseBool) -> See
         return parse_bool(environ[name], name) if environ.get(name, "").strip() else None
 
     enabled = flag("LLM_JUDGE")
+    named = environ.get("LLM_JUDGE_MODEL", "").strip()
     model = None
-    if enabled is not False:
-        model = _model_spec(environ.get("LLM_JUDGE_MODEL", "").strip(), environ.get("LLM_JUDGE_URL", "").strip())
+    if enabled:
+        model = _model_spec(named or DEFAULT_SEED_MODEL, environ.get("LLM_JUDGE_URL", "").strip())
     confidence = None
     if environ.get("LLM_JUDGE_CONFIDENCE", "").strip():
         confidence = _fraction(environ["LLM_JUDGE_CONFIDENCE"])
     return SeedKnobs(
         enabled=enabled,
         model=model,
+        ignored_model=named if named and not enabled else None,
         confidence=confidence,
         fail_on_reject=flag("LLM_JUDGE_FAIL_ON_REJECT"),
         live=flag("OLLAMA_LIVE"),

@@ -58,8 +58,10 @@ def write_summary(terminalreporter: Any) -> None:
         for nodeid, payload in warnings:
             verdict = Verdict.from_json(payload)
             confidence = "n/a" if verdict.confidence is None else f"{verdict.confidence:.2f}"
+            model = f" model={verdict.model}" if verdict.model else ""
             terminalreporter.write_line(
-                f"{nodeid}: {verdict.step} judge={verdict.judge} verdict={verdict.outcome} confidence={confidence}"
+                f"{nodeid}: {verdict.step} judge={verdict.judge}{model} verdict={verdict.outcome} "
+                f"confidence={confidence}"
             )
             if verdict.reasoning:
                 terminalreporter.write_line(f"    {_short(verdict.reasoning)}")

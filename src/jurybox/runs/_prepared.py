@@ -22,6 +22,14 @@ from jurybox.engine import DEFAULT_CONCURRENCY, ProgressSink, RunOptions, RunRes
 from jurybox.executors import fork_available
 from jurybox.models import PROBE_TIMEOUT
 from jurybox.runs._executors import STORE_BUSY_TIMEOUT, executor_fields
+from jurybox.runs._experiment import (
+    ExperimentSlot,
+    experiment_suites,
+    experiment_to_resume,
+    new_experiment_id,
+    variant_environment,
+    variant_run,
+)
 from jurybox.runs._git import git_info
 from jurybox.runs._preflight import preflight_problems
 from jurybox.runs._request import NoCasesError, RunRequest, RunRequestError
@@ -45,11 +53,13 @@ class PlannedSuite:
         plan: What will run: the cases, their judges per tier and their judge calls (``--dry-run``
             prints it). When a run is resumed, the cases that run planned.
         resume: The id of the stored run this one finishes (known once the run is opened); None: a new run.
+        experiment: The experiment it is a variant of (a suite with ``variants:`` or ``trials:``); None: none.
     """
 
     suite: Suite
     plan: RunPlan
     resume: str | None = None
+    experiment: ExperimentSlot | None = None
 
 
 def prepare(request: RunRequest, *, tune_gc: bool = False) -> PreparedRun:
@@ -85,7 +95,14 @@ def prepare(request: RunRequest, *, tune_gc: bool = False) -> PreparedRun:
         twice = _same_names(suites)
         if twice is not None:
             raise RunRequestError(twice)
-        planned, skipped = _plans(suites, request.selectors)
+        # A suite with variants runs as one suite per variant, tied by the experiment.
+        made = [pair for suite in suites for pair in experiment_suites(suite, request.variants, load)]
+        if request.executor == "ray" and any(slot is not None and slot.variant for _, slot in made):
+            raise RunRequestError(
+                "--executor ray loads the suite file again on each actor, without its variant; "
+                "run an experiment's variants with the local or processes executor"
+            )
+        planned, skipped = _plans(made, request.selectors)
     except BaseException:
         if store is not None:
             store.close()
@@ -175,11 +192,51 @@ class PreparedRun:
             except (StoreError, ValueError) as exc:
                 raise StoreError(f"cannot open the store: {exc}") from exc
         for planned in self.suites:
-            run_id, cases = resume_point(self._store, planned.suite, self.request.resume, notify or _ignore)
-            planned.resume = run_id
-            if cases is not None:  # the intro and the report speak of what that run planned
-                planned.plan = plan_run(planned.suite, cases)
+            if planned.experiment is None:
+                self._resume(planned, self.request.resume, notify or _ignore)
+        self._open_experiments(notify or _ignore)
         self._opened = True
+
+    def _resume(self, planned: PlannedSuite, resume: str | None, notify: Notify) -> None:
+        assert self._store is not None
+        run_id, cases = resume_point(self._store, planned.suite, resume, notify)
+        planned.resume = run_id
+        if cases is not None:  # the intro and the report speak of what that run planned
+            planned.plan = plan_run(planned.suite, cases)
+
+    def _open_experiments(self, notify: Notify) -> None:
+        """Give each experiment its id, or find the one to finish and what each of its variants still lacks."""
+        groups: dict[str, list[PlannedSuite]] = {}
+        for planned in self.suites:
+            if planned.experiment is not None:
+                groups.setdefault(planned.experiment.suite, []).append(planned)
+        for suite, members in groups.items():
+            names = [m.suite.name for m in members]
+            found = None
+            if self._store is not None:
+                found = experiment_to_resume(self._store, names, self.request.resume)
+                if found is None and self.request.resume is not None:
+                    notify(Notice("info", f"no unfinished experiment of suite {suite!r} to resume; starting a new one"))
+            experiment = found or new_experiment_id()
+            for member in members:
+                assert member.experiment is not None
+                member.experiment.id = experiment
+                if found is None or self._store is None:
+                    continue
+                run_id, done = variant_run(self._store, found, member.suite.name)
+                if done:
+                    member.experiment.done = True
+                    member.resume = run_id
+                    notify(Notice("info", f"{member.suite.name}: finished in run {run_id}; not run again"))
+                elif run_id is not None:
+                    self._resume(member, run_id, notify)
+
+    @property
+    def experiments(self) -> dict[str, str]:
+        """Each experiment's id (known once opened), by the suite it is an experiment of."""
+        return {
+            p.experiment.suite: p.experiment.id for p in self.suites if p.experiment is not None and p.experiment.id
+        }
 
     def options(self, planned: PlannedSuite) -> RunOptions:
         """How ``planned`` runs: concurrency (the request's, else the suite's, else 8), filter, timeouts,
@@ -194,6 +251,11 @@ class PreparedRun:
         fields = executor_fields(request, suite, self._load, concurrency, self.store)
         if request.lessons is not None:
             fields["lessons"] = request.lessons
+        slot = planned.experiment
+        experiment = slot.config(suite.select(request.selectors)) if slot is not None else {}
+        if slot is not None:
+            fields["experiment_id"] = slot.id
+            fields["variant"] = slot.variant.name if slot.variant is not None else None
         try:
             options = RunOptions(
                 concurrency=concurrency,
@@ -201,7 +263,7 @@ class PreparedRun:
                 timeout=request.timeout,
                 retries=request.retries,
                 git_commit=git.commit if git is not None else None,
-                extra_config={**(git.run_config() if git is not None else {}), **request.extra_config},
+                extra_config={**(git.run_config() if git is not None else {}), **experiment, **request.extra_config},
                 **fields,
             )
         except ValueError as exc:
@@ -234,7 +296,8 @@ class PreparedRun:
         """
         if planned is None:
             if len(self.suites) != 1:
-                raise RunRequestError(f"name the suite to start: this run has {len(self.suites)}")
+                what = "variants (an experiment)" if any(p.experiment for p in self.suites) else "suites"
+                raise RunRequestError(f"name the suite to start: this run has {len(self.suites)} {what}")
             planned = self.suites[0]
         self.open()
         options = self.options(planned)
@@ -243,8 +306,10 @@ class PreparedRun:
         self._runner = runner
         if self._stopping:
             runner.stop()
+        env = planned.experiment.env if planned.experiment is not None else {}
         try:
-            return await runner.run(resume=planned.resume)
+            with variant_environment(env):
+                return await runner.run(resume=planned.resume)
         finally:
             self._runner = None
 
@@ -265,6 +330,8 @@ class PreparedRun:
             for planned in self.suites:
                 if self._stopping:
                     break
+                if planned.experiment is not None and planned.experiment.done:
+                    continue  # a variant a resumed experiment finished before
                 progress = starting(planned) if starting is not None else None
                 result = await self.start(planned, progress=progress)
                 results.append(result)
@@ -328,14 +395,16 @@ def _same_names(suites: Sequence[Suite]) -> str | None:
     return None
 
 
-def _plans(suites: Sequence[Suite], selectors: Sequence[str]) -> tuple[list[PlannedSuite], list[str]]:
+def _plans(
+    suites: Sequence[tuple[Suite, ExperimentSlot | None]], selectors: Sequence[str]
+) -> tuple[list[PlannedSuite], list[str]]:
     """Each suite's plan; a suite no case of which matches the filter is left out, unless all are."""
-    plans = [(suite, plan_run(suite, suite.select(selectors))) for suite in suites]
-    empty = [suite.name for suite, plan in plans if not plan.cases]
+    plans = [(suite, slot, plan_run(suite, suite.select(selectors))) for suite, slot in suites]
+    empty = [suite.name for suite, _, plan in plans if not plan.cases]
     # `jurybox run suites/*.yaml -k smoke`: the suites without a smoke case are not an error.
     if empty and (len(empty) == len(plans) or not selectors):
         raise NoCasesError(empty, selectors)
-    return [PlannedSuite(suite, plan) for suite, plan in plans if plan.cases], empty
+    return [PlannedSuite(suite, plan, experiment=slot) for suite, slot, plan in plans if plan.cases], empty
 
 
 def _ignore(_notice: Notice) -> None:

@@ -78,6 +78,8 @@ class RunRequest:
             branch and dirty flag the service records itself.
         base_dir: Where the suites' relative paths resolve; None: each suite file's folder (the
             current directory for stored suites).
+        variants: Of a suite with ``variants:``, only these (by name); empty: every variant.
+            With ``resume``, ``last`` or an experiment's id finishes that experiment.
     """
 
     suites: tuple[Path, ...] = ()
@@ -98,12 +100,14 @@ class RunRequest:
     lessons: int | None = None
     extra_config: Mapping[str, Any] = field(default_factory=dict, hash=False)
     base_dir: Path | None = None
+    variants: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # Lists and str paths are taken (a script writes them so), kept as tuples and Paths.
         object.__setattr__(self, "suites", _paths(self.suites))
         object.__setattr__(self, "stored_suites", _names("stored_suites", self.stored_suites))
         object.__setattr__(self, "selectors", _names("selectors", self.selectors))
+        object.__setattr__(self, "variants", _names("variants", self.variants))
         object.__setattr__(self, "executor_options", _keyed("executor_options", self.executor_options))
         object.__setattr__(self, "extra_config", _keyed("extra_config", self.extra_config))
         if self.base_dir is not None:

@@ -1,8 +1,10 @@
 """Paired statistics for comparing runs: is B better than A, and by how much, with what certainty?
 
 Standard library only, like ``jurybox.core``, so every layer may use it (the
-store's gate, reports, the dashboard, the CLI). Figures are checked in the
-tests against statsmodels and scipy.
+store's gate, reports, the dashboard, the CLI). Two runs are compared pair by
+pair (``compare_runs``); one run against several baseline runs case by case
+(``compare_to_baseline``, what ``jurybox gate --method significance`` asks).
+Figures are checked in the tests against statsmodels and scipy.
 
 Example:
     >>> from jurybox.stats import compare_pass_rates
@@ -11,6 +13,7 @@ Example:
     ('better', 0.0215)
 """
 
+from jurybox.stats._baseline import BaselineDifference, compare_to_baseline, matched_sets_p
 from jurybox.stats._bootstrap import DEFAULT_RESAMPLES, Interval, mean_interval, percentile
 from jurybox.stats._compare import (
     ALPHA,
@@ -34,6 +37,7 @@ __all__ = [
     "DEFAULT_RESAMPLES",
     "DETECTABLE",
     "MIN_PAIRS",
+    "BaselineDifference",
     "CaseSide",
     "CorrectedDifference",
     "Interval",
@@ -46,8 +50,10 @@ __all__ = [
     "compare_means",
     "compare_pass_rates",
     "compare_runs",
+    "compare_to_baseline",
     "corrected_difference",
     "holm",
+    "matched_sets_p",
     "mcnemar_exact",
     "mean_interval",
     "multinomial",

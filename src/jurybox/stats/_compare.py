@@ -42,6 +42,7 @@ class CaseSide:
         tiers: Each tier's score on 0..1 (tiers that ran).
         judges: Each judge's score on 0..1 (judges that decided).
         trials: (passes, trials) when the case ran repeatedly; None otherwise.
+        verdicts: Each judge's decided verdict (True: pass), for judge-corrected differences.
     """
 
     passed: bool | None
@@ -49,6 +50,7 @@ class CaseSide:
     tiers: Mapping[str, float] = field(default_factory=dict)
     judges: Mapping[str, float] = field(default_factory=dict)
     trials: tuple[int, int] | None = None
+    verdicts: Mapping[str, bool] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,7 @@ class PassRateDifference:
             return (
                 f"{b} passes {abs(self.difference) * 100:.1f} points {more} than {a} "
                 f"[{self.interval.low * 100:+.1f}, {self.interval.high * 100:+.1f}], "
-                f"p = {_p(self.p_value)} ({test})"
+                f"p {_p(self.p_value)} ({test})"
             )
         need = (
             f"; about {self.needed} cases would be needed to see {self.detectable * 100:.0f} points"
@@ -118,7 +120,7 @@ class PassRateDifference:
         )
         return (
             f"no difference this suite can detect: {self.difference * 100:+.1f} points "
-            f"[{self.interval.low * 100:+.1f}, {self.interval.high * 100:+.1f}], p = {_p(self.p_value)} ({test}){need}"
+            f"[{self.interval.low * 100:+.1f}, {self.interval.high * 100:+.1f}], p {_p(self.p_value)} ({test}){need}"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -187,7 +189,8 @@ class PairedComparison:
         a: A's name (a run id or a variant).
         b: B's name.
         pass_rate: The pass-rate difference over decided pairs.
-        means: Mean differences: ``score``, then each tier's and each judge's, then ``trials``.
+        means: Mean differences: ``score``, then each tier's and each judge's (those with at least
+            ``MIN_PAIRS`` pairs), then ``trials``.
         added: Cases only B has.
         removed: Cases only A has.
         undecided: Cases both have that either could not decide (left out of the pass-rate test).
@@ -307,10 +310,10 @@ def compare_runs(
     for kind, read in (("tier", _tiers), ("judge", _judges)):
         names = sorted({key for n in shared for key in read(a[n])} & {key for n in shared for key in read(b[n])})
         for key in names:
-            paired(
-                f"{kind}:{key}",
-                [(read(a[n])[key], read(b[n])[key]) for n in shared if key in read(a[n]) and key in read(b[n])],
-            )
+            values = [(read(a[n])[key], read(b[n])[key]) for n in shared if key in read(a[n]) and key in read(b[n])]
+            # A judge each case names differently (contains('42')) pairs with itself once: no row for it.
+            if len(values) >= MIN_PAIRS:
+                paired(f"{kind}:{key}", values)
     rates = [(a[n].trials, b[n].trials) for n in shared]
     trial_pairs = [(x[0] / x[1], y[0] / y[1]) for x, y in rates if x and y and x[1] and y[1]]
     paired("trials", trial_pairs)
@@ -333,4 +336,5 @@ def _judges(side: CaseSide) -> Mapping[str, float]:
 
 
 def _p(value: float) -> str:
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+    """``= 0.004`` or ``< 0.001``: what follows a ``p`` in a sentence."""
+    return "< 0.001" if value < 0.001 else f"= {value:.3f}"

@@ -4,9 +4,11 @@
 database. Its work is done by repositories you call directly: ``store.runs``
 (start, find and close runs), ``store.results`` (the runner streams each finished
 case there, so a killed run can be resumed), ``store.suites``, ``store.metrics``,
-``store.lessons``, ``store.calibrations``, ``store.reviews``, ``store.users`` and
-``store.authoring``; the dashboard reads through ``StoreBrowser``. Baselines,
-regressions and lessons are computed from it. A storage failure is a
+``store.lessons``, ``store.calibrations``, ``store.reviews``, ``store.users``,
+``store.authoring`` and ``store.paired`` (runs compared case by case with paired
+statistics; ``check_significance`` is the gate that knows noise); the dashboard
+reads through ``StoreBrowser``. Baselines, regressions and lessons are computed
+from it. A storage failure is a
 ``StoreError`` (the request cannot be met) or a ``StoreAccessError`` (the
 database is locked or down): nothing outside this package sees SQLAlchemy.
 """
@@ -20,6 +22,7 @@ from jurybox.store._baselines import (
     MetricCheck,
     RegressionPolicy,
     RunCheck,
+    baseline_runs,
     check_run,
     relative_drop,
 )
@@ -46,7 +49,7 @@ from jurybox.store._browse_stats import StatsBrowser
 from jurybox.store._browse_trends import TrendBrowser
 from jurybox.store._calibrations import CalibrationRepository, StoredCalibration
 from jurybox.store._cases import SuiteRepository
-from jurybox.store._compare import CaseChange, RunComparison, compare_runs
+from jurybox.store._compare import CaseChange, RunComparison, compare_runs, resolve_runs
 from jurybox.store._engine import (
     DEFAULT_URL,
     ENV_VAR,
@@ -63,11 +66,14 @@ from jurybox.store._lazy import StoredRecords
 from jurybox.store._lessons import LessonRepository, lessons_for
 from jurybox.store._metrics import MetricRepository
 from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
+from jurybox.store._paired import TRIALS_KEY, PairedRepository, RunSides
+from jurybox.store._paired_models import JudgeCorrection, PairedRuns
 from jurybox.store._people import ROLES, AuditEntry, Login, Role, User, UserRepository
 from jurybox.store._rebuild import judgment_from_dict, score_from_dict
 from jurybox.store._results import ResultRepository
 from jurybox.store._reviews import JUDGE_IDENTITIES_KEY, LABELS, Review, ReviewItem, ReviewRepository
 from jurybox.store._runs import RunRepository
+from jurybox.store._significance import SignificanceCheck, SignificanceResult, check_significance
 from jurybox.store._store import Store, open_store
 from jurybox.store._suitefile import SuiteFileError, export_suite_file, import_suite_file, read_suite_file
 
@@ -82,6 +88,7 @@ __all__ = [
     "JUDGE_IDENTITIES_KEY",
     "LABELS",
     "ROLES",
+    "TRIALS_KEY",
     "AuditEntry",
     "AuthoringRepository",
     "CalibrationRepository",
@@ -99,6 +106,7 @@ __all__ = [
     "ComparedSide",
     "ComparisonSummary",
     "EditConflictError",
+    "JudgeCorrection",
     "JudgeStats",
     "Lesson",
     "LessonRepository",
@@ -106,6 +114,8 @@ __all__ = [
     "MetricCheck",
     "MetricRepository",
     "Paged",
+    "PairedRepository",
+    "PairedRuns",
     "Rate",
     "RegressionPolicy",
     "ResultRepository",
@@ -119,7 +129,10 @@ __all__ = [
     "RunComparison",
     "RunInfo",
     "RunRepository",
+    "RunSides",
     "RunStats",
+    "SignificanceCheck",
+    "SignificanceResult",
     "StatsBrowser",
     "Store",
     "StoreAccessError",
@@ -135,7 +148,9 @@ __all__ = [
     "TrendPoint",
     "User",
     "UserRepository",
+    "baseline_runs",
     "check_run",
+    "check_significance",
     "compare_runs",
     "export_suite_file",
     "import_suite_file",
@@ -145,6 +160,7 @@ __all__ = [
     "open_store",
     "read_suite_file",
     "relative_drop",
+    "resolve_runs",
     "resolve_url",
     "schema_head",
     "score_from_dict",

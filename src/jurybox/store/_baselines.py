@@ -221,14 +221,7 @@ def check_run(store: Store, run_id: str, policy: RegressionPolicy, *, record_les
     """
     run = store.runs.get(run_id)
     current = store.metrics.rates(run_id)
-    statuses = _FINISHED if policy.baseline == "all" else ("completed",)
-    earlier: list[dict[str, Rate]] = []
-    for past in store.runs.before(run, policy.window * BASELINE_LOOKBACK, statuses=statuses):
-        metrics = store.metrics.rates(past.id)
-        if policy.admits(past.status, metrics):
-            earlier.append(metrics)
-            if len(earlier) == policy.window:
-                break
+    earlier = [metrics for _, metrics in baseline_runs(store, run, policy)]
     checks = tuple(
         check_metric(name, rate, [m[name].value for m in earlier if name in m], policy)
         for name, rate in current.items()
@@ -239,6 +232,19 @@ def check_run(store: Store, run_id: str, policy: RegressionPolicy, *, record_les
             if check.state == "regression" and _write_lesson(store, run, check):
                 written += 1
     return RunCheck(run, policy, checks, written)
+
+
+def baseline_runs(store: Store, run: RunInfo, policy: RegressionPolicy) -> list[tuple[RunInfo, dict[str, Rate]]]:
+    """The last ``window`` earlier runs of the suite its baseline policy admits, newest first, with their rates."""
+    statuses = _FINISHED if policy.baseline == "all" else ("completed",)
+    earlier: list[tuple[RunInfo, dict[str, Rate]]] = []
+    for past in store.runs.before(run, policy.window * BASELINE_LOOKBACK, statuses=statuses):
+        metrics = store.metrics.rates(past.id)
+        if policy.admits(past.status, metrics):
+            earlier.append((past, metrics))
+            if len(earlier) == policy.window:
+                break
+    return earlier
 
 
 def _write_lesson(store: Store, run: RunInfo, check: MetricCheck) -> bool:

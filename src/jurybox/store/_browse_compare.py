@@ -22,6 +22,8 @@ from jurybox.store._browse_models import (
 )
 from jurybox.store._compare import Latency
 from jurybox.store._models import RunInfo
+from jurybox.store._paired import PairedRepository
+from jurybox.store._paired_models import PairedRuns
 from jurybox.store._repository import Repository
 from jurybox.store._schema import results_table
 
@@ -33,6 +35,13 @@ class CompareBrowser(Repository):
         super().__init__(engine)
         # A comparison of two 100,000-case runs holds their case names: keep only a few.
         self._cache = LruCache(cache_size)
+        self._paired = PairedRepository(engine)
+
+    def paired(self, run_a: RunInfo, run_b: RunInfo) -> PairedRuns:
+        """Run B against run A with the paired statistics of ``jurybox compare`` (cached when both are final)."""
+        key = ("paired", *final_key(run_a), *final_key(run_b))
+        keep = is_final(run_a) and is_final(run_b)
+        return self._cache.get(key, lambda: self._paired.compare(run_a, run_b), keep=keep)
 
     def compare(self, run_a: RunInfo, run_b: RunInfo) -> ComparisonSummary:
         """Run A against run B with the figures of ``jurybox compare`` (cached when both runs are final)."""

@@ -45,6 +45,10 @@ class RunInfo:
     tokens: int | None = None
     cost: float | None = None
     duration: float = 0.0
+    experiment_id: str | None = None
+    """The experiment this run is one variant of; None for a run of its own."""
+    variant: str | None = None
+    """The variant of the experiment it ran."""
 
     @property
     def finished(self) -> bool:

@@ -92,6 +92,8 @@ class RunRepository(Repository):
                     judge_model=details.get("judge_model"),
                     agent_version=details.get("agent_version"),
                     config=db_jsonable(dict(details.get("config") or {})),
+                    experiment_id=details.get("experiment_id"),
+                    variant=details.get("variant"),
                     planned=0,
                     started_at=started,
                     finished_at=None,
@@ -224,6 +226,39 @@ class RunRepository(Repository):
             limit=limit,
         )
 
+    def of_experiment(self, experiment_id: str) -> list[RunInfo]:
+        """The runs of one experiment (one per variant, a variant resumed keeps its run), oldest first."""
+        return self._select(runs_table.c.experiment_id == experiment_id, limit=None)[::-1]
+
+    def resolve_experiment(self, ref: str) -> str:
+        """An experiment's id from its id, a unique prefix of it, or ``last`` (the latest experiment).
+
+        Raises:
+            StoreError: nothing matches, or a prefix matches several experiments.
+        """
+        column = runs_table.c.experiment_id
+        if ref in ("last", "latest"):
+            found = self._select(column.is_not(None), limit=1)
+            if not found or found[0].experiment_id is None:
+                raise StoreError(f"no experiments in store {self.url}")
+            return found[0].experiment_id
+        with self._read() as connection:
+            ids = list(
+                connection.execute(select(column).where(column.startswith(ref, autoescape=True)).distinct().limit(2))
+                .scalars()
+                .all()
+            )
+        if ref in ids or len(ids) == 1:
+            return ref if ref in ids else str(ids[0])
+        if ids:
+            raise StoreError(f"experiment id prefix {ref!r} matches several experiments; give more of the id")
+        raise StoreError(f"no experiment {ref!r} in store {self.url}")
+
+    def latest_experiment(self, suites: Sequence[str]) -> str | None:
+        """The id of the latest experiment with a run of one of ``suites`` (a suite's variants' names)."""
+        found = self._select(runs_table.c.experiment_id.is_not(None), suites_table.c.name.in_(list(suites)), limit=1)
+        return found[0].experiment_id if found else None
+
     def suite_names(self, limit: int = 50) -> list[str]:
         """Names of the suites that have runs, alphabetically, at most ``limit`` of them."""
         query = (
@@ -294,6 +329,8 @@ def run_info(run: Any, totals: Mapping[str, Any] | None = None) -> RunInfo:
         tokens=totals.get("tokens"),
         cost=totals.get("cost"),
         duration=totals.get("duration") or 0.0,
+        experiment_id=getattr(run, "experiment_id", None),
+        variant=getattr(run, "variant", None),
     )
 
 

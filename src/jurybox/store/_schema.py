@@ -101,7 +101,11 @@ runs_table = Table(
     Column("tokens", Integer, nullable=True),
     Column("cost", Float, nullable=True),
     Column("duration", Float, nullable=True),
+    # An experiment's variant (``variants:`` in the suite): the runs of one experiment share its id.
+    Column("experiment_id", String(64), nullable=True),
+    Column("variant", String(255), nullable=True),
     Index("ix_runs_suite_started", "suite_id", "started_at"),
+    Index("ix_runs_experiment", "experiment_id"),
 )
 """One run of a suite; status is running until the runner finishes it."""
 

@@ -12,6 +12,7 @@ from jurybox.store._cases import SuiteRepository
 from jurybox.store._engine import access_error, create_store_engine, describe, migrate, resolve_url
 from jurybox.store._lessons import LessonRepository
 from jurybox.store._metrics import MetricRepository
+from jurybox.store._paired import PairedRepository
 from jurybox.store._people import UserRepository
 from jurybox.store._results import ResultRepository
 from jurybox.store._reviews import ReviewRepository
@@ -57,6 +58,8 @@ class Store:
         """Regressions' lessons and people's notes: ``find``, ``add_manual``, ``retire``, ``for_run``."""
         self.calibrations = CalibrationRepository(engine)
         """Judges' calibrations: ``save``, ``get``, ``latest``, ``find``."""
+        self.paired = PairedRepository(engine)
+        """Runs compared case by case with paired statistics: ``sides``, ``compare``, ``compare_many``."""
         self.users = UserRepository(engine)
         """Dashboard users, their logins and the audit log."""
         self.reviews = ReviewRepository(engine)

@@ -7,7 +7,7 @@ A suite file is YAML (or JSON, which YAML reads) of the form
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -75,13 +75,20 @@ def read_suite_file(
     return name, sections["agent"], sections["defaults"], cases, settings
 
 
-def import_suite_file(store: Store, path: Path) -> tuple[str, dict[str, int]]:
+def import_suite_file(
+    store: Store, path: Path, *, normalize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+) -> tuple[str, dict[str, int]]:
     """Import a suite file into the store; returns the suite name and the counts of ``store.suites.save``.
+
+    ``normalize`` turns each case into the form a run stores (``jurybox.suites.stored_case``:
+    our key names, checked values), so a file imported after a run of it changes nothing.
 
     Every top-level key is kept (``database``, ``seeds``, ``judge_model``...), so the stored suite
     runs as the file does (``jurybox run --suite``, the dashboard).
     """
     name, agent, defaults, cases, settings = read_suite_file(path)
+    if normalize is not None:
+        cases = [(case_name, normalize(case)) for case_name, case in cases]
     return name, store.suites.save(name, cases, agent=agent, defaults=defaults, settings=settings)
 
 

@@ -9,6 +9,7 @@ do before it starts. Running them is ``jurybox.engine``'s job.
 from jurybox.suites._case import BuiltJudge, Case, RoundPlan, Suite, seeded_agent
 from jurybox.suites._case_file import CaseLine, StreamedCases, case_specs, remaining_cases
 from jurybox.suites._errors import Problem, SuiteError
+from jurybox.suites._experiment_spec import MAX_TRIALS
 from jurybox.suites._judge_model import (
     HOW_TO_ENABLE,
     JudgeModelError,
@@ -31,18 +32,34 @@ from jurybox.suites._schema import suite_schema
 from jurybox.suites._seed_schema import SPECTOR as SPECTOR_SEED_SCHEMA
 from jurybox.suites._seed_schema import FieldRule, SeedSchema
 from jurybox.suites._seeds import Seed, load_seed, load_seeds, parse_seed
-from jurybox.suites._spec import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT, SqlCheck, SqlExpect
+from jurybox.suites._spec import (
+    CASE_KEY_ALIASES,
+    MAX_CONCURRENCY,
+    MAX_RETRIES,
+    MAX_TIMEOUT,
+    SqlCheck,
+    SqlExpect,
+    case_as_ours,
+    expected_tools_as_ours,
+    stored_case,
+)
+from jurybox.suites._trials import TRIAL_MARK, Trial, trial_config, trial_name
+from jurybox.suites._variants import VARIANT_MARK, Variant, variant_suite_name
 
 __all__ = [
+    "CASE_KEY_ALIASES",
     "HOW_TO_ENABLE",
     "MAX_CONCURRENCY",
     "MAX_RETRIES",
     "MAX_TIMEOUT",
+    "MAX_TRIALS",
     "SPECTOR_SEED_SCHEMA",
     "TIERS",
     "TIER_DETERMINISTIC",
     "TIER_LLM",
     "TIER_SIMILARITY",
+    "TRIAL_MARK",
+    "VARIANT_MARK",
     "BuiltJudge",
     "Case",
     "CaseLine",
@@ -61,7 +78,11 @@ __all__ = [
     "StreamedCases",
     "Suite",
     "SuiteError",
+    "Trial",
+    "Variant",
+    "case_as_ours",
     "case_specs",
+    "expected_tools_as_ours",
     "judge_model_with_endpoints",
     "load_seed",
     "load_seeds",
@@ -72,6 +93,10 @@ __all__ = [
     "remaining_cases",
     "resolve_judge_model",
     "seeded_agent",
+    "stored_case",
     "suite_schema",
     "tier_of",
+    "trial_config",
+    "trial_name",
+    "variant_suite_name",
 ]

@@ -210,7 +210,7 @@ class JudgeBuilder:
             kwargs["threshold"] = threshold
         if factory.tier == TIER_LLM and factory.accepts("model"):
             if isinstance(kwargs.get("model"), str):
-                kwargs["model"] = self._named_model(kwargs["model"], (*path, "model"))
+                kwargs["model"] = self.named_model(kwargs["model"], (*path, "model"))
             elif "model" not in kwargs and self.model is not None:
                 kwargs["model"] = self.model
         settings = typed_settings_names(factory.factory)
@@ -269,7 +269,7 @@ class JudgeBuilder:
         most = _count(getattr(judge, "max_calls", 1), 1)
         return Calls(most, min(most, _count(getattr(judge, "min_calls", most), most)))
 
-    def _named_model(self, spec: str, path: PathKey) -> Any:
+    def named_model(self, spec: str, path: PathKey) -> Any:
         """One model object per spec, so judges naming the same model share one client."""
         if spec not in self._models:
             try:

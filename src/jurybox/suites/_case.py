@@ -6,13 +6,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from jurybox.agents import TargetConfigError
 from jurybox.core import Voting
 from jurybox.suites._registry import TIER_LLM, TIERS
 from jurybox.suites._seeds import Seed
 from jurybox.suites._spec import Criteria, Defaults, SqlCheck
+from jurybox.suites._trials import Trial
+
+if TYPE_CHECKING:
+    from jurybox.suites._variants import Variant
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,8 @@ class Case:
     """The case as written in the file (kept for the store's case history)."""
     mcp_call: Mapping[str, Any] | None = None
     """What the case asks the suite's MCP server directly (``tool``/``arguments``, ``list_tools``, ``resource``)."""
+    trial: Trial | None = None
+    """Which trial of a repeated case (``trials:``) this is; None for a case that runs once."""
 
     @property
     def multi_round(self) -> bool:
@@ -120,8 +126,10 @@ class Case:
         return fewest, most
 
     def matches(self, selector: str) -> bool:
-        """True when ``selector`` is the case name, one of its tags, or a glob on the name."""
-        return name_matches(self.name, self.tags, selector)
+        """True when ``selector`` is the case name, one of its tags, or a glob on the name (a trial's case's too)."""
+        return name_matches(self.name, self.tags, selector) or (
+            self.trial is not None and name_matches(self.trial.of, (), selector)
+        )
 
 
 def name_matches(name: str, tags: Sequence[str], selector: str) -> bool:
@@ -158,6 +166,10 @@ class Suite:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     folder: Path | None = None
     """Where relative paths resolve (``load_suite(base_dir=...)``); None: the file's folder."""
+    variants: tuple[Variant, ...] = ()
+    """The ``variants:`` of the agent an experiment compares (``jurybox.suites.Variant``), in file order."""
+    follow_up_model: Any = None
+    """The suite's ``follow_up_model``: decides whether the agent asked a question and answers it (None: ``model``)."""
 
     @property
     def base_dir(self) -> Path:

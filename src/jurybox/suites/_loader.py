@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,6 +17,7 @@ from jurybox.models import MeteredModel
 from jurybox.suites._build import BuildFailedError, Calls, JudgeBuilder, built, entry_label, import_module
 from jurybox.suites._case import BuiltJudge, Case, RoundPlan, Suite
 from jurybox.suites._errors import Problem, SuiteError
+from jurybox.suites._experiment_spec import TrialsModel, VariantModel
 from jurybox.suites._judge_model import JudgeModelError, model_label, resolve_judge_model
 from jurybox.suites._loader_agent import agent_problems
 from jurybox.suites._loader_stream import streamed_cases
@@ -32,6 +34,8 @@ from jurybox.suites._spec import (
     SuiteModel,
     written_key,
 )
+from jurybox.suites._trials import expand, trials_of
+from jurybox.suites._variants import build_variants
 from jurybox.suites._yaml import Located, PathKey, format_path, load_yaml
 
 # Which model a key path's parent is, for "unknown key; valid keys: ..." messages.
@@ -43,6 +47,8 @@ _MODELS_BY_KEY: dict[str | None, type[BaseModel]] = {
     "sql_checks": SqlCheck,
     "expect": SqlExpect,
     "expect_tools": ExpectTools,
+    "variants": VariantModel,
+    "trials": TrialsModel,
 }
 
 
@@ -119,9 +125,19 @@ def load_suite(
     problems = _import_plugins(doc, spec.plugins, folder)
     builder = JudgeBuilder(doc, registry or JudgeRegistry.default(), model=model, base_dir=folder)
     cases = [_build_case(builder, spec, index, raw) for index, raw in enumerate(spec.cases)]
+    follow_up_model = None
+    if spec.follow_up_model is not None:
+        with contextlib.suppress(BuildFailedError):  # the builder recorded the problem with its line
+            follow_up_model = builder.named_model(spec.follow_up_model, ("follow_up_model",))
     problems.extend(builder.problems)
     problems.extend(_duplicate_names(doc, spec))
-    inline = tuple(c for c in cases if c is not None)
+    # A case with trials: runs as its trials, each a case of its own (``case~k``).
+    inline = tuple(
+        t
+        for c, raw in zip(cases, spec.cases, strict=True)
+        if c is not None
+        for t in expand(c, trials_of(spec.trials, raw.trials))
+    )
     all_cases: Sequence[Case] = inline
     if spec.cases_file is not None and not problems:
         streamed, file_problems = streamed_cases(
@@ -140,6 +156,8 @@ def load_suite(
             problems.extend(exc.problems)
     if check_agent:
         problems.extend(agent_problems(doc, spec.agent, folder, seeds))
+    variants, variant_problems = build_variants(doc, spec.agent, spec.variants, folder, seeds, check=check_agent)
+    problems.extend(variant_problems)
     if problems:
         raise SuiteError(problems)
     return Suite(
@@ -156,6 +174,8 @@ def load_suite(
         model=model,
         metadata=spec.metadata,
         folder=folder,
+        variants=tuple(variants),
+        follow_up_model=follow_up_model,
     )
 
 
@@ -204,6 +224,7 @@ def _build_case(
                     criteria=round_spec.criteria,
                     threshold=round_threshold,
                     round_index=number,
+                    prompt_options=_prompt_options(round_spec, case, defaults),
                 )
             )
     judges.extend(
@@ -215,6 +236,7 @@ def _build_case(
             criteria=case.criteria,
             threshold=threshold,
             round_index=None,
+            prompt_options=_prompt_options(case, defaults),
         )
     )
     voting = None
@@ -270,6 +292,7 @@ def _judges_for(
     criteria: Criteria | None,
     threshold: float | None,
     round_index: int | None,
+    prompt_options: dict[str, str] | None = None,
 ) -> list[BuiltJudge]:
     prefix = f"round{round_index + 1}." if round_index is not None else ""
     line_of = builder.doc.line_of
@@ -324,7 +347,8 @@ def _judges_for(
         else:
             try:
                 graded = [criteria] if isinstance(criteria, str) else criteria
-                judge = builder.make(factory, [graded], {"name": "criteria"}, criteria_path, threshold=threshold)
+                options = {"name": "criteria", **(prompt_options or {})}
+                judge = builder.make(factory, [graded], options, criteria_path, threshold=threshold)
                 result.append(
                     built(
                         judge,
@@ -340,6 +364,16 @@ def _judges_for(
             except BuildFailedError:
                 pass
     return result
+
+
+def _prompt_options(*parts: RoundModel | CaseModel | Defaults) -> dict[str, str]:
+    """The criteria judge's own instructions and scoring guide: the round's, else the case's, else the suite's."""
+    options = {}
+    for key, option in (("judge_instructions", "instructions"), ("scoring_guide", "scoring_guide")):
+        value = next((getattr(part, key) for part in parts if getattr(part, key) is not None), None)
+        if value is not None:
+            options[option] = value
+    return options
 
 
 def _import_plugins(doc: Located, plugins: Sequence[str], base_dir: Path) -> list[Problem]:

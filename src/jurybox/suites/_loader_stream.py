@@ -81,6 +81,8 @@ def _build_line(
         model = CaseModel.model_validate(data)
     except ValidationError as exc:
         raise SuiteError([_problem(line, error) for error in exc.errors()]) from None
+    if model.trials is not None:  # each trial is a case of the plan: a streamed plan cannot hold them yet
+        raise SuiteError([Problem(line.file, line.line, "trials", "trials: are not supported in a cases_file yet")])
     outer, before = builder.doc, len(builder.problems)
     builder.doc = Located(data, {(): line.line}, line.file)  # every field of the case is on its line
     try:

@@ -8,6 +8,7 @@ judge name is reported with the list of valid names.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -22,9 +23,10 @@ from pydantic import (
     model_validator,
 )
 
+from jurybox.suites._experiment_spec import Trials, VariantModel
 from jurybox.suites._judge_model import judge_model_text
 
-ToolMode = Literal["strict", "unordered", "subset", "superset"]
+ToolMode = Literal["strict", "ordered", "unordered", "subset", "superset"]
 ArgsMode = Literal["exact", "ignore", "subset", "superset"]
 Criteria = str | list[str] | dict[str, float]
 """What an answer is graded on: one sentence, several (equal weights), or sentence -> weight."""
@@ -58,6 +60,8 @@ Fraction = Annotated[float, BeforeValidator(_not_bool), Field(ge=0.0, le=1.0, al
 Retries = Annotated[int, Field(strict=True, ge=0, le=MAX_RETRIES)]
 Count = Annotated[int, Field(strict=True, ge=0)]
 DatabaseUrl = Annotated[str | None, AfterValidator(_database_url)]
+PromptText = Annotated[str, Field(strict=True, min_length=1, max_length=20_000)]
+"""Text the suite author writes into a judge's prompt (instructions, a scoring guide): trusted, bounded."""
 
 
 def _calls_only(value: Any) -> Any:
@@ -78,6 +82,46 @@ CASE_KEY_ALIASES = {
     "judge_threshold": "threshold",
     "test_agent_revival": "revive_between_rounds",
 }
+
+
+#: What ``expected_tools`` means when it does not say: each listed tool was called (other calls are
+#: fine) and the arguments it lists were passed with those values (other arguments are fine).
+EXPECTED_TOOLS_DEFAULTS = {"mode": "subset", "args": "subset"}
+
+
+def expected_tools_as_ours(value: Any) -> Any:
+    """An ``expected_tools`` value as the ``expect_tools`` value that means the same.
+
+    ``expected_tools: [get_listing_details]`` passes when ``get_listing_details`` was
+    called, whatever else was: ``{calls: [...], mode: subset, args: subset}``. A mapping
+    keeps the ``mode`` and ``args`` it gives (``strict``, ``ordered``...). Anything else is
+    returned as it is, for the loader to say what is wrong with it.
+    """
+    if isinstance(value, list):
+        return {"calls": value, **EXPECTED_TOOLS_DEFAULTS}
+    if isinstance(value, dict) and "calls" in value:
+        return {**value, **{key: value.get(key, default) for key, default in EXPECTED_TOOLS_DEFAULTS.items()}}
+    return value
+
+
+def case_as_ours(case: Mapping[str, Any]) -> dict[str, Any]:
+    """A case mapping with every other accepted key spelling replaced by ours, in its rounds too.
+
+    The meaning is kept: ``expected_tools`` becomes the ``expect_tools`` that checks the same
+    (:func:`expected_tools_as_ours`). A key given in both spellings is left as written, for the
+    loader to refuse. The store and the dashboard keep cases in this form, so a file written
+    with either spelling stores one version.
+    """
+    out: dict[str, Any] = {}
+    for key, value in case.items():
+        ours = CASE_KEY_ALIASES.get(key, key) if isinstance(key, str) else key
+        if ours != key and ours in case:
+            ours = key  # both spellings: the loader names them
+        out[ours] = expected_tools_as_ours(value) if key == "expected_tools" and ours != key else value
+    rounds = out.get("rounds")
+    if isinstance(rounds, list):
+        out["rounds"] = [case_as_ours(item) if isinstance(item, Mapping) else item for item in rounds]
+    return out
 
 
 def _also(canonical: str) -> AliasChoices:
@@ -102,6 +146,8 @@ class _SeedAliased(_Strict):
             for alias, canonical in CASE_KEY_ALIASES.items():
                 if alias in data and canonical in data and canonical in cls.model_fields:
                     raise ValueError(f"'{alias}' is another name for '{canonical}': give one of them, not both")
+            if "expected_tools" in data:
+                data = {**data, "expected_tools": expected_tools_as_ours(data["expected_tools"])}
         return data
 
 
@@ -152,6 +198,8 @@ class RoundModel(_SeedAliased):
     judges: list[Any] = Field(default_factory=list)
     reference: str | None = None
     follow_ups: list[str] = Field(default_factory=list)
+    judge_instructions: PromptText | None = None
+    scoring_guide: PromptText | None = None
 
     @field_validator("expect_tools", mode="before")
     @classmethod
@@ -200,6 +248,10 @@ class CaseModel(_SeedAliased):
     retries: Retries | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     skip: StrictBool = False
+    # Runs of the agent for this case (overrides the suite's trials:), and how many must pass.
+    trials: Trials | None = None
+    judge_instructions: PromptText | None = None
+    scoring_guide: PromptText | None = None
 
     @field_validator("expect_tools", mode="before")
     @classmethod
@@ -238,6 +290,8 @@ class Defaults(_Strict):
     retries: Retries = 1
     revive_between_rounds: StrictBool = False
     max_follow_ups: Annotated[int, Field(strict=True, ge=0, le=MAX_FOLLOW_UPS)] = 0
+    judge_instructions: PromptText | None = None
+    scoring_guide: PromptText | None = None
 
 
 class SuiteModel(_Strict):
@@ -249,6 +303,9 @@ class SuiteModel(_Strict):
     database: DatabaseUrl = None
     # A spec string, or a judge fleet {model, endpoints: [...]} read as its spec string.
     judge_model: Annotated[str, BeforeValidator(judge_model_text), Field(strict=True, min_length=1)] | None = None
+    # A (cheaper) model that decides whether the agent asked a clarifying question and writes the
+    # user's answer; default the judge model.
+    follow_up_model: Annotated[str, Field(strict=True, min_length=1)] | None = None
     concurrency: Annotated[int, Field(strict=True, ge=1, le=MAX_CONCURRENCY)] | None = None
     # The judge model's own limits: seconds per attempt and retries after a fault (5xx, timeout, empty body).
     judge_timeout: Seconds | None = None
@@ -263,9 +320,28 @@ class SuiteModel(_Strict):
     # A JSON Lines file of more cases (one case mapping per line), read as the run reaches them.
     cases_file: Annotated[str, Field(strict=True, min_length=1)] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # Variants of the agent compared in one experiment, and runs of each case per variant.
+    variants: list[VariantModel] = Field(default_factory=list)
+    trials: Trials | None = None
 
     @model_validator(mode="after")
     def _some_cases(self) -> SuiteModel:
         if not self.cases and self.cases_file is None:
             raise ValueError("a suite needs cases: a non-empty 'cases' list, or a 'cases_file' of JSON Lines")
+        if self.cases_file is not None and (self.trials is not None or any(c.trials for c in self.cases)):
+            raise ValueError("trials: are not supported with a cases_file yet; repeat the cases' lines instead")
         return self
+
+
+def stored_case(case: Mapping[str, Any]) -> dict[str, Any]:
+    """A case mapping in the one form a run stores it (our key names, values as checked, defaults left out).
+
+    ``jurybox store import`` and ``jurybox run`` keep a case in this form, so importing
+    a file the run has already stored adds no version. A case the loader would refuse
+    is kept as written (with our key names), so the import can still store it and the
+    run names its problem.
+    """
+    try:
+        return CaseModel.model_validate(dict(case)).model_dump(mode="json", exclude_defaults=True)
+    except ValueError:  # pydantic's ValidationError: the loader reports it with file and line
+        return case_as_ours(case)

@@ -17,6 +17,7 @@ from jurybox.testing._scope import (
     current_scope,
     test_scope,
 )
+from jurybox.testing._similar import assert_llm_output_similar
 from jurybox.testing._stats import Decision, StoppingRule
 from jurybox.testing._trials import TrialsResult, assert_pass_rate, failure_message, report_trials, run_trials
 from jurybox.testing._verdict import Verdict
@@ -36,6 +37,7 @@ __all__ = [
     "TestScope",
     "TrialsResult",
     "Verdict",
+    "assert_llm_output_similar",
     "assert_pass_rate",
     "current_scope",
     "expect",

@@ -172,6 +172,7 @@ def report_trials(result: TrialsResult, name: str = "trials") -> None:
 
 
 def failure_message(result: TrialsResult) -> str:
+    """What a failed trials test prints: the summary line, then each failing trial's reason."""
     lines = [result.summary(), *result.failures]
     return "\n".join(lines)
 

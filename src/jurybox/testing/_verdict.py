@@ -39,6 +39,7 @@ class Verdict:
         score: The judgment's score in 0..1, when it has one.
         degraded: True when the verdict came from a fallback policy (a neutral score used
             because the judge could not decide); every report shows it.
+        model: The judge model that answered (an LLM judge's), named in warnings and summaries.
         reply: What an undecided judge replied (its first ``REPLY_SHOWN`` characters), when
             it could not decide and kept its model's words; None otherwise.
     """
@@ -52,6 +53,7 @@ class Verdict:
     soft: bool = False
     score: float | None = None
     degraded: bool = False
+    model: str | None = None
     reply: str | None = None
 
     @property
@@ -83,13 +85,15 @@ class Verdict:
             soft=soft,
             score=judgment.value,
             degraded=judgment.degraded,
+            model=_model_name(judgment),
             reply=undecided_reply(judgment),
         )
 
     def describe(self) -> str:
         """A human line: ``is_relevant_to [relevance]: fail (confidence 0.91): the answer is about cats``."""
         degraded = " (degraded)" if self.degraded else ""
-        return f"{self.step} [{self.judge}]{degraded}: {self._outcome_text()}"
+        model = f" judged by {self.model}" if self.model else ""
+        return f"{self.step} [{self.judge}]{model}{degraded}: {self._outcome_text()}"
 
     def said(self) -> str:
         """What the judge concluded, for a failure's first line: ``relevance said fail (confidence 0.91): ...``."""
@@ -120,6 +124,8 @@ class Verdict:
         }
         if self.degraded:
             data["degraded"] = True
+        if self.model:
+            data["model"] = self.model
         if self.reply is not None:
             data["reply"] = self.reply
         return data
@@ -131,3 +137,9 @@ class Verdict:
     def from_json(cls, text: str) -> Verdict:
         data = json.loads(text)
         return cls(**data)
+
+
+def _model_name(judgment: Judgment) -> str | None:
+    """The model an LLM judge's judgment says answered it (``metadata["model"]``), if any."""
+    model = judgment.metadata.get("model")
+    return model if isinstance(model, str) and model else None

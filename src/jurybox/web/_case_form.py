@@ -20,10 +20,11 @@ import yaml
 
 from jurybox.core import InputLimitError, read_json
 from jurybox.inputs import InputError, read_yaml
+from jurybox.suites import CASE_KEY_ALIASES, case_as_ours
 
 MAX_ROUNDS = 5
 """Rounds the form shows (a form post has at most 50 fields); a longer case is edited as YAML."""
-TOOL_MODES = ("", "strict", "unordered", "subset", "superset")
+TOOL_MODES = ("", "strict", "ordered", "unordered", "subset", "superset")
 ROUND_FIELDS = ("prompt", "criteria", "threshold", "tools", "tools_mode", "reference")
 CASE_FIELDS = (
     "base_version", "name", "description", "tags", "shape", "prompt", "criteria", "threshold", "tools",
@@ -44,12 +45,7 @@ KEY_ORDER = (
     "expect_tools", "sql_checks", "threshold", "revive_between_rounds", "max_follow_ups", "follow_ups", "timeout",
     "retries", "metadata", "skip",
 )  # fmt: skip
-ALIASES = {
-    "expected_tools": "expect_tools",
-    "judge_prompt": "criteria",
-    "judge_threshold": "threshold",
-    "test_agent_revival": "revive_between_rounds",
-}
+ALIASES = CASE_KEY_ALIASES
 """Other accepted spellings of case keys (the loader takes both); the form shows and saves ours."""
 
 _WEIGHT = re.compile(r"^(?P<text>.*?)\s*\[weight\s+(?P<weight>[^\]]+)\]\s*$")
@@ -89,14 +85,8 @@ class CaseForm:
 
 
 def canonical(definition: Mapping[str, Any]) -> dict[str, Any]:
-    """The case with other accepted key spellings replaced by ours (in rounds too)."""
-    out = {ALIASES.get(key, key): value for key, value in definition.items()}
-    if isinstance(out.get("rounds"), list):
-        out["rounds"] = [
-            {ALIASES.get(k, k): v for k, v in item.items()} if isinstance(item, Mapping) else item
-            for item in out["rounds"]
-        ]
-    return out
+    """The case with other accepted key spellings replaced by ours (in rounds too), meaning kept."""
+    return case_as_ours(definition)
 
 
 def ordered(definition: Mapping[str, Any]) -> dict[str, Any]:
@@ -234,6 +224,9 @@ def _judging(part: dict[str, Any], form: Mapping[str, str], before: Mapping[str,
     old = before.get("expect_tools")
     # What the form does not show of the old expectation (args, per_tool) stays as it was.
     extras = {k: v for k, v in old.items() if k not in ("calls", "mode")} if isinstance(old, Mapping) else {}
+    if any(isinstance(call, Mapping) for call in calls) and "args" not in extras:
+        # Arguments typed in the form are the ones that matter: others the agent passes are fine.
+        extras = {**extras, "args": "subset"}
     if calls or mode:
         part["expect_tools"] = {"calls": calls, **({"mode": mode} if mode else {}), **extras}
         if not mode and not extras:

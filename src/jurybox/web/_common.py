@@ -224,5 +224,11 @@ def run_summary(run: RunInfo) -> dict[str, Any]:
         "tokens": run.tokens,
         "cost": run.cost,
         "config": dict(config),
-        "links": {"html": urls.run(run.id), "api": urls.api(urls.run(run.id))},
+        "experiment": run.experiment_id,
+        "variant": run.variant,
+        "links": {
+            "html": urls.run(run.id),
+            "api": urls.api(urls.run(run.id)),
+            "experiment": urls.experiment(run.experiment_id) if run.experiment_id else None,
+        },
     }

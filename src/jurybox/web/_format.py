@@ -6,7 +6,7 @@ Unknown is never zero: a missing cost prints ``unknown``, a missing rate ``—``
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -63,6 +63,23 @@ def judgment_score(judgment: Judgment) -> str | None:
     dash) when there is no score, so the page leaves the field out.
     """
     return None if judgment.score is None else report_judgment_score(judgment)
+
+
+def interval(value: Mapping[str, Any] | None, scale: str = "points") -> str:
+    """An interval's JSON form (``{"low": ..., "high": ...}``) as ``[+2.1, +13.9]`` (points) or ``[-0.050, +0.120]``."""
+    if not value:
+        return DASH
+    low, high = value["low"], value["high"]
+    if scale == "points":
+        return f"[{low * 100:+.1f}, {high * 100:+.1f}]"
+    return f"[{low:+.3f}, {high:+.3f}]"
+
+
+def p_value(value: float | None) -> str:
+    """A p-value as a report prints it: ``0.004``, ``< 0.001``."""
+    if value is None:
+        return DASH
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
 
 
 def signed(value: float | None) -> str:
@@ -125,6 +142,8 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "seconds_delta": seconds_delta,
     "score": score,
     "signed": signed,
+    "interval": interval,
+    "p_value": p_value,
     "count": count,
     "count_change": count_change,
     "direction": direction,

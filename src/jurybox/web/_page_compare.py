@@ -2,8 +2,10 @@
 
 The figures are those of ``jurybox compare A B``: the same runs (ids, unique
 prefixes or ``last``, resolved by the store), the same definitions of a flip,
-a new error and a score change, and the same latency statistics. The URL is
-the comparison, so it can be shared.
+a new error and a score change, the same latency statistics, and the same
+paired statistics (``paired``: the pass-rate difference with its interval and
+McNemar test, the paired mean differences, the judge-corrected differences),
+computed by the same function. The URL is the comparison, so it can be shared.
 """
 
 from __future__ import annotations
@@ -97,6 +99,7 @@ def compare_data(
     offset, limit = paging(page, per_page)
     cases = reader.comparisons.cases(summary, chosen, offset=offset, limit=limit)
     stats_a, stats_b = reader.stats.of(a), reader.stats.of(b)
+    paired = reader.comparisons.paired(a, b)
     la, lb = summary.latency_a, summary.latency_b
 
     def link(number: int) -> str:
@@ -119,6 +122,7 @@ def compare_data(
             "latency_p95": _figure(la.p95, lb.p95, _delta(la.p95, lb.p95)),
         },
         "common": summary.common,
+        "paired": paired.to_dict(),
         "flipped": summary.flipped,
         "counts": counts,
         "kind": chosen,

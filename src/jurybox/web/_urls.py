@@ -33,6 +33,14 @@ def compare(a: str, b: str, **params: Any) -> str:
     return "/compare" + _query({"a": a, "b": b, **params})
 
 
+def experiments() -> str:
+    return "/experiments"
+
+
+def experiment(experiment_id: str, **params: Any) -> str:
+    return f"/experiments/{quote(experiment_id, safe='')}" + _query(params)
+
+
 def suites() -> str:
     return "/suites"
 

@@ -4,8 +4,8 @@ A case's score is the score of the judge that decided it (``correctness 0.10``);
 mark beside it says what that number had to reach (``< 0.70``). Rows written before this
 revision have none (NULL): their pass marks were not kept.
 
-Revision ID: 0009_result_pass_mark
-Revises: 0008_suite_settings
+Revision ID: 0010_result_pass_mark
+Revises: 0009_exp_run_experiments
 Create Date: 2026-11-27
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0009_result_pass_mark"
-down_revision: str | None = "0008_suite_settings"
+revision: str = "0010_result_pass_mark"
+down_revision: str | None = "0009_exp_run_experiments"
 branch_labels: str | None = None
 depends_on: str | None = None
 

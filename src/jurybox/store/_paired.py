@@ -1,0 +1,161 @@
+"""Runs read case by case for the paired statistics: each case's outcome, scores and verdicts, in two queries.
+
+A run of 10,000 cases is one query over its results (name, status, score, the
+trial counts in its metadata) and one over the judgments of its verdict trees
+(tiers and the judges directly in them, never rounds or deeper nodes): no
+reasoning, no contexts, no JSON trees beyond a result's small metadata.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+
+from jurybox.core import Status
+from jurybox.stats import ALPHA, DEFAULT_RESAMPLES, CaseSide, adjust_for_many, compare_runs
+from jurybox.store._calibrations import CalibrationRepository
+from jurybox.store._models import RunInfo
+from jurybox.store._paired_models import PairedRuns, corrections
+from jurybox.store._repository import Repository
+from jurybox.store._schema import judgments_table, results_table
+
+_PASS, _FAIL, _ERROR, _ABSTAIN = (s.value for s in (Status.PASS, Status.FAIL, Status.ERROR, Status.ABSTAIN))
+_DECIDED = {_PASS: True, _FAIL: False}
+
+TRIALS_KEY = "trials"
+"""Where a case run several times keeps its counts in its record's metadata: ``{"passes": k, "trials": n}``."""
+
+
+@dataclass(frozen=True)
+class RunSides:
+    """Every case of one run as the paired statistics see it.
+
+    Attributes:
+        sides: Each case by name: decided outcome, scores per tier and judge, verdicts by path, trials.
+        errors: Cases the run ended in ERROR (left out of every test, shown apart).
+        abstains: Cases it ended in ABSTAIN.
+        tiers: The cascade tiers any case reached (their verdicts are in ``CaseSide.verdicts`` by name).
+    """
+
+    sides: Mapping[str, CaseSide] = field(default_factory=dict)
+    errors: frozenset[str] = frozenset()
+    abstains: frozenset[str] = frozenset()
+    tiers: frozenset[str] = frozenset()
+
+
+class PairedRepository(Repository):
+    """Runs compared case by case with paired statistics (``store.paired``, ``browser.comparisons``)."""
+
+    def __init__(self, engine: Engine) -> None:
+        super().__init__(engine)
+        self._calibrations = CalibrationRepository(engine)
+
+    def sides(self, run_id: str) -> RunSides:
+        """Each case of a run: its decided outcome, score, tier and judge scores, verdicts by path, trials."""
+        r, j = results_table, judgments_table
+        with self._read() as connection:
+            results = connection.execute(
+                select(r.c.id, r.c.case_name, r.c.status, r.c.score, r.c.extra).where(r.c.run_id == run_id)
+            ).all()
+            nodes = connection.execute(
+                select(j.c.result_id, j.c.path, j.c.depth, j.c.tier, j.c.status, j.c.score).where(
+                    j.c.run_id == run_id, j.c.round_index.is_(None), j.c.depth.in_((1, 2))
+                )
+            ).all()
+        tiers: dict[int, dict[str, float]] = {}
+        judges: dict[int, dict[str, float]] = {}
+        verdicts: dict[int, dict[str, bool]] = {}
+        tier_names: set[str] = set()
+        for result_id, path, depth, tier, status, score in nodes:
+            # Under a cascade (tier set) depth 1 is a tier and depth 2 its judges; otherwise depth 1 are the judges.
+            if tier is not None and depth == 1:
+                into = tiers
+                tier_names.add(path)
+            elif (tier is not None and depth == 2) or (tier is None and depth == 1):
+                into = judges
+            else:
+                continue
+            if score is not None:
+                into.setdefault(result_id, {})[path] = float(score)
+            decided = _DECIDED.get(status)
+            if decided is not None:
+                verdicts.setdefault(result_id, {})[path] = decided
+        sides: dict[str, CaseSide] = {}
+        errors: set[str] = set()
+        abstains: set[str] = set()
+        for result_id, name, status, score, extra in results:
+            if status == _ERROR:
+                errors.add(name)
+            elif status == _ABSTAIN:
+                abstains.add(name)
+            sides[name] = CaseSide(
+                _DECIDED.get(status),
+                score,
+                tiers.get(result_id, {}),
+                judges.get(result_id, {}),
+                _trials(extra),
+                verdicts.get(result_id, {}),
+            )
+        return RunSides(sides, frozenset(errors), frozenset(abstains), frozenset(tier_names))
+
+    def compare(
+        self,
+        run_a: RunInfo,
+        run_b: RunInfo,
+        *,
+        alpha: float = ALPHA,
+        resamples: int = DEFAULT_RESAMPLES,
+        seed: int = 0,
+    ) -> PairedRuns:
+        """Run B against run A, paired by case, with judge-corrected differences where a calibration is stored."""
+        return self.compare_many([run_a, run_b], alpha=alpha, resamples=resamples, seed=seed)[0]
+
+    def compare_many(
+        self,
+        runs: Sequence[RunInfo],
+        *,
+        alpha: float = ALPHA,
+        resamples: int = DEFAULT_RESAMPLES,
+        seed: int = 0,
+    ) -> list[PairedRuns]:
+        """Every pair of ``runs`` (each later one against each earlier), p-values Holm-adjusted when over two runs.
+
+        Raises:
+            ValueError: fewer than two runs.
+        """
+        if len(runs) < 2:
+            raise ValueError("a comparison needs at least two runs")
+        read = {run.id: self.sides(run.id) for run in runs}
+        found: list[PairedRuns] = []
+        for i, run_a in enumerate(runs):
+            for run_b in runs[i + 1 :]:
+                a, b = read[run_a.id], read[run_b.id]
+                comparison = compare_runs(
+                    a.sides, b.sides, a_name=run_a.id, b_name=run_b.id, alpha=alpha, resamples=resamples, seed=seed
+                )
+                fixes = corrections(self._calibrations, run_a, run_b, a.sides, b.sides, resamples=resamples, seed=seed)
+                found.append(PairedRuns(run_a, run_b, comparison, _undecided(a), _undecided(b), fixes))
+        if len(runs) > 2:
+            adjusted = adjust_for_many([p.comparison for p in found])
+            found = [p.with_adjusted(value) for p, value in zip(found, adjusted, strict=True)]
+        return found
+
+
+def _undecided(run: RunSides) -> dict[str, int]:
+    return {"error": len(run.errors), "abstain": len(run.abstains)}
+
+
+def _trials(extra: Any) -> tuple[int, int] | None:
+    """(passes, trials) from a result's metadata, or None; anything malformed is no trial count."""
+    found = extra.get(TRIALS_KEY) if isinstance(extra, Mapping) else None
+    if not isinstance(found, Mapping):
+        return None
+    passes, trials = found.get("passes"), found.get("trials")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (passes, trials)):
+        return None
+    assert isinstance(passes, int) and isinstance(trials, int)
+    return (passes, trials) if 0 <= passes <= trials and trials > 0 else None
