@@ -81,7 +81,7 @@ def test_cache_hits_are_counted_and_the_flags_decide_what_is_asked(folder: Path)
         url = stub.base_url
     # The server is gone: the check before the run says so, and how to run from the cache.
     code, out = run(suite)
-    assert code == 2 and "connection refused" in out
+    assert code == 2 and "connection refused" in out, out
     assert "--no-preflight: judge replies kept in the response cache need no server" in out
     code, out = run(suite, "--no-preflight")
     assert code == 0, out
