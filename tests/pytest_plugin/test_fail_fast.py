@@ -51,7 +51,7 @@ def isolated(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def _calls(stub: StubServer) -> int:
-    """Judge calls the server got (the session's check is a GET of the model list, not a call)."""
+    """Judge calls the server got."""
     return sum(1 for request in stub.requests if request.method == "POST")
 
 

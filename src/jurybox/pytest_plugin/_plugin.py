@@ -52,6 +52,17 @@ class JudgeModelHolder:
         self._model: Any = None
         self.problem: str | None = None
         """Why the judge server failed the session's one check (None: it answered, or was not checked)."""
+        self.unreachable: UnreachableJudgeModel | None = None
+
+    def problem_that_mattered(self) -> str | None:
+        """The check's finding, when a call failed for it or was answered without the server.
+
+        A session that replays cassettes needs no server: its finding is then no news.
+        """
+        model = self.unreachable
+        if model is None or not (model.failed_calls or model.cache_hits):
+            return None
+        return self.problem
 
     @property
     def configured(self) -> bool:
@@ -78,7 +89,7 @@ class JudgeModelHolder:
             problem = server_problem(model)
             if problem is not None:
                 self.problem = problem
-                model = UnreachableJudgeModel(model, problem)
+                model = self.unreachable = UnreachableJudgeModel(model, problem)
             self._model = model
         return self._model
 
@@ -396,5 +407,5 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     calls = config.stash.get(CALLS_KEY, None)
     holder = config.stash.get(MODEL_KEY, None)
     if calls is not None:
-        for line in calls.summary_lines(holder.problem if holder is not None else None):
+        for line in calls.summary_lines(holder.problem_that_mattered() if holder is not None else None):
             terminalreporter.write_line(line)

@@ -9,32 +9,39 @@ session's summary says how many tests met it.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import dataclasses
+import socket
 from typing import Any
+from urllib.parse import urlsplit
 
 from jurybox.core import error_reason
-from jurybox.models import JudgeModelBase, ModelConnectionError, ProbeTarget, probe
+from jurybox.models import JudgeModelBase, ModelConnectionError, ProbeTarget
 
 #: Seconds the session's check waits for the judge server (the CLI's pre-run check waits as long).
 CHECK_TIMEOUT = 2.0
 
 
 def server_problem(model: Any, *, timeout: float = CHECK_TIMEOUT) -> str | None:
-    """Ask ``model``'s server once whether it answers: None when it does (or has no server), else why not."""
+    """Whether ``model``'s server takes a connection: None when it does (or there is none), else why not.
+
+    A TCP connection, not an HTTP request: a test's cassette patches the HTTP clients, and
+    the check must neither be recorded on a cassette nor be refused by one on replay.
+    """
     target_of = getattr(model, "probe_target", None)
     if not callable(target_of):
         return None  # a FakeModel, a user's Python model: nothing to reach
     target = target_of()
     if not isinstance(target, ProbeTarget):
         return None
-    # A test may already run an event loop (pytest-asyncio): the check gets a thread and a loop of its own.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        try:
-            return pool.submit(asyncio.run, probe(target, timeout=timeout)).result()
-        except Exception as error:  # a transport error the probe does not word (another copy of httpx): still a no
-            return error_reason(error, url=target.url)
+    address = urlsplit(target.check_url)
+    if not address.hostname:
+        return None
+    port = address.port or (443 if address.scheme == "https" else 80)
+    try:
+        with socket.create_connection((address.hostname, port), timeout=timeout):
+            return None
+    except OSError as error:
+        return error_reason(error, url=target.url)
 
 
 class UnreachableJudgeModel(JudgeModelBase):
@@ -50,13 +57,14 @@ class UnreachableJudgeModel(JudgeModelBase):
         self.problem = problem
         self.name = str(getattr(model, "name", "judge model"))
         self.failed_calls = 0
+        self.cache_hits = 0
         retry = getattr(model, "retry", None)
         if retry is not None and dataclasses.is_dataclass(retry):
             model.retry = dataclasses.replace(retry, max_retries=0)  # type: ignore[type-var]
 
     async def complete(self, request: Any) -> Any:
         try:
-            return await self.model.complete(request)
+            response = await self.model.complete(request)
         except ModelConnectionError as error:
             self.failed_calls += 1
             # The error adds its own hint ("is the server running?"): the check's is not repeated.
@@ -66,6 +74,8 @@ class UnreachableJudgeModel(JudgeModelBase):
                 provider=error.provider,
                 url=error.url,
             ) from None
+        self.cache_hits += bool(getattr(response, "cached", False))
+        return response
 
     def __getattr__(self, name: str) -> Any:
         # The cache, probe_target, printable_url...: the wrapped model's.
