@@ -48,9 +48,10 @@ def _version() -> None:
 
 def build_app(command: str | None = None) -> typer.Typer:
     """The ``jurybox`` command with the sub-commands ``command`` needs (all of them for None or an unknown name)."""
-    from jurybox._cli.help_format import hide_flag_types
+    from jurybox._cli.help_format import hide_flag_types, short_usage_errors
 
     hide_flag_types()  # no `<bool>` after flags in --help
+    short_usage_errors()  # a mistake on the command line is one line, not a box
     app = typer.Typer(
         name="jurybox",
         help="Test LLM apps and agents by meaning: judges, suites, cassettes, run history.",

@@ -98,7 +98,7 @@ async def test_the_meter_and_the_tracker_count_the_same_calls_the_same_way() -> 
             await metered.generate([{"role": "user", "content": "x"}])
     assert tracker.total == metered.total == case
     assert tracker.by_model == {"fake:m": case}
-    assert case.accounting() == {"calls": 4, "attempts": 6, "retries": 3, "failures": 1}
+    assert case.accounting() == {"calls": 4, "attempts": 6, "retries": 3, "failures": 1, "cache_hits": 1}
     assert (case.cache_hits, case.tokens, case.unmetered_calls, case.unpriced_calls) == (1, 24, 1, 1)
 
 
@@ -116,7 +116,7 @@ async def test_a_tracker_counts_failures_and_a_fleet_s_requests_by_endpoint() ->
                 await fleet.generate([{"role": "user", "content": "b"}])
         await fleet.aclose()
     total = tracker.total
-    assert total.accounting() == {"calls": 2, "attempts": 3, "retries": 1, "failures": 1}
+    assert total.accounting() == {"calls": 2, "attempts": 3, "retries": 1, "failures": 1, "cache_hits": 0}
     assert tracker.by_model["openai:m"] == dataclasses.replace(total, endpoints={})
     answered = sum(counts.calls for counts in total.endpoints.values())
     errors = sum(counts.errors for counts in total.endpoints.values())

@@ -143,8 +143,10 @@ def test_configured_model_serves_expect_and_plain_llm_judges(
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-000000")
         result = pytester.runpytest_inprocess("--jurybox-model", "openai:gpt-4o-mini")
         result.assert_outcomes(passed=1)
-        assert len(stub.requests) == 2
+        # Two judge calls; the session's one check of the server is a TCP connection, not a request.
+        assert [r.method for r in stub.requests] == ["POST", "POST"]
     assert "jurybox: judge model openai:gpt-4o-mini (from --jurybox-model)" in result.stdout.str()
+    assert "jurybox: 2 judge call(s), 0 from the response cache" in result.stdout.str()
     # The session default is removed again when the run ends.
     assert jurybox.models._registry._default is None
 

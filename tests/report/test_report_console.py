@@ -65,7 +65,7 @@ def test_totals_line_and_tiers(report: RunReport) -> None:
     assert "FAILED 4/8 passed (50.0%)" in text
     assert "2 fail" in text and "1 error" in text and "1 abstain" in text
     assert "1 degraded verdict(s)" in text
-    assert "cost ≥ $0.0019 (2 case(s) unknown)" in text
+    assert "cost ≥ $0.0019 (price unknown for 2 cases)" in text
     assert "tokens 5,767 (+2 unknown)" in text
     assert "judge calls 5" in text
     # Each tier with seed 003's target (deterministic 95%, llm_operations 80%, llm_judge 70%).

@@ -135,6 +135,6 @@ def test_case_body_has_tree_checks_rounds_and_follow_ups(report: RunReport) -> N
 def test_totals_notes_and_unknown_cost(report: RunReport) -> None:
     text = " ".join(" ".join(outline(to_html(report)).text).split())
     assert "4 of 8 case(s) did not pass" in text
-    assert "≥ $0.0019 (2 case(s) unknown)" in text
+    assert "≥ $0.0019 (price unknown for 2 cases)" in text
     assert "no judge model configured; enable with --judge-model" in text
     assert "80.0%" in text

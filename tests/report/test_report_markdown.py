@@ -15,7 +15,8 @@ def test_headline_and_totals(report: RunReport) -> None:
     lines = text.splitlines()
     assert lines[0] == "## ❌ jurybox · property-agent: 4 of 8 case(s) did not pass"
     assert (
-        "| 8 | 4 | 2 | 1 | 1 | 50.0% | 1 | 5 | 5,767 (+2 unknown) | ≥ \\$0.0019 (2 case(s) unknown) | 44.50s |" in lines
+        "| 8 | 4 | 2 | 1 | 1 | 50.0% | 1 | 5 | 5,767 (+2 unknown) | ≥ \\$0.0019 (price unknown for 2 cases) | 44.50s |"
+        in lines
     )
     assert "| llm\\_judge | 80.0% | 70% met | 4 | 5 | 5 |" in lines
     assert "> [!NOTE]" in lines

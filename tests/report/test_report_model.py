@@ -29,7 +29,7 @@ def test_tokens_and_cost_keep_unknown_apart(report: RunReport) -> None:
     assert totals.tokens_unknown == 2
     assert totals.cost == pytest.approx(0.000412 + 0.0 + 0.00031 + 0.00030 + 0.00088 + 0.00002)
     assert totals.cost_unknown == 2
-    assert fmt.cost(totals) == "≥ $0.0019 (2 case(s) unknown)"
+    assert fmt.cost(totals) == "≥ $0.0019 (price unknown for 2 cases)"
     assert totals.judge_calls == 5
 
 
@@ -37,7 +37,7 @@ def test_cost_all_unknown_is_unknown_not_zero() -> None:
     record = CaseRecord("c", Judgment.passed(reasoning="ok"), cost=None, tokens=None)
     totals = RunReport(suite="s", run_id="r", records=[record]).totals
     assert totals.cost is None
-    assert fmt.cost(totals) == "unknown"
+    assert fmt.cost(totals) == "unknown (price unknown for 1 case)"
     assert fmt.tokens(totals) == "unknown"
 
 

@@ -41,7 +41,7 @@ def _config(connection: object) -> Config:
 
 
 def test_migrations_know_a_linear_history() -> None:
-    assert schema_head() == SCHEMA_HEAD == "0011_dash_suite_folder"
+    assert schema_head() == SCHEMA_HEAD == "0012_result_pass_mark"
     assert known_revisions() == {
         "0001_initial",
         "0002_lessons",
@@ -54,6 +54,7 @@ def test_migrations_know_a_linear_history() -> None:
         "0009_exp_run_experiments",
         "0010_otlp_trace_queue",
         "0011_dash_suite_folder",
+        "0012_result_pass_mark",
     }
 
 
@@ -154,6 +155,7 @@ def test_a_single_round_verdict_stored_twice_before_0003_is_kept_once(store_url:
             connection.execute(text("ALTER TABLE runs DROP COLUMN variant"))
             connection.execute(text("ALTER TABLE runs DROP COLUMN experiment_id"))
             connection.execute(text("ALTER TABLE suites DROP COLUMN folder"))  # 0011 adds it
+            connection.execute(text("ALTER TABLE results DROP COLUMN pass_mark"))  # 0012 adds it
         assert store.metrics.rates(run_id)["llm_judge"].total == 4  # the double count, before
 
     with open_store(store_url) as store:

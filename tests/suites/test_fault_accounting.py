@@ -53,7 +53,7 @@ def test_the_meter_counts_every_request_retry_and_failure() -> None:
     total = metered.total
     assert (total.calls, total.attempts, total.retries, total.failures) == (2, 6, 4, 1)
     assert (case_calls, case_failures) == (2, 1)
-    assert total.accounting() == {"calls": 2, "attempts": 6, "retries": 4, "failures": 1}
+    assert total.accounting() == {"calls": 2, "attempts": 6, "retries": 4, "failures": 1, "cache_hits": 0}
 
 
 def test_judge_timeout_and_retries_come_from_the_suite_and_the_command_line(tmp_path: Path) -> None:

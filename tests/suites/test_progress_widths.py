@@ -29,10 +29,10 @@ def last_frame(width: int) -> str:
 def test_the_counts_are_whole_at_every_width(width: int) -> None:
     frame = last_frame(width)
     assert len(frame) <= width
-    assert "3/1234" in frame and "1 pass 1 fail 0 err 1 undecided" in frame
+    assert "3/1234" in frame and "1 pass 1 fail 0 error 1 abstain" in frame
     assert "…" not in frame.split("3/1234")[1]  # nothing after the name is cut
 
 
 def test_a_wide_terminal_also_shows_the_judge_spend() -> None:
-    assert "judge 2 calls 1500 tok $0.0021" in last_frame(200)
+    assert "judge calls 2 1500 tok $0.0021" in last_frame(200)
     assert "judge" not in last_frame(80)  # the run's last line gives the spend

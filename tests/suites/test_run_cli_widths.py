@@ -58,7 +58,7 @@ cases:
 REASONS = (
     "tool_calls[strict](get_revenue): strict match failed:",
     "/\\d+ EUR/ did not match anywhere in the output",
-    "not judged: the case has only LLM judges (correctness) and the llm tier was skipped;",
+    "not judged: the case has only LLM judges (correctness) and the llm tier was skipped (no judge model configured)",
 )
 
 

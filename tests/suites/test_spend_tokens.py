@@ -111,5 +111,5 @@ def test_the_run_summary_says_how_many_calls_had_no_usage() -> None:
     spend.add(ModelResponse(text="a", model="m", usage=Usage(1000, 234)))
     spend.add(ModelResponse(text="b", model="m", usage=Usage()))
 
-    assert "judge calls 2, judge tokens 1,234 (+1 call(s) with unknown usage)" in _outro(spend)
+    assert "judge calls 2 (0 from cache), judge tokens 1,234 (+1 call(s) with unknown usage)" in _outro(spend)
     assert "judge calls 0, judge tokens 0," in _outro(Spend())

@@ -212,7 +212,7 @@ cases:
     assert lists.metadata["skipped_tiers"][TIER_LLM].startswith("no judge model configured")
     # A case with only LLM judges is not judged at all, and says so: never a silent pass.
     assert only_llm.status is Status.ABSTAIN
-    assert "--judge-model" in only_llm.judgment.reasoning
+    assert "(no judge model configured)" in only_llm.judgment.reasoning  # how to configure one: the run's notes
 
 
 async def test_a_judge_with_its_own_model_runs_when_the_suite_has_none(toy_suite: Callable[[str], Path]) -> None:
@@ -522,7 +522,7 @@ async def test_the_progress_bar_counts_cases_and_spend(toy_suite: Callable[[str]
     await SuiteRunner(load_suite(toy_suite(text), judge_model=model), progress=progress).run()
 
     shown = output.getvalue()
-    assert "2/2" in shown and "1 pass" in shown and "1 err" in shown and "judge 1 calls" in shown
+    assert "2/2" in shown and "1 pass" in shown and "1 error" in shown and "judge calls 1" in shown
 
 
 def test_the_plan_counts_judge_calls_per_tier(toy_suite: Callable[[str], Path]) -> None:

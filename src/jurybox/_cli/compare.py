@@ -10,12 +10,12 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from jurybox._cli.common import StoreOption, console, fail, money, opened_store, pct, seconds
+from jurybox._cli.common import StoreOption, console, money, opened_store, pct, seconds
 from jurybox._cli.compare_stats import print_many, print_paired
 from jurybox._cli.layout import print_fitted, stacked_row
 from jurybox.report import terminal_safe
 from jurybox.stats import ALPHA
-from jurybox.store import PairedRuns, RunComparison, RunInfo, compare_runs
+from jurybox.store import PairedRuns, RunComparison, RunInfo, compare_runs, resolve_runs
 
 FIRST_LINE_CHARS = 1000
 """A reason's first line is shown whole up to this length (a pathological one-line reply is not)."""
@@ -25,8 +25,8 @@ def compare(
     runs: Annotated[
         list[str],
         typer.Argument(
-            help="Two runs or more: ids, unique id prefixes or 'last'. A (the earlier) first; "
-            "with three or more, every pair is compared.",
+            help="Two runs or more: ids, unique id prefixes, 'last' or 'last~N' (N runs before the latest); "
+            "one run is compared with 'last'. A (the earlier) first; with three or more, every pair is compared.",
             show_default=False,
         ),
     ],
@@ -41,13 +41,13 @@ def compare(
     paired statistics (pass rate, mean scores per tier and judge, judge-corrected
     differences of calibrated judges). Three or more: every pair, Holm-adjusted.
     """
-    if len(runs) < 2:
-        fail("compare needs two runs or more (ids, unique id prefixes or 'last')")
+    if len(runs) == 1:
+        runs = [*runs, "last"]
     if not 0.0 < alpha < 1.0:
         raise typer.BadParameter(f"must be strictly between 0 and 1, got {alpha}", param_hint="--alpha")
     out = console()
     with opened_store(store_url) as store:
-        infos = [store.runs.resolve(ref) for ref in runs]
+        infos = resolve_runs(store, list(runs))
         if len(infos) > 2:
             found = store.paired.compare_many(infos, alpha=alpha)
             result = None

@@ -107,13 +107,16 @@ def _check_cells(check: MetricCheck) -> list[Text]:
 
 
 def history(
-    suite: Annotated[str, typer.Argument(help="Suite name.")],
+    suite: Annotated[
+        str | None, typer.Argument(help="Suite name (optional when the store has runs of one suite only).")
+    ] = None,
     store_url: StoreOption = None,
     limit: Annotated[int, typer.Option(help="How many recent runs to show.")] = 20,
 ) -> None:
     """Show a suite's trend: pass rate per run overall and per judge tier, with each run's gate state."""
     out = console()
     with opened_store(store_url) as store:
+        suite = suite or _only_suite(store)
         runs = store.runs.newest(suite, limit=limit)
         if not runs:
             fail(f"no runs of suite {suite!r} in store {store.url}")
@@ -144,6 +147,17 @@ def history(
         labelled = [Text(f"{m} ", style="dim") + rate for m, rate in zip(("overall", *tiers), rates, strict=True)]
         stacked.append(stacked_row(head + _gate_cell(check), [*labelled, Text("cost ", style="dim") + Text(cost)]))
     print_fitted(out, table, stacked)
+
+
+def _only_suite(store: Store) -> str:
+    """The one suite the store has runs of; a usage error naming them when there are none or several."""
+    names = store.runs.suite_names(limit=11)
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        fail(f"no runs in store {store.url}: run a suite first (jurybox run SUITE.yaml)")
+    shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+    fail(f"the store has runs of several suites ({shown}): name one, e.g. jurybox history {names[0]}")
 
 
 def _gate_cell(check: RunCheck | None) -> Text:

@@ -16,6 +16,7 @@ from rich.table import Column
 
 from jurybox.core import CaseRecord, Status
 from jurybox.models import Spend
+from jurybox.report import cost_text, judge_calls_text
 
 WIDE = 120
 """From this many columns the bar also shows the suite name and the judge spend."""
@@ -50,10 +51,10 @@ class RichProgress:
             passed=0,
             failed=0,
             errors=0,
-            undecided=0,
-            calls=0,
+            abstained=0,
+            calls="0",
             tokens=0,
-            cost="$0.0000",
+            cost="$0.00",
         )
 
     @staticmethod
@@ -66,7 +67,7 @@ class RichProgress:
         """
         counts = (
             "[green]{task.fields[passed]} pass[/] [red]{task.fields[failed]} fail[/] "
-            "[magenta]{task.fields[errors]} err[/] [yellow]{task.fields[undecided]} undecided[/]"
+            "[magenta]{task.fields[errors]} error[/] [yellow]{task.fields[abstained]} abstain[/]"
         )
         if width >= WIDE:
             return [
@@ -75,7 +76,7 @@ class RichProgress:
                 MofNCompleteColumn(),
                 TextColumn(counts, table_column=Column(no_wrap=True)),
                 TextColumn(
-                    "judge {task.fields[calls]} calls {task.fields[tokens]} tok {task.fields[cost]}",
+                    "judge calls {task.fields[calls]} {task.fields[tokens]} tok {task.fields[cost]}",
                     table_column=Column(no_wrap=True),
                 ),
                 TimeRemainingColumn(compact=True),
@@ -91,15 +92,16 @@ class RichProgress:
         if self._progress is None or self._task is None:
             return
         self._counts[record.status] += 1
-        cost = f"${spend.cost:.4f}" + (f" (+{spend.unpriced_calls} unpriced)" if spend.unpriced_calls else "")
+        cost = cost_text(spend.cost, spend.unpriced_calls)  # the report's wording: unknown is never $0
         self._progress.update(
             self._task,
             advance=1,
             passed=self._counts[Status.PASS],
             failed=self._counts[Status.FAIL],
             errors=self._counts[Status.ERROR],
-            undecided=self._counts[Status.ABSTAIN],
-            calls=spend.calls,
+            abstained=self._counts[Status.ABSTAIN],
+            # Cache hits only once there are some: the bar must fit 120 columns.
+            calls=judge_calls_text(spend.calls, spend.cache_hits or None),
             tokens=spend.tokens,
             cost=cost,
         )

@@ -116,11 +116,18 @@ def runs(
         what = f"suite {suite!r}" if suite else "any suite"
         out.print(f"no runs of {escape(what)} in store {escape(where)}", highlight=False)
         return
-    out.print(runs_table(found, wide=out.width >= WIDE))
+    wide = out.width >= WIDE
+    out.print(runs_table(found, wide=wide))
     out.print(
         f"{len(found)} run(s). See one with: jurybox report RUN (id, unique prefix or 'last')",
         highlight=False,
     )
+    if not wide:  # say what is left out, rather than leave it to be missed
+        out.print(
+            f"(the started (UTC) column needs {WIDE} columns: the run id begins with its date and time)",
+            highlight=False,
+            style="dim",
+        )
 
 
 def runs_table(found: list[RunInfo], *, wide: bool) -> Table:

@@ -18,7 +18,15 @@ from jurybox._cli import startup
 from jurybox._cli.reports import print_written
 from jurybox._cli.run_calibrations import run_calibrations
 from jurybox._cli.run_experiments import check_variant_output, experiment_request, print_experiments
-from jurybox._cli.run_fleet import CacheOption, JudgeEndpointOption, fleet_and_cache
+from jurybox._cli.run_fleet import (
+    CacheOption,
+    JudgeEndpointOption,
+    NoCacheOption,
+    RefreshCacheOption,
+    fleet_and_cache,
+    use_cache_mode,
+)
+from jurybox._cli.run_help import grouped
 from jurybox._cli.run_messages import print_intro, print_notice, print_outro, print_plan, servers_answer
 from jurybox._cli.run_regression import print_regression_verdict
 from jurybox._cli.run_views import build_report
@@ -79,8 +87,8 @@ StoredSuiteOption = Annotated[
     list[str] | None,
     typer.Option(
         "--suite",
-        help="Run the current version of this suite kept in the store (--store), instead of suite files "
-        "(repeatable). Its relative paths resolve against the current directory.",
+        help="Run this suite as kept in the store (--store) instead of files; repeatable. "
+        "Relative paths resolve against the current directory.",
         show_default=False,
     ),
 ]
@@ -92,7 +100,7 @@ class UsageProblemError(Exception):
 
 def register(app: typer.Typer) -> None:
     """Add ``jurybox run`` to the CLI."""
-    app.command(name="run")(run)
+    app.command(name="run")(grouped(run))  # --help in panels (run_help.py)
 
 
 def run(
@@ -102,13 +110,14 @@ def run(
         str | None,
         typer.Option(
             "--judge-model",
-            help="Judge model for the LLM tier: ollama:llama3.1, openai:gpt-4o-mini, provider:model@BASE_URL, "
-            "or an OpenAI-compatible base URL (http://host:port/v1#model). Default: the suite's judge_model, "
-            "then $JURYBOX_JUDGE_MODEL; with none the LLM tier is skipped.",
+            help="The LLM tier's judge: ollama:llama3.1, openai:gpt-4o-mini, provider:model@URL or "
+            "http://host:port/v1#model. Default: the suite's judge_model, then $JURYBOX_JUDGE_MODEL; none: skipped.",
         ),
     ] = None,
     judge_endpoints: JudgeEndpointOption = None,
     cache: CacheOption = None,
+    no_cache: NoCacheOption = False,
+    refresh_cache: RefreshCacheOption = False,
     concurrency: Annotated[
         int | None,
         typer.Option("--concurrency", "-j", min=1, max=MAX_CONCURRENCY, help="Cases in flight at once (default 8)."),
@@ -171,8 +180,8 @@ def run(
             "-w",
             min=1,
             max=256,
-            help="Processes that run the cases (default 1): each runs every N-th case with its share of "
-            "--concurrency and writes to the store. For big suites, when one core cannot keep up.",
+            help="Processes that run the cases, each every N-th case (default 1): for big suites, "
+            "when one core cannot keep up.",
         ),
     ] = 1,
     executor: executors.ExecutorOption = executors.ExecutorChoice.local,
@@ -225,6 +234,7 @@ def run(
     interrupted (resume with --resume last). A run with earlier runs in the store
     ends with its regression verdict, as `jurybox gate` checks it.
     """
+    use_cache_mode(no_cache, refresh_cache)
     startup.mark("imports")
     judge_model = fleet_and_cache(judge_model, judge_endpoints, cache)
     request = RunRequest(

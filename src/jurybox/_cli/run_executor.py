@@ -56,18 +56,16 @@ ExecutorOption = Annotated[
         "--executor",
         parser=ExecutorChoice.parse,
         metavar="NAME",
-        help="Where the cases run: local (tasks in this process), processes (forked workers, see --workers), "
-        "ray (long-lived actors on a Ray cluster; needs the ray extra), or an executor an installed plug-in "
-        "registers (jurybox plugins).",
+        help="Where the cases run: local (this process), processes (forked --workers), ray (actors on a Ray "
+        "cluster; the ray extra), or a plug-in's (jurybox plugins).",
     ),
 ]
 RayAddressOption = Annotated[
     str | None,
     typer.Option(
         "--ray-address",
-        help="--executor ray: the cluster, HOST:PORT (its GCS address), 'auto' (the one this machine belongs to) "
-        "or ray://HOST:10001. A token, if the cluster wants one: $RAY_AUTH_TOKEN, $RAY_AUTH_TOKEN_PATH or "
-        "~/.ray/auth_token. Default: a local Ray started for the run.",
+        help="--executor ray: HOST:PORT (GCS), 'auto' or ray://HOST:10001 (token: $RAY_AUTH_TOKEN). "
+        "Default: a local Ray started for the run.",
         show_default=False,
     ),
 ]

@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from jurybox._cli.run_views import llm_skip_plan, plan_view
 from jurybox.engine import RunResult, WorkerPlacement
+from jurybox.report import cost_text, judge_calls_text
 from jurybox.runs import Notice
 from jurybox.suites import HOW_TO_ENABLE, RunPlan
 
@@ -32,7 +33,11 @@ def servers_answer(problems: Sequence[str], status: Console) -> bool:
     for line in problems:
         status.print(f"[red]error:[/] {escape(line)}", highlight=False, soft_wrap=True, emoji=False)
     if problems:
-        status.print("(skip this check with --no-preflight)", highlight=False)
+        status.print(
+            "(skip this check with --no-preflight: judge replies kept in the response cache need no server, "
+            "and the run says how many came from it)",
+            highlight=False,
+        )
     return not problems
 
 
@@ -55,7 +60,8 @@ def print_intro(plan: RunPlan, status: Console, resume: str | None) -> None:
     )
     if plan.skipped_judges:
         status.print(
-            f"[yellow]LLM tier SKIPPED[/]: no judge model configured; {escape(llm_skip_plan(plan))}. {HOW_TO_ENABLE}",
+            f"[yellow]LLM tier SKIPPED[/]: no judge model configured; {escape(llm_skip_plan(plan))} "
+            "(how to configure one: in the notes at the end)",
             highlight=False,
         )
 
@@ -66,14 +72,13 @@ def print_outro(
     """The run's last lines: its id and spend, and how to finish it when it did not (``resume_id``: an
     experiment's id, which finishes all its variants; default the run's own)."""
     spend = result.spend
-    cost = f"${spend.cost:.4f}" + (
-        f" (+{spend.unpriced_calls} call(s) with unknown price)" if spend.unpriced_calls else ""
-    )
     tokens = f"{spend.tokens:,}" + (
         f" (+{spend.unmetered_calls} call(s) with unknown usage)" if spend.unmetered_calls else ""
     )
+    calls = judge_calls_text(spend.calls, spend.cache_hits)
+    cost = cost_text(spend.cost, spend.unpriced_calls)
     status.print(
-        f"run {result.run_id}: {result.status}; judge calls {spend.calls}, judge tokens {tokens}, cost {cost}",
+        f"run {result.run_id}: {result.status}; judge calls {calls}, judge tokens {tokens}, cost {cost}",
         highlight=False,
     )
     for line in placement_lines(result.placement):

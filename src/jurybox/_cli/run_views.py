@@ -14,7 +14,7 @@ from jurybox._cli.layout import fits
 from jurybox.core import CaseRecord, Status
 from jurybox.engine import LLM_SKIP_REASON, LLM_SKIPPED, RunResult
 from jurybox.report import CalibratedJudge, RunReport
-from jurybox.suites import TIER_LLM, TIERS, CasePlan, RunPlan, Suite
+from jurybox.suites import HOW_TO_ENABLE, TIER_LLM, TIERS, CasePlan, RunPlan, Suite
 
 CAPTION = (
     "≥ n: the judge's pass mark (its entry's threshold, else the round's, case's or suite's "
@@ -112,7 +112,8 @@ def llm_skip_note(records: Iterable[CaseRecord]) -> str:
         parts.append(f"{sum(decided.values())} decided by their other judges ({counts})")
     if not_judged:
         parts.append(f"{not_judged} ABSTAIN (only LLM judges, not judged)")
-    return "; ".join([*parts, LLM_SKIP_REASON])
+    # The one place a run says how to configure a judge model (the intro and the cases do not repeat it).
+    return "; ".join([*parts, f"{LLM_SKIP_REASON}; {HOW_TO_ENABLE}"])
 
 
 def llm_skip_plan(plan: RunPlan) -> str:
@@ -128,6 +129,20 @@ def llm_skip_plan(plan: RunPlan) -> str:
     return text + (": " + ", ".join(parts) if parts else "")
 
 
+def cache_note(calls: int, cache_hits: int) -> str | None:
+    """Say so when the judge model was not asked at all: every verdict is a cached one (None otherwise).
+
+    A run whose judge server is down passes from the cache just the same; after a change to
+    the judge (its prompt, its server, its model) this is the line that explains an unchanged result.
+    """
+    if not calls or cache_hits < calls:
+        return None
+    return (
+        f"every judge call ({calls}) was answered from the response cache: the judge model was not asked "
+        "(it need not even be running); --refresh-cache asks it again, --no-cache ignores the cache"
+    )
+
+
 def build_report(result: RunResult, suite: Suite, calibrations: Sequence[CalibratedJudge] = ()) -> RunReport:
     """The RunReport of a run (the whole run, when it was resumed), with its judges' calibration notes."""
     notes = []
@@ -137,6 +152,9 @@ def build_report(result: RunResult, suite: Suite, calibrations: Sequence[Calibra
         notes.append(llm_skip_note(result.records))
     if result.resumed:
         notes.append(f"resumed run: {result.resumed} case(s) were judged before the restart and are included")
+    cached = cache_note(result.spend.calls, result.spend.cache_hits)
+    if cached is not None:
+        notes.append(cached)
     notes.extend(result.worker_errors)
     if result.store_errors:
         notes.append(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import shlex
+import socket
 from typing import Annotated
 
 import typer
@@ -23,7 +25,10 @@ from jurybox._cli.serve_otlp import (
 )
 
 DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
+DEFAULT_PORT = 8484
+"""Not 8765, which the docs' stub model servers use (``python -m jurybox.stubs openai --port 8765``)."""
+EXIT_CANNOT_SERVE = 2
+"""The dashboard cannot start: the web extra is missing, the address is taken, or it may not serve writes there."""
 INSTALL_HINT = "pip install 'jurybox[web]'"
 
 
@@ -46,7 +51,7 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on. Keep the default to serve only this machine.")] = (
         DEFAULT_HOST
     ),
-    port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = DEFAULT_PORT,
+    port: Annotated[int, typer.Option(help="Port to listen on (0: any free one).", min=0, max=65535)] = DEFAULT_PORT,
     refresh: Annotated[int, typer.Option(help="Seconds between refreshes of a running run's page.", min=1)] = 5,
     otlp: OtlpFlag = False,
     otlp_judges: OtlpJudgesOption = None,
@@ -76,7 +81,7 @@ def serve(
             f"[red]error:[/] the dashboard needs the web extra ({missing}). Install it with: {escape(INSTALL_HINT)}",
             soft_wrap=True,
         )
-        raise typer.Exit(2) from None
+        raise typer.Exit(EXIT_CANNOT_SERVE) from None
     online = (
         otlp_settings(otlp_judges, otlp_suite, sample_rate, sample_service, sample_root, sample_attribute)
         if otlp
@@ -97,7 +102,7 @@ def serve(
                 f"jurybox web add-user NAME --role admin (or serve on 127.0.0.1){escape(unreadable)}.",
                 soft_wrap=True,
             )
-            raise typer.Exit(2)
+            raise typer.Exit(EXIT_CANNOT_SERVE)
         if not guarded:  # asked for: a store holds prompts, replies and reasoning, so say who can now read them
             console.print(
                 f"[yellow]warning:[/] serving on {escape(host)} with --no-read-login: anyone who can reach this "
@@ -106,12 +111,50 @@ def serve(
             )
     if guarded:
         console.print("Every page needs a login (--read-login): jurybox web add-user NAME prints a token.")
+    try:  # bound here, so a taken port is one line, and the URL printed is one that answers
+        listening = bind(host, port)
+    except OSError as exc:
+        console.print(f"[red]error:[/] {escape(bind_problem(host, port, exc))}", soft_wrap=True)
+        raise typer.Exit(EXIT_CANNOT_SERVE) from None
     shown = f"[{host}]" if ":" in host else host
     where = escape(app.state.jurybox.access.shown_url)
-    console.print(f"jurybox dashboard on {where}: http://{escape(shown)}:{port}/  (Ctrl-C stops it)", soft_wrap=True)
+    bound = listening.getsockname()[1]
+    console.print(f"jurybox dashboard on {where}: http://{escape(shown)}:{bound}/  (Ctrl-C stops it)", soft_wrap=True)
     if online is not None:
-        console.print(f"online evaluation: OTLP/HTTP traces at http://{escape(shown)}:{port}/v1/traces", soft_wrap=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
+        console.print(
+            f"online evaluation: OTLP/HTTP traces at http://{escape(shown)}:{bound}/v1/traces", soft_wrap=True
+        )
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", server_header=False))
+    server.run(sockets=[listening])
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0: a free one), as uvicorn would open it.
+
+    Raises:
+        OSError: the address is in use, or cannot be assigned on this machine.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listening = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind((host, port))
+        listening.listen(2048)
+    except OSError:
+        listening.close()
+        raise
+    listening.set_inheritable(True)
+    return listening
+
+
+def bind_problem(host: str, port: int, error: OSError) -> str:
+    """One line for an address the dashboard cannot listen on, with what to do."""
+    if error.errno == errno.EADDRINUSE:
+        return (
+            f"port {port} on {host} is already in use (another jurybox serve?): "
+            f"choose another with --port, e.g. --port {port + 1}, or --port 0 for any free one"
+        )
+    return f"cannot listen on {host}:{port}: {error.strerror or error}"
 
 
 def register(app: typer.Typer) -> None:

@@ -21,6 +21,7 @@ from jurybox.core._context import (
     iter_contexts_jsonl,
     structured_fields,
 )
+from jurybox.core._deciding import PASS_MARK_KEY, REPLY_SHOWN, deciding_judgment, pass_mark, undecided_reply
 from jurybox.core._extras import ExtraMissingError, extra_hint, require
 from jurybox.core._jsonable import to_jsonable
 from jurybox.core._judge import Judge, aevaluate, evaluate, judge, judge_name
@@ -97,7 +98,9 @@ __all__ = [
     "MAX_INPUT_NODES",
     "MAX_REASON_CHARS",
     "MAX_TOML_BYTES",
+    "PASS_MARK_KEY",
     "PLUGIN_KINDS",
+    "REPLY_SHOWN",
     "RUN_STATUSES",
     "SKIPPED_TIERS_KEY",
     "TIERS",
@@ -149,6 +152,7 @@ __all__ = [
     "Weighted",
     "aevaluate",
     "contexts_from_jsonl",
+    "deciding_judgment",
     "error_reason",
     "evaluate",
     "extra_hint",
@@ -160,6 +164,7 @@ __all__ = [
     "network_cause",
     "network_hint",
     "normalize",
+    "pass_mark",
     "plugin_registrar",
     "printable_url",
     "read_json",
@@ -170,6 +175,7 @@ __all__ = [
     "structured_fields",
     "tier_of",
     "to_jsonable",
+    "undecided_reply",
     "vote_value",
 ]
 

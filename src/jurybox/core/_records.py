@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, Literal, TypeAlias, TypedDict, get_args
 
 from jurybox.core._context import Context
+from jurybox.core._deciding import deciding_judgment, pass_mark
 from jurybox.core._judgment import Judgment, Status
 
 RunStatus = Literal["completed", "interrupted", "failed"]
@@ -93,7 +94,18 @@ class CaseRecord:
 
     @property
     def score(self) -> float | None:
-        return self.judgment.value
+        """The score of the judge that decided the case (``deciding_judgment``), in 0..1.
+
+        None when that judge gave none, and for an ABSTAIN or ERROR case: undecided is never a number.
+        """
+        if self.judgment.status not in (Status.PASS, Status.FAIL):
+            return None
+        return deciding_judgment(self.judgment).value
+
+    @property
+    def pass_mark(self) -> float | None:
+        """The pass mark the deciding judge applied to that score, or None when it has none."""
+        return pass_mark(deciding_judgment(self.judgment))
 
     @property
     def lessons(self) -> list[int]:

@@ -14,11 +14,23 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from jurybox.core import Cascade, CaseRecord, Context, Judgment, NumericScore, Status, Tier, aevaluate, vote_value
+from jurybox.core import (
+    PASS_MARK_KEY,
+    Cascade,
+    CaseRecord,
+    Context,
+    Judgment,
+    NumericScore,
+    Status,
+    Tier,
+    aevaluate,
+    vote_value,
+)
 from jurybox.suites import HOW_TO_ENABLE, TIER_LLM, TIERS, Case
 
 LLM_SKIPPED = "skipped"
-LLM_SKIP_REASON = "no judge model configured; " + HOW_TO_ENABLE
+# Said once per case; how to configure a judge model is said once per run (the run's notes).
+LLM_SKIP_REASON = "no judge model configured"
 
 
 class OnContext:
@@ -27,13 +39,18 @@ class OnContext:
     A cascade hands every judge the same context; a round's judge needs its own round.
     """
 
-    def __init__(self, judge: Any, context: Context, name: str) -> None:
+    def __init__(self, judge: Any, context: Context, name: str, pass_mark: float | None = None) -> None:
         self.judge = judge
         self.context = context
         self.name = name
+        self.pass_mark = pass_mark
 
     async def __call__(self, _context: Context) -> Judgment:
-        return await aevaluate(self.judge, self.context)
+        judgment = await aevaluate(self.judge, self.context)
+        if self.pass_mark is None or PASS_MARK_KEY in judgment.metadata:
+            return judgment
+        # Kept with the verdict, so a report can say "correctness 0.10 < 0.70" without the suite.
+        return judgment.with_changes(metadata={**judgment.metadata, PASS_MARK_KEY: self.pass_mark})
 
 
 def case_verdict_judge(
@@ -69,7 +86,7 @@ def case_verdict_judge(
             skipped.append(item.key)
             continue
         context = rounds[item.round] if item.round is not None else final
-        groups[item.tier].append(OnContext(item.judge, context, item.key))
+        groups[item.tier].append(OnContext(item.judge, context, item.key, item.threshold))
     for tier, key, judge in extra:
         groups[tier].append(OnContext(judge, final, key))
     present = [tier for tier in TIERS if groups[tier]]
@@ -132,8 +149,8 @@ def not_judged(case: Case, skipped: Sequence[str], missing: Mapping[str, tuple[s
             metadata={"llm_tier": LLM_SKIPPED, "skipped_judges": list(skipped)} if skipped else {},
         )
     return Judgment.abstained(
-        f"not judged: the case has only LLM judges ({', '.join(skipped)}) and the llm tier was skipped; "
-        + HOW_TO_ENABLE,
+        f"not judged: the case has only LLM judges ({', '.join(skipped)}) and the llm tier was skipped "
+        f"({LLM_SKIP_REASON})",
         judge=case.name,
         metadata={"llm_tier": LLM_SKIPPED, "skipped_judges": list(skipped), "skipped": [TIER_LLM]},
     )

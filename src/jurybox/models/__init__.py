@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from jurybox.core import KIND_PROVIDER, PluginRegistry
 from jurybox.models._base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, ProviderModel
 from jurybox.models._cache import (
+    CACHE_MODE_ENV,
     CACHE_URL_ENV,
     CacheBackend,
     CacheStats,
@@ -100,6 +101,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "CACHE_MODE_ENV",
     "CACHE_URL_ENV",
     "DEFAULT_CONCURRENCY",
     "DEFAULT_PRICES",

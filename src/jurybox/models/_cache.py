@@ -29,6 +29,10 @@ DEFAULT_CACHE_DIR = Path(".jurybox") / "cache"
 CACHE_FILE = "responses.sqlite3"
 #: A cache URL (``redis://host:6379/0``, ``postgresql://user@host/db``) every process of a run uses.
 CACHE_URL_ENV = "JURYBOX_CACHE_URL"
+#: ``off`` (also 0/false/no): no model reads or writes the cache; ``refresh``: replies are asked
+#: of the model again and written over what the cache held (``jurybox run --refresh-cache``).
+CACHE_MODE_ENV = "JURYBOX_CACHE"
+REFRESH = "refresh"
 _OFF = {"0", "off", "false", "no", "disabled"}
 _REMOTE = re.compile(r"(rediss?|postgres(ql)?(\+psycopg)?)://", re.IGNORECASE)
 
@@ -51,7 +55,12 @@ def is_cache_url(location: str | Path) -> bool:
 
 def cache_disabled_by_env() -> bool:
     """True when ``JURYBOX_CACHE`` is ``0``/``off``/``false``/``no``: the global off switch."""
-    return os.environ.get("JURYBOX_CACHE", "").strip().lower() in _OFF
+    return os.environ.get(CACHE_MODE_ENV, "").strip().lower() in _OFF
+
+
+def cache_refreshed_by_env() -> bool:
+    """True when ``JURYBOX_CACHE=refresh``: every cached request is asked again, its reply written anew."""
+    return os.environ.get(CACHE_MODE_ENV, "").strip().lower() == REFRESH
 
 
 def canonical_json(value: Any) -> str:

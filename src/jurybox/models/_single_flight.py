@@ -16,7 +16,14 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from jurybox.models._cache import CacheBackend, CacheSetting, cache_disabled_by_env, cache_key, shared_cache
+from jurybox.models._cache import (
+    CacheBackend,
+    CacheSetting,
+    cache_disabled_by_env,
+    cache_key,
+    cache_refreshed_by_env,
+    shared_cache,
+)
 from jurybox.models._spend import record_failure, record_usage
 from jurybox.models._types import GenerateRequest, ModelResponse
 
@@ -58,7 +65,8 @@ async def cached_single_flight(
         again: This whole path again, for a follower whose leader was cancelled.
     """
     key = cache_key(material)
-    hit = cache.get(key)
+    # Refreshing: the stored reply is what the user distrusts (the judge changed); ask, then overwrite it.
+    hit = None if cache_refreshed_by_env() else cache.get(key)
     if hit is not None:
         return hit
     pending = inflight.get(key)

@@ -128,7 +128,13 @@ class Spend:
 
     def accounting(self) -> dict[str, int]:
         """The call counts as the case record's ``metadata["calls"]["judge"]`` keeps them."""
-        return {"calls": self.calls, "attempts": self.attempts, "retries": self.retries, "failures": self.failures}
+        return {
+            "calls": self.calls,
+            "attempts": self.attempts,
+            "retries": self.retries,
+            "failures": self.failures,
+            "cache_hits": self.cache_hits,
+        }
 
     def endpoint_accounting(self) -> dict[str, dict[str, int]]:
         """A fleet's requests per endpoint, as ``metadata["calls"]`` keeps them: ``{"judge@URL": {calls, errors}}``."""

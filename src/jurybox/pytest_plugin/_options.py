@@ -8,6 +8,9 @@ import pytest
 
 from jurybox.pytest_plugin._config import RECORD_MODES, ConfigError, JuryboxSettings, build_settings, environment
 
+#: ``[tool.jurybox] cache = "refresh"``: the judge is asked again and the cached replies overwritten.
+REFRESH = "refresh"
+
 MARKERS = (
     "llm_judge: the test needs a judge model; skipped with the reason when none is configured "
     "(unless its traffic is on a cassette)",
@@ -51,6 +54,18 @@ def add_options(parser: pytest.Parser) -> None:
         help="soft (warn_*) checks fail the test like hard ones (also JURYBOX_FAIL_ON_REJECT=1)",
     )
     group.addoption(
+        "--jurybox-no-cache",
+        action="store_true",
+        default=False,
+        help="ask the judge model every time: no reply read from or written to the response cache",
+    )
+    group.addoption(
+        "--jurybox-refresh-cache",
+        action="store_true",
+        default=False,
+        help='ask the judge model again and overwrite the cached replies (also [tool.jurybox] cache = "refresh")',
+    )
+    group.addoption(
         "--jurybox-live",
         action="store_true",
         default=False,
@@ -65,6 +80,23 @@ def add_options(parser: pytest.Parser) -> None:
             help="cassette record mode: none (default: replay only, never touch the network), "
             "once, new_episodes, all, rewrite",
         )
+
+
+def cache_mode(config: pytest.Config, settings: JuryboxSettings) -> str | None:
+    """``off``, ``refresh`` or None (the cache as configured): the command line, then ``[tool.jurybox] cache``.
+
+    Raises:
+        pytest.UsageError: both flags were given.
+    """
+    no_cache = bool(config.getoption("jurybox_no_cache", default=False))
+    refresh = bool(config.getoption("jurybox_refresh_cache", default=False))
+    if no_cache and refresh:
+        raise pytest.UsageError("jurybox: --jurybox-no-cache and --jurybox-refresh-cache contradict each other")
+    if no_cache:
+        return "off"
+    if refresh or settings.cache == REFRESH:
+        return REFRESH
+    return None
 
 
 def register_markers(config: pytest.Config) -> None:

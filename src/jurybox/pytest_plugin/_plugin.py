@@ -18,7 +18,17 @@ from jurybox.core import Context, ExtraMissingError
 from jurybox.pytest_plugin._cassettes import cassette_folder, cassette_path, use_cassette
 from jurybox.pytest_plugin._config import JuryboxSettings
 from jurybox.pytest_plugin._misses import miss_message, recorded_miss, unplayable_error
-from jurybox.pytest_plugin._options import add_options, load_settings, recording_plugin_installed, register_markers
+from jurybox.pytest_plugin._options import (
+    REFRESH,
+    add_options,
+    cache_mode,
+    load_settings,
+    recording_plugin_installed,
+    register_markers,
+)
+from jurybox.pytest_plugin._reachable import UnreachableJudgeModel, server_problem
+from jurybox.pytest_plugin._recording import connection_failure, recording_message
+from jurybox.pytest_plugin._session_calls import SessionCalls
 from jurybox.pytest_plugin._summary import write_summary
 from jurybox.testing import (
     HOW_TO_CONFIGURE,
@@ -32,14 +42,28 @@ from jurybox.testing import (
 
 SETTINGS_KEY = pytest.StashKey[JuryboxSettings]()
 MODEL_KEY = pytest.StashKey["JudgeModelHolder"]()
+CALLS_KEY = pytest.StashKey[SessionCalls]()
 
 
 class JudgeModelHolder:
-    """Builds the configured judge model on first use and keeps it for the session."""
+    """Builds the configured judge model on first use, checks its server once, and keeps it for the session."""
 
     def __init__(self, settings: JuryboxSettings) -> None:
         self.settings = settings
         self._model: Any = None
+        self.problem: str | None = None
+        """Why the judge server failed the session's one check (None: it answered, or was not checked)."""
+        self.unreachable: UnreachableJudgeModel | None = None
+
+    def problem_that_mattered(self) -> str | None:
+        """The check's finding, when a call failed for it or was answered without the server.
+
+        A session that replays cassettes needs no server: its finding is then no news.
+        """
+        model = self.unreachable
+        if model is None or not (model.failed_calls or model.cache_hits):
+            return None
+        return self.problem
 
     @property
     def configured(self) -> bool:
@@ -58,10 +82,16 @@ class JudgeModelHolder:
             cache = self.settings.cache
             if isinstance(cache, bool) or cache == "auto":
                 options["cache"] = cache
-            elif cache is not None:
+            elif cache is not None and cache != REFRESH:
                 # A path: the response cache file, with the default "auto" policy.
                 options["cache_path"] = cache
-            self._model = get_model(self.settings.model, **options)
+            model: Any = get_model(self.settings.model, **options)
+            # One check per session, not ~9 s of retries per test when the server is down.
+            problem = server_problem(model)
+            if problem is not None:
+                self.problem = problem
+                model = self.unreachable = UnreachableJudgeModel(model, problem)
+            self._model = model
         return self._model
 
 
@@ -102,6 +132,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SETTINGS_KEY] = settings
     holder = JudgeModelHolder(settings)
     config.stash[MODEL_KEY] = holder
+    calls = SessionCalls(cache_mode(config, settings))
+    config.stash[CALLS_KEY] = calls
+    if holder.configured or calls.mode is not None:
+        calls.start()  # counts the session's judge calls and cache hits for the summary
     if holder.configured:
         from jurybox.models import set_default_model
 
@@ -109,6 +143,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    calls = config.stash.get(CALLS_KEY, None)
+    if calls is not None:
+        calls.stop()
     holder = config.stash.get(MODEL_KEY, None)
     if holder is not None and holder.configured:
         from jurybox.models import set_default_model
@@ -325,7 +362,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    """Replace the SDK/httpx/vcr traceback of a request missing from its cassette with a short failure."""
+    """Replace the SDK/httpx/vcr traceback of a request missing from its cassette, or of a recording whose
+    server did not answer, with a short failure."""
     report = yield
     error = call.excinfo.value if call.excinfo is not None else None
     missed = unplayable_error(error) or recorded_miss(error, getattr(item, "funcargs", {}).get("jurybox_cassette"))
@@ -337,6 +375,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             record_mode=settings_of(item.config).record_mode,
         )
         report.longrepr = _short_failure(item, message)
+        return report
+    record_mode = settings_of(item.config).record_mode
+    cassette = item_cassette_path(item)
+    refused = connection_failure(error) if record_mode != "none" and cassette is not None else None
+    if refused is not None and report.failed:  # recording, and nothing answered: one line, not 300
+        shown = _shown_path(cassette, item.config)
+        report.longrepr = _short_failure(item, recording_message(*refused, cassette=shown, record_mode=record_mode))
     return report
 
 
@@ -369,3 +414,8 @@ def _short_failure(item: pytest.Item, message: str) -> Any:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     write_summary(terminalreporter)
+    calls = config.stash.get(CALLS_KEY, None)
+    holder = config.stash.get(MODEL_KEY, None)
+    if calls is not None:
+        for line in calls.summary_lines(holder.problem_that_mattered() if holder is not None else None):
+            terminalreporter.write_line(line)

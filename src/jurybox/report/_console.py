@@ -150,24 +150,25 @@ def _totals_line(report: RunReport) -> Text:
         line.append(" · ")
         line.append(f"{totals.degraded_judgments} degraded verdict(s)", style=DEGRADED_STYLE)
     line.append(
-        f" · judge calls {totals.judge_calls}{_faults(totals, 'judge')} · tokens {fmt.tokens(totals)}"
+        f" · judge calls {fmt.judge_calls_text(totals.judge_calls, totals.judge_cache_hits, *_faults(totals, 'judge'))}"
+        f" · tokens {fmt.tokens(totals)}"
         f" · cost {fmt.cost(totals)} · {fmt.duration(totals.duration)}"
     )
     agent = _faults(totals, "agent")
     if agent:
-        line.append(f" · agent{agent}")
+        line.append(f" · agent ({agent[0]})")
     if report.judge_model:
         line.append(f" · judge {fmt.visible(report.judge_model)}", style="dim")
     return line
 
 
-def _faults(totals: Totals, who: str) -> str:
-    """`` (N attempts, R retries, F failed)`` when ``who``'s calls met faults; empty when none did."""
+def _faults(totals: Totals, who: str) -> tuple[str, ...]:
+    """``N attempts, R retries, F failed`` when ``who``'s calls met faults; nothing when none did."""
     counts = totals.calls.get(who, {})
     retries, failures = counts.get("retries", 0), counts.get("failures", 0)
     if not retries and not failures:
-        return ""
-    return f" ({counts.get('attempts', 0)} attempts, {retries} retries, {failures} failed)"
+        return ()
+    return (f"{counts.get('attempts', 0)} attempts, {retries} retries, {failures} failed",)
 
 
 def _endpoint_line(report: RunReport) -> Text | None:

@@ -16,7 +16,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from jurybox.core import Context, Judgment, RoundRecord, Status
+from jurybox.core import REPLY_SHOWN, Context, Judgment, RoundRecord, Status, undecided_reply
 from jurybox.report import _format as fmt
 from jurybox.report._case import CaseSummary, explain, own_verdict
 
@@ -80,7 +80,7 @@ def case_header(case: CaseSummary) -> Text:
     line = verdict_text(case)
     line.append(" ")
     line.append(terminal_safe(record.case), style="bold")
-    details = [f"score {fmt.score(case.score)}"]
+    details = [terminal_safe(fmt.case_score(record.judgment))]
     if case.tier:
         details.append(f"decided by {terminal_safe(case.tier)}")
     details.extend(f"{_skip_label(why)}: {terminal_safe(tier)}" for tier, why in case.skipped.items())
@@ -98,6 +98,9 @@ def failure_block(case: CaseSummary) -> RenderableType:
     """A case that did not pass: why (whole first line), what the agent said, the tools it called vs expected."""
     record = case.record
     lines: list[Text] = [_labelled("why", case.reason, REASON_CHARS, style="red", first_line_whole=True)]
+    replied = undecided_reply(record.judgment)
+    if replied is not None:  # an undecided judge's own words: why it could not decide is often plain in them
+        lines.append(_labelled("judge replied", replied, REPLY_SHOWN + 1, lines=REPLY_LINES))
     for label, context, judgment in _failing_parts(case):
         if label:
             heading = Text(f"{label}: ", style="bold")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from jurybox.core import CategoricalScore, Judgment, NumericScore
+from jurybox.core import CategoricalScore, Judgment, NumericScore, Status, deciding_judgment, pass_mark
 from jurybox.report._model import Totals
 
 _SPACE = re.compile(r"\s+")
@@ -34,6 +34,23 @@ def shorten(text: str, width: int = 120) -> str:
 def score(value: float | None) -> str:
     """A 0..1 score with two decimals, or an em dash when the verdict has none."""
     return "—" if value is None else f"{value:.2f}"
+
+
+def case_score(judgment: Judgment) -> str:
+    """A case's score as the judge that decided it gave it, against its pass mark.
+
+    ``correctness 0.10 < 0.70`` (failed its mark), ``contains 1.00`` (no mark), or
+    ``score —`` for a verdict with no score (ABSTAIN, ERROR).
+    """
+    decider = deciding_judgment(judgment)
+    value = decider.value if judgment.status in (Status.PASS, Status.FAIL) else None
+    if value is None:
+        return "score —"
+    name = decider.judge if decider is not judgment and decider.judge else "score"
+    mark = pass_mark(decider)
+    if mark is None:
+        return f"{name} {value:.2f}"
+    return f"{name} {value:.2f} {'<' if value < mark - 1e-9 else '≥'} {mark:.2f}"
 
 
 def judgment_score(judgment: Judgment) -> str:
@@ -77,10 +94,30 @@ def usd(value: float) -> str:
 
 def cost(totals: Totals) -> str:
     """Known cost total; an unknown cost is shown as unknown, never as $0."""
-    if totals.cost is None:
-        return "unknown" if totals.cases else usd(0.0)
-    text = usd(totals.cost)
-    return f"≥ {text} ({totals.cost_unknown} case(s) unknown)" if totals.cost_unknown else text
+    known = totals.cost or 0.0
+    return cost_text(known, totals.cost_unknown if totals.cost is not None else totals.cases, "case")
+
+
+def cost_text(known: float, unpriced: int, noun: str = "call") -> str:
+    """The one wording of a cost every report and the command line use; unknown is never shown as zero.
+
+    ``$0.0123`` when every ``noun`` had a known price; ``≥ $0.0123 (price unknown for 2 calls)``
+    when some had none; ``unknown (price unknown for 45 calls)`` when nothing known was spent.
+    """
+    if not unpriced:
+        return usd(known)
+    what = f"price unknown for {unpriced} {noun}{'' if unpriced == 1 else 's'}"
+    return f"≥ {usd(known)} ({what})" if known > 0 else f"unknown ({what})"
+
+
+def judge_calls_text(calls: int, cache_hits: int | None, *more: str) -> str:
+    """``45 (12 from cache)``: how many judge calls, and how many the response cache answered.
+
+    ``more`` adds to the parenthesis (``45 (12 from cache; 50 attempts, 5 retries, 0 failed)``);
+    an unknown ``cache_hits`` (a run stored before they were counted) is left out.
+    """
+    parts = [*([f"{cache_hits} from cache"] if calls and cache_hits is not None else []), *more]
+    return f"{calls} ({'; '.join(parts)})" if parts else str(calls)
 
 
 def case_cost(value: float | None) -> str:

@@ -199,7 +199,13 @@ def _totals(report: RunReport) -> list[str]:
         ("error", str(totals.errored), "could not be judged"),
         ("abstain", str(totals.abstained), "judge undecided"),
         ("degraded", str(totals.degraded_judgments), f"verdict(s) in {totals.degraded_cases} case(s)"),
-        ("judge calls", str(totals.judge_calls), ""),
+        (
+            "judge calls",
+            str(totals.judge_calls),
+            f"{totals.judge_cache_hits} from cache"
+            if totals.judge_calls and totals.judge_cache_hits is not None
+            else "",
+        ),
         ("tokens", fmt.tokens(totals), ""),
         ("cost", fmt.cost(totals), ""),
         ("duration", fmt.duration(totals.duration), f"case time {fmt.duration(totals.case_time)}"),
@@ -275,7 +281,7 @@ def _case(case: CaseSummary) -> str:
         f'<span class="muted">{e(case.tier or "—")}</span></summary>'
     )
     facts = {
-        "score": fmt.score(case.score),
+        "score": fmt.case_score(record.judgment),
         "decided by": case.tier or "—",
         "duration": fmt.duration(record.duration),
         "judge calls": str(record.judge_calls),

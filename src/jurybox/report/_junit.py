@@ -18,7 +18,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 
-from jurybox.core import Judgment, Status
+from jurybox.core import REPLY_SHOWN, Judgment, Status, undecided_reply
 from jurybox.report import _format as fmt
 from jurybox.report._case import CaseSummary, own_verdict
 from jurybox.report._formats import ReportFormat, register_report_format
@@ -121,7 +121,13 @@ def case_properties(case: CaseSummary) -> list[tuple[str, str]]:
     with fields judge, status, score, confidence, reasoning and degraded.
     """
     record = case.record
-    props = [("jurybox.status", record.status.value), ("jurybox.score", fmt.score(case.score))]
+    props = [
+        ("jurybox.status", record.status.value),
+        ("jurybox.score", fmt.score(case.score)),
+        ("jurybox.score_detail", fmt.case_score(record.judgment)),
+    ]
+    if record.pass_mark is not None:
+        props.append(("jurybox.pass_mark", f"{record.pass_mark:.2f}"))
     if case.tier:
         props.append(("jurybox.decided_by", case.tier))
     if case.degraded:
@@ -170,6 +176,7 @@ def _suite_properties(report: RunReport) -> list[tuple[str, str]]:
         ("jurybox.abstained", str(totals.abstained)),
         ("jurybox.degraded_judgments", str(totals.degraded_judgments)),
         ("jurybox.judge_calls", str(totals.judge_calls)),
+        ("jurybox.judge_cache_hits", "unknown" if totals.judge_cache_hits is None else str(totals.judge_cache_hits)),
         ("jurybox.tokens", fmt.tokens(totals)),
         ("jurybox.cost", fmt.cost(totals)),
     ]
@@ -199,7 +206,12 @@ def _testcase(parent: ET.Element, classname: str, case: CaseSummary, testcase_pr
     if record.status is Status.FAIL:
         _result(element, "failure", fmt.shorten(case.reason, 500), "fail", detail)
     elif record.status is Status.ABSTAIN:
-        _result(element, "failure", "judge abstained", "abstain", detail)
+        # The reason (and what the judge replied) in the message: CI shows the message, rarely the body.
+        replied = undecided_reply(record.judgment)
+        message = f"judge abstained: {fmt.shorten(case.reason, 500)}"
+        if replied is not None:
+            message += f" | judge replied: {fmt.shorten(replied, REPLY_SHOWN)}"
+        _result(element, "failure", message, "abstain", detail)
     elif record.status is Status.ERROR:
         error = record.judgment.error
         _result(element, "error", fmt.shorten(case.reason, 500), error.type if error is not None else "error", detail)
@@ -217,6 +229,9 @@ def _result(parent: ET.Element, tag: str, message: str, kind: str, text: str) ->
 def _failure_text(case: CaseSummary) -> str:
     """The full why of a non-pass: reasoning, failing checks, each verdict, the traceback."""
     lines = [case.reason]
+    replied = undecided_reply(case.record.judgment)
+    if replied is not None:
+        lines.append(f"judge replied: {replied}")
     for path, judgment in _verdicts(case):
         if judgment.status is Status.PASS and not judgment.degraded:
             continue

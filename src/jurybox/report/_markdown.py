@@ -115,7 +115,8 @@ def _head(report: RunReport) -> list[str]:
         "| judge calls | tokens | cost | duration |",
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         f"| {totals.cases} | {totals.passed} | {totals.failed} | {totals.errored} | {totals.abstained} "
-        f"| {fmt.rate(totals.pass_rate)} | {totals.degraded_judgments} | {totals.judge_calls} "
+        f"| {fmt.rate(totals.pass_rate)} | {totals.degraded_judgments} "
+        f"| {fmt.judge_calls_text(totals.judge_calls, totals.judge_cache_hits)} "
         f"| {md(fmt.tokens(totals))} | {md(fmt.cost(totals))} | {fmt.duration(totals.duration)} |",
         "",
     ]
@@ -161,7 +162,7 @@ def _case_details(case: CaseSummary) -> list[str]:
     record = case.record
     lines = [f"#### {_verdict(case)} {md(case.name)}", ""]
     facts = [
-        f"score {fmt.score(case.score)}",
+        md(fmt.case_score(record.judgment)),
         f"tier {md(case.tier or '—')}",
         f"{fmt.duration(record.duration)}",
         f"judge calls {record.judge_calls}",

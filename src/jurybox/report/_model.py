@@ -96,7 +96,7 @@ class Totals:
         degraded_cases: Cases with at least one degraded verdict.
         skipped_tiers: Tiers left out for some cases, with the reason (not tiers a cascade did not need).
         calls: Agent and judge calls under faults: ``{"agent": {"attempts", "retries", "failures"},
-            "judge": {"calls", "attempts", "retries", "failures"}}`` summed over the cases that
+            "judge": {"calls", "attempts", "retries", "failures", "cache_hits"}}`` summed over the cases that
             recorded them (``metadata["calls"]``); ``judge_calls`` counts calls, these count requests.
             A judge fleet adds ``"judge@<endpoint URL>": {"calls", "errors"}`` per endpoint.
     """
@@ -127,6 +127,14 @@ class Totals:
         return {
             who[len(ENDPOINT_PREFIX) :]: counts for who, counts in self.calls.items() if who.startswith(ENDPOINT_PREFIX)
         }
+
+    @property
+    def judge_cache_hits(self) -> int | None:
+        """Judge calls answered from the response cache (no request sent, nothing spent).
+
+        None when no case recorded it (a run stored before jurybox counted cache hits per case).
+        """
+        return self.calls.get("judge", {}).get("cache_hits")
 
     @property
     def failed(self) -> int:

@@ -49,7 +49,7 @@ from jurybox.store._browse_stats import StatsBrowser
 from jurybox.store._browse_trends import TrendBrowser
 from jurybox.store._calibrations import CalibrationRepository, StoredCalibration
 from jurybox.store._cases import SuiteRepository
-from jurybox.store._compare import CaseChange, RunComparison, compare_runs
+from jurybox.store._compare import CaseChange, RunComparison, compare_runs, resolve_runs
 from jurybox.store._engine import (
     DEFAULT_URL,
     ENV_VAR,
@@ -168,6 +168,7 @@ __all__ = [
     "open_store",
     "read_suite_file",
     "relative_drop",
+    "resolve_runs",
     "resolve_url",
     "schema_head",
     "score_from_dict",

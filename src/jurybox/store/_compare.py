@@ -115,10 +115,29 @@ class RunComparison:
         return self.run_b.cost - self.run_a.cost
 
 
+def _relative(ref: str) -> bool:
+    """``last``, ``latest`` or ``last~N``: a run named by its place among the newest."""
+    return ref.strip().startswith(("last", "latest"))
+
+
+def resolve_runs(store: Store, refs: list[str]) -> list[RunInfo]:
+    """The runs ``refs`` name, ``last`` and ``last~N`` counted among the runs of one suite.
+
+    That suite is the one of the last run named by id (``compare 20261121-0949 last~1``),
+    else the latest run's (``compare last~1``): never the runs of every suite mixed.
+    """
+    explicit = [store.runs.resolve(ref) for ref in refs if not _relative(ref)]
+    suite = explicit[-1].suite if explicit else None
+    if suite is None and any(_relative(ref) for ref in refs):
+        latest = store.runs.latest()
+        suite = latest.suite if latest is not None else None
+    found = iter(explicit)
+    return [store.runs.resolve(ref, suite=suite) if _relative(ref) else next(found) for ref in refs]
+
+
 def compare_runs(store: Store, run_a: str, run_b: str) -> RunComparison:
-    """Compare two runs (ids, unique prefixes or ``last``) case by case."""
-    info_a = store.runs.resolve(run_a)
-    info_b = store.runs.resolve(run_b)
+    """Compare two runs (ids, unique prefixes, ``last`` or ``last~N``: see ``resolve_runs``) case by case."""
+    info_a, info_b = resolve_runs(store, [run_a, run_b])
     outcomes_a = store.results.outcomes(info_a.id)
     outcomes_b = store.results.outcomes(info_b.id)
     by_name_a = {o.case: o for o in outcomes_a}

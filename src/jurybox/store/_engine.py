@@ -21,7 +21,7 @@ DEFAULT_URL = "sqlite:///.jurybox/jurybox.db"
 
 ENV_VAR = "JURYBOX_STORE"
 
-SCHEMA_HEAD = "0011_dash_suite_folder"
+SCHEMA_HEAD = "0012_result_pass_mark"
 """The newest migration revision. Opening a store already at it skips loading Alembic
 (a test checks it matches the migration scripts)."""
 
@@ -227,14 +227,18 @@ def _check_revisions(url: URL, connection: Connection) -> tuple[str, ...]:
     return revisions
 
 
-def unreadable_store(url: URL, exc: DatabaseError) -> StoreError:
+def unreadable_store(url: URL, exc: DatabaseError) -> StoreError | StoreAccessError:
     """One line for a database file that cannot be read: which file and what to do, no stored content.
 
     Only the driver's own reason is kept (``file is not a database``, ``database disk image is
     malformed``); SQLAlchemy's message would add the statement and its parameters.
     """
     reason = str(exc.orig).splitlines()[0] if exc.orig is not None else type(exc).__name__
-    where = url.database if url.get_backend_name() == "sqlite" and url.database else describe(url)
+    if url.get_backend_name() != "sqlite":
+        # A server's error (host unreachable, connection dropped, a driver's protocol error) is no
+        # damaged file: a backup is not the answer, a server that answers is.
+        return StoreAccessError(describe(url), reason)
+    where = url.database or describe(url)
     return StoreError(
         f"{where}: the store cannot be read ({reason}); restore it from a backup, or move it aside "
         "to start a new store. Nothing was written."

@@ -315,7 +315,8 @@ def result_values(record: CaseRecord, forms: JsonForms | None = None) -> tuple[A
     judgment = record.judgment
     return (
         judgment.status.value,
-        judgment.value,
+        record.score,
+        record.pass_mark,
         db_jsonable(judgment.reasoning),
         judgment.decided_by,
         record.duration,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Unpack
@@ -216,11 +217,22 @@ class RunRepository(Repository):
         return runs[0]
 
     def resolve(self, ref: str, *, suite: str | None = None) -> RunInfo:
-        """A run by id, unique id prefix, or ``last`` (the latest run, of ``suite`` when given).
+        """A run by id, unique id prefix, ``last`` (the latest run, of ``suite`` when given) or ``last~N``.
+
+        ``last~1`` is the run before the latest, ``last~2`` the one before that (as git's ``HEAD~N``).
 
         Raises:
             StoreError: nothing matches, or a prefix matches several runs.
         """
+        back = _LAST_BACK.fullmatch(ref.strip())
+        if back is not None:
+            steps = int(back.group("steps"))
+            conditions = [suites_table.c.name == suite] if suite is not None else []
+            runs = self._select(*conditions, limit=steps + 1)
+            if len(runs) <= steps:
+                where = f" of suite {suite!r}" if suite else ""
+                raise StoreError(f"{ref}: there are only {len(runs)} run(s){where} in store {self.url}")
+            return runs[steps]
         if ref in ("last", "latest"):
             found = self.latest(suite)
             if found is None:
@@ -299,6 +311,17 @@ class RunRepository(Repository):
         found = self._select(runs_table.c.experiment_id.is_not(None), suites_table.c.name.in_(list(suites)), limit=1)
         return found[0].experiment_id if found else None
 
+    def suite_names(self, limit: int = 50) -> list[str]:
+        """Names of the suites that have runs, alphabetically, at most ``limit`` of them."""
+        query = (
+            select(suites_table.c.name)
+            .where(suites_table.c.id.in_(select(runs_table.c.suite_id)))
+            .order_by(suites_table.c.name)
+            .limit(limit)
+        )
+        with self._read() as connection:
+            return [str(name) for name in connection.execute(query).scalars()]
+
     def _select(self, *conditions: Any, limit: int | None) -> list[RunInfo]:
         """Runs matching ``conditions``, newest first, with totals counted from their results."""
         query = (
@@ -313,6 +336,10 @@ class RunRepository(Repository):
             rows = connection.execute(query).all()
             totals = run_totals(connection, [row.id for row in rows])
         return [run_info(row, totals.get(row.id, {})) for row in rows]
+
+
+_LAST_BACK = re.compile(r"(?:last|latest)~(?P<steps>\d{1,6})")
+"""``last~N``: the N-th run before the latest."""
 
 
 def started_before(run: RunInfo) -> Any:

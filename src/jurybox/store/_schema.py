@@ -131,7 +131,9 @@ results_table = Table(
     Column("case_name", String(512), nullable=False),
     Column("case_id", Integer, ForeignKey("cases.id", ondelete="SET NULL"), nullable=True),
     Column("status", String(16), nullable=False),
+    # The deciding judge's score and the pass mark it applied (``correctness 0.10 < 0.70``).
     Column("score", Float, nullable=True),
+    Column("pass_mark", Float, nullable=True),
     Column("reasoning", Text, nullable=False, default=""),
     Column("decided_by", String(255), nullable=True),
     Column("duration", Float, nullable=False, default=0.0),

@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from jurybox.core import Context, evaluate, judge_name
+from jurybox.core import REPLY_SHOWN, Context, evaluate, judge_name
 from jurybox.testing._errors import JudgeNotConfiguredError, JuryboxAssertionError, JuryboxWarning
 from jurybox.testing._scope import (
     DEFAULT_CONFIDENCE,
@@ -169,8 +169,11 @@ class Expectation(SeedStepNames):
             return self
         # The first line is the point: what the test asked for and what the judge answered.
         strict = " (soft check, strict mode)" if verdict.soft else ""
+        # An undecided judge's own words: why it could not decide is usually plain to see in them.
+        replied = f"\n  judge replied: {_quote(verdict.reply, REPLY_SHOWN)}" if verdict.reply is not None else ""
         raise error(
             f"{wanted or verdict.step} failed{strict}: {verdict.said()}\n  output: {_quote(self.context.output)}"
+            + replied
         )
 
     # -- semantic steps (LLM judges) -----------------------------------------------

@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from jurybox.core import Judgment, Status
+from jurybox.core import Judgment, Status, undecided_reply
+
+# A provider error's message is "provider: what happened (N attempts)"; its middle is what a reasoning quotes.
+_PROVIDER_MESSAGE = re.compile(r"^[\w.-]+: (?P<core>.*?)(?: \([^()]*\battempts?\))?$", re.DOTALL)
+
+
+def _core(message: str) -> str:
+    """What an error's message says, without a provider's name before it and the attempt count after."""
+    match = _PROVIDER_MESSAGE.match(message)
+    return match.group("core") if match else message
+
 
 #: Reasoning longer than this is cut in properties and summaries (the full text is in the failure message).
 REASONING_LIMIT = 500
@@ -29,6 +40,8 @@ class Verdict:
         degraded: True when the verdict came from a fallback policy (a neutral score used
             because the judge could not decide); every report shows it.
         model: The judge model that answered (an LLM judge's), named in warnings and summaries.
+        reply: What an undecided judge replied (its first ``REPLY_SHOWN`` characters), when
+            it could not decide and kept its model's words; None otherwise.
     """
 
     step: str
@@ -41,6 +54,7 @@ class Verdict:
     score: float | None = None
     degraded: bool = False
     model: str | None = None
+    reply: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -59,7 +73,7 @@ class Verdict:
         else:
             outcome = judgment.status.value
         reasoning = judgment.reasoning
-        if judgment.error is not None and judgment.error.message not in reasoning:
+        if judgment.error is not None and _core(judgment.error.message) not in reasoning:
             reasoning = f"{reasoning} ({judgment.error.type}: {judgment.error.message})".strip()
         return cls(
             step=step,
@@ -72,6 +86,7 @@ class Verdict:
             score=judgment.value,
             degraded=judgment.degraded,
             model=_model_name(judgment),
+            reply=undecided_reply(judgment),
         )
 
     def describe(self) -> str:
@@ -111,6 +126,8 @@ class Verdict:
             data["degraded"] = True
         if self.model:
             data["model"] = self.model
+        if self.reply is not None:
+            data["reply"] = self.reply
         return data
 
     def to_json(self) -> str:
