@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jurybox.suites._experiment_spec import VariantModel
@@ -34,6 +34,7 @@ def leaf_paths(mapping: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tu
     return found
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # a loaded CI machine draws slowly
 @given(mappings, mappings)
 def test_every_change_is_in_the_merge_and_the_base_is_untouched(base: dict[str, Any], changes: dict[str, Any]) -> None:
     kept = copy.deepcopy(base)

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from jurybox._cli.common import StoreOption, console, money, opened_store, pct, seconds
+from jurybox._cli.common import StoreOption, console, fail, money, opened_store, pct, seconds
 from jurybox._cli.compare_stats import print_many, print_paired
 from jurybox._cli.layout import print_fitted, stacked_row
 from jurybox.report import terminal_safe
@@ -48,11 +48,16 @@ def compare(
     out = console()
     with opened_store(store_url) as store:
         infos = resolve_runs(store, list(runs))
+        if len({info.id for info in infos}) < len(infos):
+            fail(
+                "compare needs two runs or more, all different; got the same run twice "
+                f"({', '.join(info.id for info in infos)}): e.g. `jurybox compare last~1 last`"
+            )
         if len(infos) > 2:
             found = store.paired.compare_many(infos, alpha=alpha)
             result = None
         else:
-            result = compare_runs(store, runs[0], runs[1])
+            result = compare_runs(store, infos[0].id, infos[1].id)
             found = [store.paired.compare(infos[0], infos[1], alpha=alpha)]
     if result is None:
         _print_many(out, infos, found, alpha, json_output)

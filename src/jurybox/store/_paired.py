@@ -55,14 +55,19 @@ class PairedRepository(Repository):
         super().__init__(engine)
         self._calibrations = CalibrationRepository(engine)
 
-    def sides(self, run_id: str) -> RunSides:
-        """Each case of a run: its decided outcome, score, tier and judge scores, verdicts by path, trials."""
+    def sides(self, run_id: str, *, config: Mapping[str, Any] | None = None) -> RunSides:
+        """Each case of a run: its decided outcome, score, tier and judge scores, verdicts by path, trials.
+
+        ``config`` is the run's config when the caller has it (its ``trials`` rules group a
+        repeated case's trials into one case); None reads it.
+        """
         r, j = results_table, judgments_table
         with self._read() as connection:
             results = connection.execute(
                 select(r.c.id, r.c.case_name, r.c.status, r.c.score, r.c.extra).where(r.c.run_id == run_id)
             ).all()
-            config = connection.execute(select(runs_table.c.config).where(runs_table.c.id == run_id)).scalar()
+            if config is None:
+                config = connection.execute(select(runs_table.c.config).where(runs_table.c.id == run_id)).scalar()
             nodes = connection.execute(
                 select(j.c.result_id, j.c.path, j.c.depth, j.c.tier, j.c.status, j.c.score).where(
                     j.c.run_id == run_id, j.c.round_index.is_(None), j.c.depth.in_((1, 2))
@@ -133,7 +138,7 @@ class PairedRepository(Repository):
         """
         if len(runs) < 2:
             raise ValueError("a comparison needs at least two runs")
-        read = {run.id: self.sides(run.id) for run in runs}
+        read = {run.id: self.sides(run.id, config=run.config) for run in runs}
         found: list[PairedRuns] = []
         for i, run_a in enumerate(runs):
             for run_b in runs[i + 1 :]:
