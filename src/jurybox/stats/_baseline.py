@@ -28,6 +28,7 @@ from typing import Any
 from jurybox.stats._bootstrap import DEFAULT_RESAMPLES, Interval, mean_interval
 from jurybox.stats._compare import ALPHA, DETECTABLE, MIN_PAIRS
 from jurybox.stats._tests import mcnemar_exact, pairs_needed
+from jurybox.stats._words import finding
 
 EXACT_SETS = 5000
 """Informative cases up to which the Poisson-binomial tails are summed exactly; the normal form past that."""
@@ -87,21 +88,15 @@ class BaselineDifference:
             return f"not enough cases to tell ({self.pairs} decided cases; at least {MIN_PAIRS} are needed)"
         runs = f"{self.baseline_runs} baseline run{'s' if self.baseline_runs != 1 else ''}"
         test = f"{self.informative} of {self.pairs} cases varied, {runs}"
-        span = f"[{self.interval.low * 100:+.1f}, {self.interval.high * 100:+.1f}]"
-        if self.significant:
-            way = "more" if self.difference > 0 else "fewer"
-            return (
-                f"{name} passes {abs(self.difference) * 100:.1f} points {way} than its baseline {span}, "
-                f"p {_p(self.p_value)} ({test})"
-            )
-        need = (
-            f"; about {self.needed} cases would be needed to see {self.detectable * 100:.0f} points"
-            if self.needed
-            else ""
-        )
-        return (
-            f"no difference this suite can detect: {self.difference * 100:+.1f} points {span}, "
-            f"p {_p(self.p_value)} ({test}){need}"
+        return finding(
+            f"{name} passes {{}} than its baseline",
+            self.difference,
+            self.interval,
+            self.p_value,
+            significant=self.significant,
+            test=test,
+            needed=self.needed,
+            detectable=self.detectable,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -215,8 +210,3 @@ def _convolve(left: list[float], right: list[float]) -> list[float]:
         for j, other in enumerate(right):
             out[i + j] += weight * other
     return out
-
-
-def _p(value: float) -> str:
-    """``= 0.004`` or ``< 0.001``: what follows a ``p`` in a sentence."""
-    return "< 0.001" if value < 0.001 else f"= {value:.3f}"

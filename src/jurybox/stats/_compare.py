@@ -22,6 +22,7 @@ from typing import Any
 
 from jurybox.stats._bootstrap import DEFAULT_RESAMPLES, Interval, mean_interval
 from jurybox.stats._tests import holm, mcnemar_exact, pairs_needed, wilcoxon_signed_rank
+from jurybox.stats._words import finding
 
 ALPHA = 0.05
 """The significance level differences are called at, unless told otherwise."""
@@ -106,21 +107,15 @@ class PassRateDifference:
         if self.difference is None or self.interval is None or self.p_value is None:
             return f"not enough cases to tell ({self.pairs} decided pairs; at least {MIN_PAIRS} are needed)"
         test = f"McNemar, {self.changed} of {self.pairs} cases changed"
-        if self.significant:
-            more = "more" if self.difference > 0 else "fewer"
-            return (
-                f"{b} passes {abs(self.difference) * 100:.1f} points {more} than {a} "
-                f"[{self.interval.low * 100:+.1f}, {self.interval.high * 100:+.1f}], "
-                f"p {_p(self.p_value)} ({test})"
-            )
-        need = (
-            f"; about {self.needed} cases would be needed to see {self.detectable * 100:.0f} points"
-            if self.needed
-            else ""
-        )
-        return (
-            f"no difference this suite can detect: {self.difference * 100:+.1f} points "
-            f"[{self.interval.low * 100:+.1f}, {self.interval.high * 100:+.1f}], p {_p(self.p_value)} ({test}){need}"
+        return finding(
+            f"{b} passes {{}} than {a}",
+            self.difference,
+            self.interval,
+            self.p_value,
+            significant=self.significant,
+            test=test,
+            needed=self.needed,
+            detectable=self.detectable,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -333,8 +328,3 @@ def _tiers(side: CaseSide) -> Mapping[str, float]:
 
 def _judges(side: CaseSide) -> Mapping[str, float]:
     return side.judges
-
-
-def _p(value: float) -> str:
-    """``= 0.004`` or ``< 0.001``: what follows a ``p`` in a sentence."""
-    return "< 0.001" if value < 0.001 else f"= {value:.3f}"
