@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from jurybox.core import Status
 from jurybox.experiments._outcomes import CaseOutcome
 from jurybox.experiments._view import ExperimentView, VariantColumn
+from jurybox.stats import p_text
 
 WIDTH = 80
 LABEL = 18
@@ -87,14 +88,10 @@ def findings(view: ExperimentView) -> list[str]:
         if rates is not None and rates.interval is not None and rates.p_value is not None:
             lines.append(
                 f"{paired.b}: per-case pass probability {rates.difference * 100:+.1f} points "
-                f"[{rates.interval.low * 100:+.1f}, {rates.interval.high * 100:+.1f}], p = {_p(rates.p_value)} "
+                f"[{rates.interval.low * 100:+.1f}, {rates.interval.high * 100:+.1f}], p {p_text(rates.p_value)} "
                 f"(Wilcoxon signed-rank over {rates.pairs} cases' trials)"
             )
     return lines
-
-
-def _p(value: float) -> str:
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
 
 
 def probability(outcome: CaseOutcome | None) -> str:

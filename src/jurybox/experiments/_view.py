@@ -17,7 +17,7 @@ from typing import Any
 
 from jurybox.core import CaseRecord, Status
 from jurybox.experiments._outcomes import CaseOutcome, outcomes
-from jurybox.stats import ALPHA, PairedComparison, adjust_for_many, compare_runs, wilson_interval
+from jurybox.stats import ALPHA, PairedComparison, adjust_for_many, compare_runs, p_text, wilson_interval
 from jurybox.store import RunInfo
 
 
@@ -107,7 +107,7 @@ class Comparison:
         """The finding in plain words, with the pairs it rests on and the adjustment made."""
         text = self.paired.pass_rate.describe(self.paired.a, self.paired.b)
         if self.adjusted and self.adjusted_p is not None:
-            text += f"; Holm-adjusted p = {_p(self.adjusted_p)}"
+            text += f"; Holm-adjusted p {p_text(self.adjusted_p)}"
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -254,7 +254,3 @@ def _suite_of(runs: Sequence[RunInfo]) -> str:
         if isinstance(info, Mapping) and isinstance(info.get("suite"), str):
             return str(info["suite"])
     return runs[0].suite if runs else ""
-
-
-def _p(value: float) -> str:
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"

@@ -31,6 +31,7 @@ from jurybox.stats._compare import (
 from jurybox.stats._corrected import CorrectedDifference, JudgeCalibration, corrected_difference
 from jurybox.stats._sampling import binomial, multinomial
 from jurybox.stats._tests import holm, mcnemar_exact, pairs_needed, wilcoxon_signed_rank, wilson_interval, z_value
+from jurybox.stats._words import p_text
 
 __all__ = [
     "ALPHA",
@@ -57,6 +58,7 @@ __all__ = [
     "mcnemar_exact",
     "mean_interval",
     "multinomial",
+    "p_text",
     "pairs_needed",
     "percentile",
     "wilcoxon_signed_rank",
