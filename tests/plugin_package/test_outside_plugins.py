@@ -158,7 +158,8 @@ def test_jurybox_plugins_lists_each_kind_with_its_origin_and_the_broken_entry_po
     assert by_name[("agent", "needs_sdk")]["state"] == (
         f"needs jurybox_sample_absent_sdk: pip install '{DISTRIBUTION}[sdk]'"
     )
-    assert data["kinds"]["exporter"] == []  # the kind is there before any exporter is
+    assert [p["name"] for p in data["kinds"]["exporter"]] == ["otlp"]  # jurybox's own, from jurybox.traces
+    assert by_name[("exporter", "otlp")]["from"] == "jurybox"
     assert len(data["failed"]) == 1
     assert "broken = jurybox_sample_plugins.broken" in data["failed"][0]
     assert "RuntimeError: this sample plug-in is broken on purpose" in data["failed"][0]

@@ -99,7 +99,9 @@ def _legacy_result_row(run_id: str, record: CaseRecord, forms: _LegacyForms) -> 
         "run_id": run_id,
         "case_name": record.case,
         "status": record.judgment.status.value,
-        "score": record.judgment.value,
+        # One change since: the case's score is its deciding judge's, stored with that judge's pass mark.
+        "score": record.score,
+        "pass_mark": record.pass_mark,
         "reasoning": to_jsonable(record.judgment.reasoning),
         "decided_by": record.judgment.decided_by,
         "duration": record.duration,

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from jurybox import Context, Status, ToolCall, evaluate
 from jurybox.judges import tool_calls
-from jurybox.store import import_suite_file, open_store
+from jurybox.runs import import_suite
+from jurybox.store import open_store
 from jurybox.suites import case_as_ours, load_suite, stored_case
 from jurybox.web._case_form import definition_of, form_of
 
@@ -127,7 +128,7 @@ def test_both_spellings_store_one_version(tmp_path: Path) -> None:
     }
     with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
         store.suites.save("property", [("c", dict(run_spec))], agent=AGENT)  # as a run leaves it
-        _, counts = import_suite_file(store, path, normalize=stored_case)
+        _, counts = import_suite(store, path)  # `jurybox store import`: each case as a run records it
         assert (counts["added"], counts["changed"], counts["unchanged"]) == (0, 0, 1)
 
 

@@ -210,8 +210,7 @@ def run(
         list[str] | None,
         typer.Option(
             "--variant",
-            help="Of a suite with variants:, run only this one (repeatable; default: every variant). "
-            "With --resume last or an experiment id, finishes that experiment.",
+            help="Run only this variant of a suite with variants: (repeatable; default: all).",
             show_default=False,
         ),
     ] = None,
@@ -219,8 +218,7 @@ def run(
         bool,
         typer.Option(
             "--fail-on-regression",
-            help="Exit 1 when the run regressed against its baseline in the store (as `jurybox gate` would), "
-            "even if every case passed. The verdict is printed either way.",
+            help="Exit 1 when the run regressed against its baseline (as `jurybox gate` would).",
         ),
     ] = False,
 ) -> None:
@@ -231,8 +229,7 @@ def run(
     case passed, 1 when any failed, errored or could not be decided (or, with
     --fail-on-regression, the run regressed against its baseline), 2 for a
     bad suite or command line or a model server that cannot be reached, 130 when
-    interrupted (resume with --resume last). A run with earlier runs in the store
-    ends with its regression verdict, as `jurybox gate` checks it.
+    interrupted (resume with --resume last). Ends with the regression verdict.
     """
     use_cache_mode(no_cache, refresh_cache)
     startup.mark("imports")

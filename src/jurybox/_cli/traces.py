@@ -42,8 +42,8 @@ OtelEndpointOption = Annotated[
     str | None,
     typer.Option(
         "--otel-endpoint",
-        help="Send the run, its cases and judgments as OpenTelemetry spans over OTLP/HTTP to this URL "
-        "(default: $OTEL_EXPORTER_OTLP_ENDPOINT; off when neither is set). Needs jurybox[otel].",
+        help="Send cases and judgments as OTLP spans to this URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT). "
+        "Needs jurybox\\[otel].",
         show_default=False,
     ),
 ]

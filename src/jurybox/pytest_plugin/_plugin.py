@@ -178,6 +178,14 @@ def cassette_marker(item: pytest.Item) -> pytest.Mark | None:
     return marker
 
 
+def _reported_cassette(item: pytest.Item) -> Path | None:
+    """The test's cassette for its report; None when its marker is a mistake (setup already reported that)."""
+    try:
+        return item_cassette_path(item)
+    except pytest.UsageError:
+        return None
+
+
 def item_cassette_path(item: pytest.Item) -> Path | None:
     """The cassette file of a test carrying the ``cassette`` (or ``vcr``) marker at any level, else None."""
     marker = cassette_marker(item)
@@ -371,13 +379,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         message = miss_message(
             missed,
             test=_runnable_nodeid(item),
-            cassette=_shown_path(item_cassette_path(item), item.config),
+            cassette=_shown_path(_reported_cassette(item), item.config),
             record_mode=settings_of(item.config).record_mode,
         )
         report.longrepr = _short_failure(item, message)
         return report
     record_mode = settings_of(item.config).record_mode
-    cassette = item_cassette_path(item)
+    cassette = _reported_cassette(item)
     refused = connection_failure(error) if record_mode != "none" and cassette is not None else None
     if refused is not None and report.failed:  # recording, and nothing answered: one line, not 300
         shown = _shown_path(cassette, item.config)
