@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from jurybox._cli.serve import DEFAULT_PORT, EXIT_CANNOT_SERVE, dashboard_hint
+from jurybox._cli.common import dashboard_hint
+from jurybox._cli.serve import DEFAULT_PORT, EXIT_CANNOT_SERVE
 from jurybox.cli import app
 from jurybox.store import open_store
 

@@ -9,6 +9,7 @@ the command waits for it, a store that cannot be read or does not exist is one
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated, NoReturn
@@ -129,3 +130,11 @@ def money(value: float | None) -> str:
 def seconds(value: float | None) -> str:
     """A duration in seconds to two decimals (``-`` for unknown)."""
     return "-" if value is None else f"{value:.2f}s"
+
+
+def dashboard_hint(store_url: str | None) -> str:
+    """The command that opens the dashboard on ``store_url`` (what ``jurybox run`` prints last).
+
+    Here, not in ``serve``: ``jurybox run`` prints it without importing the dashboard's command.
+    """
+    return "jurybox serve" + (f" --store {shlex.quote(store_url)}" if store_url else "")

@@ -15,6 +15,7 @@ from rich.markup import escape
 from jurybox import runs
 from jurybox._cli import run_executor as executors
 from jurybox._cli import startup
+from jurybox._cli.common import dashboard_hint
 from jurybox._cli.reports import print_written
 from jurybox._cli.run_calibrations import run_calibrations
 from jurybox._cli.run_experiments import check_variant_output, experiment_request, print_experiments
@@ -30,7 +31,6 @@ from jurybox._cli.run_help import grouped
 from jurybox._cli.run_messages import print_intro, print_notice, print_outro, print_plan, servers_answer
 from jurybox._cli.run_regression import print_regression_verdict
 from jurybox._cli.run_views import build_report
-from jurybox._cli.serve import dashboard_hint
 from jurybox._cli.traces import OtelEndpointOption, otel_exporter
 from jurybox.agents import TargetConfigError
 from jurybox.engine import RunResult

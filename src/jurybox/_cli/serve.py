@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import ipaddress
-import shlex
 import socket
 from typing import Annotated
 
@@ -39,11 +38,6 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def dashboard_hint(store_url: str | None) -> str:
-    """The command that opens the dashboard on ``store_url`` (what ``jurybox run`` prints last)."""
-    return "jurybox serve" + (f" --store {shlex.quote(store_url)}" if store_url else "")
 
 
 def serve(
