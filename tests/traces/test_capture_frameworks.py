@@ -91,11 +91,12 @@ def respond(message, session_id):
 
 OPENAI_AGENTS = """
 import os
-from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, set_trace_processors
+from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, set_trace_processors, set_tracing_disabled
 from openai import AsyncOpenAI
 from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 
 set_trace_processors([])               # no upload to OpenAI: the SDK's own traces stay here
+set_tracing_disabled(False)            # another test in this process may have turned the SDK's tracing off
 OpenAIAgentsInstrumentor().instrument()  # its runs as OpenInference spans on the global tracer provider
 
 @function_tool
