@@ -89,14 +89,7 @@ class BaselineDifference:
         runs = f"{self.baseline_runs} baseline run{'s' if self.baseline_runs != 1 else ''}"
         test = f"{self.informative} of {self.pairs} cases varied, {runs}"
         return finding(
-            f"{name} passes {{}} than its baseline",
-            self.difference,
-            self.interval,
-            self.p_value,
-            significant=self.significant,
-            test=test,
-            needed=self.needed,
-            detectable=self.detectable,
+            f"{name} passes {{}} than its baseline", self, self.difference, self.interval, self.p_value, test
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -107,16 +107,7 @@ class PassRateDifference:
         if self.difference is None or self.interval is None or self.p_value is None:
             return f"not enough cases to tell ({self.pairs} decided pairs; at least {MIN_PAIRS} are needed)"
         test = f"McNemar, {self.changed} of {self.pairs} cases changed"
-        return finding(
-            f"{b} passes {{}} than {a}",
-            self.difference,
-            self.interval,
-            self.p_value,
-            significant=self.significant,
-            test=test,
-            needed=self.needed,
-            detectable=self.detectable,
-        )
+        return finding(f"{b} passes {{}} than {a}", self, self.difference, self.interval, self.p_value, test)
 
     def to_dict(self) -> dict[str, Any]:
         return {
