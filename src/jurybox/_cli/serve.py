@@ -15,11 +15,13 @@ from jurybox._cli.common import StoreOption
 from jurybox._cli.serve_otlp import (
     OtlpFlag,
     OtlpJudgesOption,
+    OtlpRouteOption,
     OtlpSuiteOption,
     SampleAttributeOption,
     SampleRateOption,
     SampleRootOption,
     SampleServiceOption,
+    check_stored_suites,
     otlp_settings,
 )
 
@@ -49,7 +51,8 @@ def serve(
     refresh: Annotated[int, typer.Option(help="Seconds between refreshes of a running run's page.", min=1)] = 5,
     otlp: OtlpFlag = False,
     otlp_judges: OtlpJudgesOption = None,
-    otlp_suite: OtlpSuiteOption = "production",
+    otlp_suite: OtlpSuiteOption = None,
+    otlp_route: OtlpRouteOption = None,
     sample_rate: SampleRateOption = 1.0,
     sample_service: SampleServiceOption = None,
     sample_root: SampleRootOption = None,
@@ -77,12 +80,14 @@ def serve(
         )
         raise typer.Exit(EXIT_CANNOT_SERVE) from None
     online = (
-        otlp_settings(otlp_judges, otlp_suite, sample_rate, sample_service, sample_root, sample_attribute)
+        otlp_settings(otlp_judges, otlp_suite, sample_rate, sample_service, sample_root, sample_attribute, otlp_route)
         if otlp
         else None
     )
     guarded = read_login if read_login is not None else not _is_loopback(host)
     app = create_app(store_url, settings=WebSettings(refresh_seconds=refresh, read_login=guarded), otlp=online)
+    if online is not None:
+        check_stored_suites(app)
     if not _is_loopback(host):
         # Writes need a login; with no user at all, nothing could protect them on a shared address.
         users, unreadable = 0, ""

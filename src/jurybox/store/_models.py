@@ -52,12 +52,18 @@ class RunInfo:
 
     @property
     def partial(self) -> bool:
-        """A run of some of the suite's cases (a filter, one case): never gated, never in a baseline.
+        """A run of some of the suite's cases (a filter, one case), or of production traces: never gated,
+        never in a baseline.
 
-        Its rates are over the cases it ran, so holding it to the whole suite's baseline (or
-        letting it make one) would compare different things.
+        Its rates are over the cases it ran (or over live traffic, not the suite's cases), so holding
+        it to the whole suite's baseline (or letting it make one) would compare different things.
         """
-        return bool(self.config.get("partial") or self.config.get("selectors"))
+        return bool(self.config.get("partial") or self.config.get("selectors")) or self.production
+
+    @property
+    def production(self) -> bool:
+        """A run of production traces judged online (``jurybox serve --otlp``): one per suite and UTC day."""
+        return self.config.get("kind") == "production"
 
     @property
     def finished(self) -> bool:

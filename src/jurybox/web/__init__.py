@@ -12,6 +12,7 @@ from jurybox.web._access import StoreAccess, StoreUnavailableError
 from jurybox.web._app import create_app
 from jurybox.web._common import WebSettings
 from jurybox.web._otlp_settings import MAX_OTLP_BODY_BYTES, MAX_QUEUED, OtlpCounters, OtlpSettings
+from jurybox.web._otlp_suite import SuiteJudges, SuiteJudgesError, load_suite_judges
 from jurybox.web._otlp_worker import OtlpWorker
 from jurybox.web._security import CONTENT_SECURITY_POLICY
 
@@ -24,6 +25,9 @@ __all__ = [
     "OtlpWorker",
     "StoreAccess",
     "StoreUnavailableError",
+    "SuiteJudges",
+    "SuiteJudgesError",
     "WebSettings",
     "create_app",
+    "load_suite_judges",
 ]

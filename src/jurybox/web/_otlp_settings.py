@@ -1,4 +1,4 @@
-"""What ``jurybox serve --otlp`` was told: the judges, the suite the results go to, the sampler, the limits."""
+"""What ``jurybox serve --otlp`` was told: the judges (a judges file's, or a stored suite's), the suite, the sampler."""
 
 from __future__ import annotations
 
@@ -22,8 +22,11 @@ class OtlpSettings:
     """Online evaluation.
 
     Attributes:
-        judges: The judges every sampled trace gets (built: ``jurybox.suites.load_judges``).
+        judges: The judges every sampled trace gets (built: ``jurybox.suites.load_judges``); None: the
+            stored suite ``suite``'s own (its judge model, limits and concurrency), loaded again when it changes.
         suite: The suite the results are recorded under, as one ``production`` run per day.
+        routes: (sampler, suite) pairs, first match wins: a trace whose root a route's sampler matches goes
+            to that stored suite, judged with its judges; a trace no route takes goes to ``suite``.
         sampler: Which traces are judged.
         redact: Applied to the spans' JSON before it is stored (the cassettes' redaction); None: none.
         max_body_bytes: A bigger body is answered 413.
@@ -34,8 +37,9 @@ class OtlpSettings:
         worker: Start the background worker with the app (False: call ``OtlpWorker.run_once`` yourself).
     """
 
-    judges: Sequence[Any]
+    judges: Sequence[Any] | None = None
     suite: str = "production"
+    routes: Sequence[tuple[Sampler, str]] = ()
     sampler: Sampler = field(default_factory=Sampler)
     redact: Callable[[str], str] | None = None
     max_body_bytes: int = MAX_OTLP_BODY_BYTES

@@ -1,11 +1,15 @@
 """The background worker of ``jurybox serve --otlp``: ready traces judged, results kept as production runs.
 
 Each ready trace (its root came, then nothing for a while) is claimed, rebuilt from its
-queued parts, filtered by the sampler, turned into Contexts and judged in one cascade per
-agent run; the records go to the suite's ``production`` run of the day (one run per suite
-and UTC day, so its trend sits beside the CI runs'), and only then is the trace deleted
-from the queue. A worker killed between the two records the trace again on its next
-claim, and the store keeps the first of each case: nothing is lost or counted twice.
+queued parts, filtered by the sampler, given to a suite (the first route whose filter its
+root matches, else the default suite), turned into Contexts and judged in one cascade per
+agent run with that suite's judges: a judges file's, or the stored suite's own (built as a
+run of it builds them, and built again when the suite changes). The records go to the
+suite's ``production`` run of the day (one run per suite and UTC day, so its trend sits
+beside the CI runs'; the day before is finished when the next begins), and only then is
+the trace deleted from the queue. A worker killed between the two records the trace again
+on its next claim, and the store keeps the first of each case: nothing is lost or counted
+twice. A trace whose suite cannot be loaded stays queued and is tried again later.
 """
 
 from __future__ import annotations
@@ -13,17 +17,22 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from jurybox.core import CaseRecord, Context, run_sync
 from jurybox.store import Store
-from jurybox.traces import ReadStats, ajudge_contexts, contexts_of_trace, span_from_dict
+from jurybox.traces import ReadStats, Span, ajudge_contexts, contexts_of_trace, span_from_dict
 from jurybox.web._access import StoreAccess, StoreUnavailableError
 from jurybox.web._otlp_settings import OtlpCounters, OtlpSettings
+from jurybox.web._otlp_suite import SuiteJudges, SuiteJudgesError, load_suite_judges, stored_suite_data
 
 logger = logging.getLogger("jurybox.web.otlp")
 PRODUCTION = "production"
+RELOAD_SECONDS = 30.0
+"""How often a stored suite is read again, so judges edited in the dashboard apply to the next traces."""
 
 
 class OtlpWorker:
@@ -35,7 +44,8 @@ class OtlpWorker:
         self.counters = counters
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._runs: dict[str, str] = {}  # UTC day -> its production run
+        self._runs: dict[tuple[str, str], str] = {}  # (suite, UTC day) -> its production run
+        self._suites: dict[str, tuple[float, SuiteJudges]] = {}  # stored suite -> (read at, its judges)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="jurybox-otlp-worker", daemon=True)
@@ -84,34 +94,74 @@ class OtlpWorker:
             self.counters.add("filtered_out")
             store.trace_queue.done(trace_id)
             return 0
+        suite = self._suite_of(spans)
+        try:
+            judges, concurrency = self._judges_of(store, suite)
+        except SuiteJudgesError as exc:  # left claimed: tried again once the claim lapses
+            self.counters.add("waiting_for_suite")
+            logger.warning("a trace waits for its suite: %s", exc)
+            return 0
         stats = ReadStats()
         contexts = contexts_of_trace(spans, stats)
         if stats.skipped:
             self.counters.add("skipped_in_traces", stats.skipped_total)
         if contexts:
-            records = run_sync(lambda: self._judge(contexts), thread_name="jurybox-otlp-judge")
-            store.results.record_many(self._run_of_today(store), records)
+            records = run_sync(lambda: self._judge(contexts, judges, concurrency), thread_name="jurybox-otlp-judge")
+            store.results.record_many(self._run_of_today(store, suite), records)
             self.counters.add("judged_agent_runs", len(records))
         store.trace_queue.done(trace_id)
         self.counters.add("judged_traces")
         return 1
 
-    async def _judge(self, contexts: list[Context]) -> list[CaseRecord]:
-        judges = self.settings.judges
-        return [record async for record in ajudge_contexts(contexts, judges, concurrency=self.settings.concurrency)]
+    def _suite_of(self, spans: Sequence[Span]) -> str:
+        """The first route whose filter the trace's root matches, else the default suite."""
+        for sampler, suite in self.settings.routes:
+            if sampler.matches(spans):
+                return suite
+        return self.settings.suite
 
-    def _run_of_today(self, store: Store) -> str:
+    def _judges_of(self, store: Store, suite: str) -> tuple[Sequence[Any], int]:
+        """The suite's judges and how many traces to judge at once: the judges file's, or the stored suite's."""
+        if suite == self.settings.suite and self.settings.judges is not None:
+            return self.settings.judges, self.settings.concurrency
+        moment = time.monotonic()
+        cached = self._suites.get(suite)
+        if cached is None or moment - cached[0] >= RELOAD_SECONDS:
+            data = stored_suite_data(store, suite)
+            loaded = cached[1] if cached is not None and cached[1].source == data else None
+            if loaded is None:
+                loaded = load_suite_judges(store, suite, data=data)
+                if loaded.left_out:
+                    logger.warning(
+                        "suite %r: no judge model, so its LLM judges are left out: %s",
+                        suite,
+                        ", ".join(loaded.left_out),
+                    )
+            self._suites[suite] = cached = (moment, loaded)
+        found = cached[1]
+        return found.judges, found.concurrency or self.settings.concurrency
+
+    async def _judge(self, contexts: list[Context], judges: Sequence[Any], concurrency: int) -> list[CaseRecord]:
+        return [record async for record in ajudge_contexts(contexts, judges, concurrency=concurrency)]
+
+    def _run_of_today(self, store: Store, suite: str) -> str:
         day = datetime.now(UTC).date().isoformat()
-        run_id = self._runs.get(day)
+        run_id = self._runs.get((suite, day))
         if run_id is None:
-            run_id = _find_run(store, self.settings.suite, day) or store.runs.begin(
-                self.settings.suite, cases={}, config={"kind": PRODUCTION, "day": day, "source": "otlp"}
+            run_id = _find_run(store, suite, day) or store.runs.begin(
+                suite,
+                cases={},
+                config={"kind": PRODUCTION, "day": day, "source": "otlp", "judges": self._source(suite)},
             )
-            for earlier_day, earlier in list(self._runs.items()):  # yesterday's run is complete now
-                store.finish_run(earlier)
-                del self._runs[earlier_day]
-            self._runs[day] = run_id
+            _finish_earlier_days(store, suite, day)  # whoever left them open: a restart, another worker
+            for key in [key for key in self._runs if key[0] == suite]:
+                del self._runs[key]
+            self._runs[(suite, day)] = run_id
         return run_id
+
+    def _source(self, suite: str) -> str:
+        """What the run's judges came from, for its config: ``judges file`` or ``stored suite``."""
+        return "judges file" if suite == self.settings.suite and self.settings.judges is not None else "stored suite"
 
 
 def _find_run(store: Store, suite: str, day: str) -> str | None:
@@ -120,3 +170,11 @@ def _find_run(store: Store, suite: str, day: str) -> str | None:
         if config.get("kind") == PRODUCTION and config.get("day") == day:
             return run.id
     return None
+
+
+def _finish_earlier_days(store: Store, suite: str, day: str) -> None:
+    """Complete the suite's production runs of days before ``day`` still open: those days are over."""
+    for run in store.runs.newest(suite, status="running", limit=50):
+        config: Any = run.config or {}
+        if config.get("kind") == PRODUCTION and str(config.get("day") or "") < day:
+            store.finish_run(run.id)
