@@ -137,7 +137,8 @@ def check_stored_suites(app: Any) -> None:
             found = load_suite_judges(store, name)
             if found.left_out:
                 error_console().print(
-                    f"note: suite {name!r} has no judge model: its LLM judges are left out ({', '.join(found.left_out)})",
+                    f"note: suite {name!r} has no judge model: its LLM judges are left out "
+                    f"({', '.join(found.left_out)})",
                     soft_wrap=True,
                 )
     except SuiteJudgesError as exc:
