@@ -57,6 +57,14 @@ def serve(
     sample_service: SampleServiceOption = None,
     sample_root: SampleRootOption = None,
     sample_attribute: SampleAttributeOption = None,
+    trace_url: Annotated[
+        str | None,
+        typer.Option(
+            "--trace-url",
+            help="Where your trace viewer shows a trace, e.g. http://phoenix:6006/projects/default/traces/{trace_id}: "
+            "a judgment of a production trace links there.",
+        ),
+    ] = None,
     read_login: Annotated[
         bool | None,
         typer.Option(
@@ -85,7 +93,12 @@ def serve(
         else None
     )
     guarded = read_login if read_login is not None else not _is_loopback(host)
-    app = create_app(store_url, settings=WebSettings(refresh_seconds=refresh, read_login=guarded), otlp=online)
+    try:
+        web_settings = WebSettings(refresh_seconds=refresh, read_login=guarded, trace_url=trace_url)
+    except ValueError as exc:
+        console.print(f"[red]error:[/] --trace-url: {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(EXIT_CANNOT_SERVE) from None
+    app = create_app(store_url, settings=web_settings, otlp=online)
     if online is not None:
         check_stored_suites(app)
     if not _is_loopback(host):

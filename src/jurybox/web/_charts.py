@@ -27,6 +27,8 @@ class Series:
     dashed: bool = False
     markers: bool = False
     """Draw a linked dot per point (the chart's main series)."""
+    joined: bool = False
+    """Draw the line over a None to the next value (a series of some of the runs: production beside CI)."""
 
 
 @dataclass(frozen=True)
@@ -109,9 +111,9 @@ def line_chart(
         current: list[str] = []
         for index, value in enumerate(s.values):
             if value is None:
-                if current:
+                if current and not s.joined:
                     segments.append(" ".join(current))
-                current = []
+                    current = []
                 continue
             current.append(f"{x_at(index):.1f},{y_at(value):.1f}")
             if s.markers:

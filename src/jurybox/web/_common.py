@@ -18,6 +18,7 @@ from jurybox.store import Login, Paged, RegressionPolicy, RunInfo, Store, StoreB
 from jurybox.web import _format as fmt
 from jurybox.web import _urls as urls
 from jurybox.web._access import StoreAccess
+from jurybox.web._trace_link import valid_trace_url
 
 T = TypeVar("T")
 
@@ -42,6 +43,8 @@ class WebSettings:
         read_login: Every page and the API need a login, not only writes (``jurybox serve --read-login``).
         login_attempts: Wrong log-in tokens a client may send within ``login_window`` seconds.
         login_window: Seconds over which wrong log-in tokens are counted.
+        trace_url: Where a trace viewer shows a trace (``{trace_id}``, ``{span_id}`` filled in): a judgment
+            of a production trace links there (``jurybox serve --trace-url``); None: the id alone.
     """
 
     store_url: str | None = None
@@ -52,6 +55,11 @@ class WebSettings:
     read_login: bool = False
     login_attempts: int = 5
     login_window: float = 60.0
+    trace_url: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.trace_url is not None:
+            valid_trace_url(self.trace_url)
 
 
 @dataclass
@@ -215,6 +223,7 @@ def run_summary(run: RunInfo) -> dict[str, Any]:
         "status_label": STATUS_LABELS.get(run.status, run.status),
         "running": run.status == "running",
         "partial": run.partial,
+        "production": run.production,
         "started_at": fmt.iso(run.started_at),
         "finished_at": fmt.iso(run.finished_at),
         "wall_time": run.wall_time,

@@ -20,10 +20,11 @@ from jurybox.report import skipped_tiers, summarize_case
 from jurybox.store import RunInfo, StoreBrowser
 from jurybox.web import _format as fmt
 from jurybox.web import _urls as urls
-from jurybox.web._common import browser, json_response, render, run_summary, store
+from jurybox.web._common import browser, json_response, render, run_summary, state, store
 from jurybox.web._page_reviews import review_data, reviewable
 from jurybox.web._page_run import find_run
 from jurybox.web._review_flow import view_from_query
+from jurybox.web._trace_link import trace_data
 
 router = APIRouter()
 
@@ -168,6 +169,7 @@ def _load(request: Request, run_id: str, name: str) -> tuple[RunInfo, CaseRecord
 
 def _with_reviews(request: Request, run: RunInfo, record: CaseRecord) -> dict[str, Any]:
     data = case_data(browser(request), run, record)
+    data["trace"] = trace_data(run.id, record.metadata, state(request).settings.trace_url)
     data["reviewable"] = reviewable(record)
     data["reviews"] = [review_data(r) for r in store(request).reviews.reviews(run_id=run.id, case=record.case)]
     return data

@@ -3,8 +3,10 @@
 The trend draws, per run, the pass rate overall and per tier with the rolling
 baseline and the regression threshold the gate uses, the mean score per tier,
 the cost and the p50 / p95 case latency. Each point links to its run;
-regressions are marked. The case history shows each case's status over the
-last runs, the flakiest (passing in some runs and not in others) first.
+regressions are marked. Production runs (``jurybox serve --otlp``: one per day of
+judged traces) are a line of their own beside the CI runs', never in their baseline.
+The case history shows each case's status over the last runs, the flakiest (passing
+in some runs and not in others) first.
 """
 
 from __future__ import annotations
@@ -60,10 +62,22 @@ def suites_data(reader: StoreBrowser) -> dict[str, Any]:
     return {"suites": rows}
 
 
+PRODUCTION = "production"
+CI = "ci"
+
+
 def point_data(point: TrendPoint) -> dict[str, Any]:
     run, stats = point.run, point.stats
+    kind = PRODUCTION if run.production else CI
+
+    def state_of(name: str) -> str | None:
+        if kind == PRODUCTION:
+            return PRODUCTION  # live traffic: never held to the suite's baseline
+        return point.states.get(name) if run.status == "completed" else "not completed"
+
     return {
         "run_id": run.id,
+        "kind": kind,
         "started_at": fmt.iso(run.started_at),
         "status": run.status,
         "cases": run.recorded,
@@ -75,7 +89,7 @@ def point_data(point: TrendPoint) -> dict[str, Any]:
                 "baseline": point.baselines.get(name),
                 "threshold": point.thresholds.get(name),
                 "floor": _floor(point.baselines.get(name), point.thresholds.get(name)),
-                "state": point.states.get(name) if run.status == "completed" else "not completed",
+                "state": state_of(name),
             }
             for name, rate in stats.metrics.items()
         },
@@ -104,6 +118,7 @@ def trends_data(reader: StoreBrowser, suite: str, runs: int, policy: RegressionP
     return {
         "suite": suite,
         "runs": runs,
+        "kinds": {kind: sum(1 for p in points if p["kind"] == kind) for kind in (CI, PRODUCTION)},
         "window": policy.window,
         "metrics": metrics,
         "tiers": sorted(tiers),
@@ -123,16 +138,50 @@ def trends_data(reader: StoreBrowser, suite: str, runs: int, policy: RegressionP
     }
 
 
+def _split(points: list[dict[str, Any]], value: Any) -> tuple[list[Any], list[Any]]:
+    """``value(point)`` per point, as (CI values, production values), None where a point is of the other kind."""
+    ci = [value(p) if p["kind"] == CI else None for p in points]
+    production = [value(p) if p["kind"] == PRODUCTION else None for p in points]
+    return ci, production
+
+
+def _lines(
+    name: str, ci: list[Any], production: list[Any], css: str, *, markers: bool, own_colour: bool = True
+) -> list[Series]:
+    """A CI line and a production line (each only when it has a value): joined over the other kind's runs.
+
+    The production line is dotted with hollow dots, in a colour of its own where the chart has one
+    line per kind (``own_colour``), else in its CI line's colour (one pair per tier or percentile).
+    """
+    found = []
+    if any(v is not None for v in ci):
+        found.append(Series(name, ci, css, markers=markers, joined=True))
+    if any(v is not None for v in production):
+        style = "s-prod prod" if own_colour else f"{css} prod"
+        found.append(Series(f"{name}, production", production, style, markers=markers, joined=True))
+    return found
+
+
 def charts(data: dict[str, Any]) -> list[Chart]:
-    """The SVG charts of a trends page, built from exactly the JSON twin's data."""
+    """The SVG charts of a trends page, built from exactly the JSON twin's data.
+
+    CI runs and production runs are two lines with their own legend entries; the baseline and
+    the regression floor are the CI runs' (a production run neither makes nor meets one).
+    """
     points = data["points"]
-    labels = [f"{p['run_id']} ({fmt.when(p['started_at'])})" for p in points]
+    labels = [
+        f"{p['run_id']} ({'production, ' if p['kind'] == PRODUCTION else ''}{fmt.when(p['started_at'])})"
+        for p in points
+    ]
     hrefs = [p["html"] for p in points]
     ticks = [fmt.when(p["started_at"])[:16] for p in points]
     every = len(points) <= EVERY_POINT_LIMIT
     found: list[Chart] = []
     for index, metric in enumerate(data["metrics"]):
         rows = [p["metrics"].get(metric) for p in points]
+        ci, production = _split(points, lambda p, m=metric: (p["metrics"].get(m) or {}).get("rate"))
+        baseline, _ = _split(points, lambda p, m=metric: (p["metrics"].get(m) or {}).get("baseline"))
+        floor, _ = _split(points, lambda p, m=metric: (p["metrics"].get(m) or {}).get("floor"))
         found.append(
             line_chart(
                 "Pass rate, overall" if metric == "overall" else f"Pass rate, tier {metric}",
@@ -140,9 +189,9 @@ def charts(data: dict[str, Any]) -> list[Chart]:
                 hrefs=hrefs,
                 ticks=ticks,
                 series=[
-                    Series(metric, [r["rate"] if r else None for r in rows], "s-main", markers=True),
-                    Series("baseline", [r["baseline"] if r else None for r in rows], "s-baseline", dashed=True),
-                    Series("regression below", [r["floor"] if r else None for r in rows], "s-floor", dashed=True),
+                    *_lines(metric, ci, production, "s-main", markers=True),
+                    Series("baseline", baseline, "s-baseline", dashed=True, joined=True),
+                    Series("regression below", floor, "s-floor", dashed=True, joined=True),
                 ],
                 y_format=lambda v: f"{v:.0%}",
                 y_range=(0.0, 1.0),
@@ -158,8 +207,15 @@ def charts(data: dict[str, Any]) -> list[Chart]:
                 hrefs=hrefs,
                 ticks=ticks,
                 series=[
-                    Series(tier, [p["mean_scores"].get(tier) for p in points], f"s-{i % 6}", markers=every)
+                    line
                     for i, tier in enumerate(data["tiers"])
+                    for line in _lines(
+                        tier,
+                        *_split(points, lambda p, t=tier: p["mean_scores"].get(t)),
+                        f"s-{i % 6}",
+                        markers=every,
+                        own_colour=False,
+                    )
                 ],
                 y_format=lambda v: f"{v:.2f}",
                 y_range=(0.0, 1.0),
@@ -171,7 +227,7 @@ def charts(data: dict[str, Any]) -> list[Chart]:
             labels=labels,
             hrefs=hrefs,
             ticks=ticks,
-            series=[Series("cost", [p["cost"] for p in points], "s-main", markers=every)],
+            series=_lines("cost", *_split(points, lambda p: p["cost"]), "s-main", markers=every),
             y_format=lambda v: f"${v:.4f}",
         )
     )
@@ -182,8 +238,8 @@ def charts(data: dict[str, Any]) -> list[Chart]:
             hrefs=hrefs,
             ticks=ticks,
             series=[
-                Series("p50", [p["latency"]["p50"] for p in points], "s-0", markers=every),
-                Series("p95", [p["latency"]["p95"] for p in points], "s-1", markers=every),
+                *_lines("p50", *_split(points, lambda p: p["latency"]["p50"]), "s-0", markers=every, own_colour=False),
+                *_lines("p95", *_split(points, lambda p: p["latency"]["p95"]), "s-1", markers=every, own_colour=False),
             ],
             y_format=lambda v: f"{v:.2f}s",
         )
