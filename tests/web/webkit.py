@@ -249,11 +249,11 @@ def _outcomes(url: str, run_id: str) -> list[Any]:
 class DashboardServer:
     """The dashboard served by uvicorn in a thread, on a free port of 127.0.0.1."""
 
-    def __init__(self, url: str, refresh_seconds: int = 5) -> None:
+    def __init__(self, url: str, refresh_seconds: int = 5, settings: WebSettings | None = None) -> None:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
-        app = create_app(url, settings=WebSettings(refresh_seconds=refresh_seconds))
+        app = create_app(url, settings=settings or WebSettings(refresh_seconds=refresh_seconds))
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
