@@ -117,3 +117,9 @@ def test_a_trace_url_must_be_http_with_the_trace_id(tmp_path: Path) -> None:
         WebSettings(trace_url="javascript:alert(1)//{trace_id}")
     with pytest.raises(ValueError, match="trace_id"):
         WebSettings(trace_url="https://viewer/traces")
+
+
+def test_a_production_run_page_says_what_it_is(client: TestClient, runs: dict[str, Any]) -> None:
+    assert client.get(f"/api/runs/{runs['production']}").json()["gate"]["verdict"] == "production"
+    html = client.get(f"/runs/{runs['production']}").text
+    assert "A production run" in html and 'class="tag production"' in html and "Not checked: a production run" in html

@@ -105,10 +105,10 @@ def stats_data(stats: RunStats) -> dict[str, Any]:
 
 def gate_data(run: RunInfo, checks: list[MetricCheck], policy: RegressionPolicy) -> dict[str, Any]:
     """The regression verdict against the rolling baseline, as ``jurybox gate --run`` gives it."""
-    if run.status != "completed":
-        verdict = "not completed"
-    elif run.production:
+    if run.production:
         verdict = "production"  # live traffic judged online: never held to the CI runs' baseline
+    elif run.status != "completed":
+        verdict = "not completed"
     elif run.partial:
         verdict = "partial"  # some of the cases: not held to the whole suite's baseline
     elif any(c.state == "regression" for c in checks):
