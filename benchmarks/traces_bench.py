@@ -8,11 +8,12 @@ the exporter adding under 5% to a run's CPU.
    request, four spans a trace with messages and a tool call, as the Collector's file exporter
    writes them) of ``--mb`` megabytes, then reads it into Contexts in a child process and
    prints MB/s, traces/s and the child's peak RSS.
-2. receive: starts ``jurybox serve --otlp`` as it runs (uvicorn, one process, 127.0.0.1, a SQLite
-   store, a deterministic judge, the worker polling but settling for an hour so it judges nothing) and posts ``--requests`` protobuf bodies of one trace each to
-   ``/v1/traces`` from another process over ``--connections`` connections at once (aiohttp);
-   prints traces/s and the server's CPU per trace (a request is answered once its trace is
-   committed to the store's queue, so concurrent requests share a transaction).
+2. receive: starts ``jurybox serve --otlp`` as it runs (uvicorn, one process, 127.0.0.1, a
+   SQLite store, a deterministic judge, the worker polling but settling for an hour so it judges
+   nothing meanwhile) and posts ``--requests`` protobuf bodies of one trace each to ``/v1/traces``
+   from another process over ``--connections`` connections at once (aiohttp); prints traces/s and
+   the server's CPU per trace (a request is answered once its trace is committed to the store's
+   queue, so concurrent requests share a transaction).
 3. export: judges ``--cases`` Contexts with two deterministic judges, then sends their records
    through the OTLP exporter (its HTTP client replaced by one that takes the bytes: the spans
    are built, batched and encoded for the wire) and prints the exporter's CPU per case beside

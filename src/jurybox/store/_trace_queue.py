@@ -45,7 +45,7 @@ class TraceQueueRepository(Repository):
         with self._write() as connection:
             queued = connection.execute(select(func.count()).select_from(trace_queue_table)).scalar_one()
             received = now()
-            rows = []
+            rows: list[dict[str, object]] = []
             for fragments in groups:
                 fits = queued + len(fragments) <= max_queued or not fragments
                 kept.append(fits)

@@ -304,7 +304,7 @@ class OtlpExporter:
                 logger.exception("sending %d spans over OTLP failed", len(item))
 
     def _send(self, batch: list[SpanRecord]) -> None:
-        client = getattr(self._otlp, "_client", None)
+        client: Any = getattr(self._otlp, "_client", None)
         if self._otlp is not None and callable(getattr(client, "export", None)):
             result = client.export(export_request(self._resource_attributes, SCOPE, batch))
             if not getattr(result, "success", True):

@@ -30,16 +30,16 @@ class SpanRecord:
     """One finished span, as plain values (ids as integers, times in ns since the epoch)."""
 
     __slots__ = (
-        "trace_id",
-        "span_id",
-        "parent_id",
-        "name",
-        "start_ns",
-        "end_ns",
         "attributes",
+        "end_ns",
         "events",
         "links",
+        "name",
+        "parent_id",
+        "span_id",
+        "start_ns",
         "status",
+        "trace_id",
     )
 
     def __init__(

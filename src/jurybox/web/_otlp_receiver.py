@@ -13,7 +13,6 @@ import functools
 import hashlib
 import json
 import time
-
 from collections.abc import Mapping
 from typing import Any
 
