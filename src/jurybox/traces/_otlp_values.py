@@ -116,8 +116,24 @@ def key_values(value: Any) -> dict[str, Any]:
 
 def hex_id(value: Any, length: int, what: str) -> str:
     """An id as ``length`` lower-case hex digits, from hex (OTLP/JSON) or base64 (protobuf JSON)."""
+    if value.__class__ is str:
+        found = _checked_ids.get(value)  # a trace id comes with each of its spans, a parent id with each child
+        if found is not None and len(found) == length:
+            return found
     if not isinstance(value, str) or not value:
         raise ValueError(f"{what} is missing")
+    checked = _checked_id(value, length, what)
+    if len(_checked_ids) >= _CHECKED_IDS:
+        _checked_ids.clear()
+    _checked_ids[value] = checked
+    return checked
+
+
+_checked_ids: dict[str, str] = {}
+_CHECKED_IDS = 65_536
+
+
+def _checked_id(value: str, length: int, what: str) -> str:
     if len(value) == length and _HEX.fullmatch(value):
         return value.lower()
     try:
