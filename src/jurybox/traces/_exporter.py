@@ -18,6 +18,7 @@ from the same records. Needs the ``otel`` extra.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import queue
 import random
@@ -128,6 +129,7 @@ class OtlpExporter:
         self._outbox: queue.Queue[list[SpanRecord] | threading.Event | None] = queue.Queue(QUEUED_BATCHES)
         self._sender: threading.Thread | None = None
         self._closed = False
+        atexit.register(self.close)  # what is still queued goes out at exit, as the SDK's provider does
         self.cut_judgments = 0
         self.failed_batches = 0
 
@@ -267,6 +269,7 @@ class OtlpExporter:
         """Send what is queued and stop."""
         if self._closed:
             return
+        atexit.unregister(self.close)
         self.flush()
         self._closed = True
         if self._sender is not None:
