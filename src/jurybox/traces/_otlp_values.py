@@ -98,17 +98,19 @@ def key_values(value: Any) -> dict[str, Any]:
     """
     out: dict[str, Any] = {}
     for entry in items(value, "attributes"):
+        if entry.__class__ is dict and "value" in entry:  # the usual shape, a string value: read by subscript
+            key = entry.get("key")
+            raw = entry["value"]
+            if key.__class__ is str and raw.__class__ is dict and len(raw) == 1 and "stringValue" in raw:
+                text = raw["stringValue"]
+                if text.__class__ is str:
+                    out[key] = text
+                    continue
         if type(entry) is dict or isinstance(entry, Mapping):
             key = entry.get("key")
             if type(key) is str:
-                raw = entry.get("value")
-                if type(raw) is dict and len(raw) == 1:  # most values: a string, read without a call
-                    text = raw.get("stringValue")
-                    if type(text) is str:
-                        out[key] = text
-                        continue
                 try:
-                    out[key] = any_value(raw)
+                    out[key] = any_value(entry.get("value"))
                 except (ValueError, TypeError, OverflowError):
                     continue
     return out
