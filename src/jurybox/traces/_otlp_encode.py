@@ -23,7 +23,7 @@ FLAGS_IS_REMOTE = 0x200
 _INT64 = 1 << 63
 _CACHED_VALUE_CHARS = 80
 _CACHE_ENTRIES = 8192
-_kv_cache: dict[tuple[str, type, Any], bytes] = {}  # shared by threads: a lost entry is only a miss
+_kv_cache: dict[tuple[str, Any], tuple[type, bytes]] = {}  # shared by threads: a lost entry is only a miss
 
 
 class SpanRecord:
@@ -119,23 +119,29 @@ def attribute_bodies(values: Mapping[str, Any]) -> list[bytes]:
     """Each attribute's ``KeyValue`` with its length before it: a repeated field less its tag.
 
     The same bodies serve a span's attributes and its event's (only the tag differs), and a
-    short one is remembered: most attributes repeat from span to span.
+    short one is remembered: most attributes repeat from span to span. The cache is looked up
+    by the ``(key, value)`` pair itself, and an entry names its value's type (``True == 1``).
     """
     out = []
     cache = _kv_cache
-    for key, value in values.items():
-        kind = value.__class__
-        cached = kind is not list and (kind is not str or len(value) <= _CACHED_VALUE_CHARS)
-        found = cache.get((key, kind, value)) if cached else None
-        if found is None:
-            kv = key_value(key, value)
-            found = _varint(len(kv)) + kv if kv else b""
-            if cached:
-                if len(cache) >= _CACHE_ENTRIES:
-                    cache.clear()
-                cache[(key, kind, value)] = found
-        if found:
-            out.append(found)
+    for item in values.items():
+        try:
+            found = cache.get(item)
+        except TypeError:  # a list: not hashable, never remembered
+            found = None
+        value = item[1]
+        if found is not None and found[0] is value.__class__:
+            if found[1]:
+                out.append(found[1])
+            continue
+        kv = key_value(item[0], value)
+        body = _varint(len(kv)) + kv if kv else b""
+        if value.__class__ is not list and (value.__class__ is not str or len(value) <= _CACHED_VALUE_CHARS):
+            if len(cache) >= _CACHE_ENTRIES:
+                cache.clear()
+            cache[item] = (value.__class__, body)
+        if body:
+            out.append(body)
     return out
 
 
