@@ -1,10 +1,11 @@
 """``POST /v1/traces``: OTLP/HTTP traces (protobuf or JSON) from holders of an ``ingest`` token.
 
-A request is answered 2xx only after its sampled traces are committed to the store's queue, so a
-server killed a moment later loses nothing it acknowledged; the requests that arrive while one
-transaction is written are written together in the next (``_otlp_commit``). A body too big is 413, one that
-is not OTLP is 400, a full queue is 429 with Retry-After, a missing or wrong token 401/403:
-each counted, none a 500. The spans are redacted (the cassettes' rules) before they are stored.
+A request is answered 2xx only after its sampled traces are committed to the store's queue,
+so a server killed a moment later loses nothing it acknowledged; the requests that arrive
+while one transaction is written are written together in the next (``_otlp_commit``). A body
+too big is 413, one that is not OTLP is 400, a full queue is 429 with Retry-After, a missing
+or wrong token 401/403: each counted, none a 500. The spans are redacted (the cassettes'
+rules) before they are stored.
 """
 
 from __future__ import annotations
