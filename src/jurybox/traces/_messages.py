@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jurybox.core import MAX_INPUT_DEPTH, InputLimitError, read_json
+from jurybox.core import MAX_INPUT_DEPTH, MAX_INPUT_NODES, InputLimitError, read_json
 from jurybox.traces._spans import Span
 
 INPUT_MESSAGES = "gen_ai.input.messages"
@@ -46,7 +46,11 @@ def parse_json_text(value: Any) -> Any:
         stripped = value.strip()
         if stripped[:1] in ("{", "[", '"') or stripped in ("true", "false", "null") or _is_number(stripped):
             try:
-                if len(stripped) <= MAX_INPUT_DEPTH:  # too short to break a limit: no need to measure it
+                # read_json's own first test, without its call: too few brackets to nest past the
+                # depth limit, too short to hold more values than the node limit
+                if len(stripped) <= MAX_INPUT_DEPTH or (
+                    len(stripped) < MAX_INPUT_NODES and stripped.count("[") + stripped.count("{") <= MAX_INPUT_DEPTH
+                ):
                     return json.loads(stripped)
                 return read_json(stripped)
             except (InputLimitError, json.JSONDecodeError, RecursionError):
