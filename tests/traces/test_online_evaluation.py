@@ -190,3 +190,32 @@ def test_the_background_worker_judges_what_comes_in(store_url: str, token: str) 
         assert client.get("/api/otlp").json()["counts"]["judged_agent_runs"] == 3
         runs = client.get("/api/runs").json()
     assert "travel" in json.dumps(runs)
+
+
+def test_concurrent_posts_are_committed_together_and_all_answered(store_url: str, token: str) -> None:
+    import asyncio
+
+    import httpx
+
+    app = create_app(store_url, otlp=_settings())
+    auth = {**PROTOBUF, "Authorization": f"Bearer {token}"}
+    body = _body()  # three traces a request
+
+    async def post_all() -> list[int]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            answers = await asyncio.gather(*(client.post("/v1/traces", content=body, headers=auth) for _ in range(40)))
+        return [answer.status_code for answer in answers]
+
+    assert asyncio.run(post_all()) == [200] * 40
+    with open_store(store_url) as store:
+        assert store.trace_queue.size() == 40 * 3  # every 2xx is a committed row
+    _, commit = app.state.otlp_commit
+    assert commit.transactions < 40  # the requests that waited shared a transaction
+
+
+def test_a_group_commit_refuses_only_the_requests_that_do_not_fit(store_url: str) -> None:
+    rows = [("a" * 32, True, "[]")]
+    with open_store(store_url) as store:
+        assert store.trace_queue.enqueue_groups([rows * 2, rows * 2, rows], max_queued=3) == [True, False, True]
+        assert store.trace_queue.size() == 3

@@ -141,3 +141,49 @@ def test_a_big_run_drops_no_span() -> None:
     exporter.export_records(records, run_name="big")
     exporter.close()
     assert len(memory.get_finished_spans()) == 1 + 6000 * 2  # the run, each case and its one judge
+
+
+def test_the_spans_written_directly_are_the_bytes_the_sdk_encoder_writes() -> None:
+    import datetime
+
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    from jurybox.core import CaseRecord, Judgment
+    from jurybox.traces._exporter import SCOPE
+    from jurybox.traces._otlp_encode import SpanRecord, export_request
+
+    class Keep:  # an SDK exporter: gets SDK spans built from the same records
+        def __init__(self) -> None:
+            self.spans: list[object] = []
+
+        def export(self, spans: list[object]) -> None:
+            self.spans.extend(spans)
+
+        def shutdown(self) -> None:
+            pass
+
+    call = {"model": "m", "tokens": {"input": 3, "output": -4}, "latency": 0.5, "cached": True, "attempts": 2}
+    judged = Judgment.passed(
+        0.75,
+        "ok é \x00",
+        judge="case",
+        children={"contains": Judgment.errored("x" * 5000, judge="contains", metadata=call)},
+    )
+    started = datetime.datetime.now(datetime.UTC)
+    records = [
+        CaseRecord(case=f"case {i}", judgment=judged, metadata={"trace_id": "ab" * 16, "span_id": "cd" * 8})
+        for i in range(2)
+    ] + [CaseRecord(case="later", judgment=judged, started_at=started, duration=1.5)]
+    keep = Keep()
+    exporter = OtlpExporter(span_exporter=keep)
+    written: list[SpanRecord] = []
+    add = exporter._add
+    exporter._add = lambda span: (written.append(span), add(span))  # type: ignore[method-assign]
+    exporter.export_records(records, run_name="r", run_id="id1")
+    exporter.close()
+    mine = ExportTraceServiceRequest()
+    mine.ParseFromString(export_request(exporter._resource_attributes, SCOPE, written))
+    assert len(written) == 1 + 3 * 3
+    assert MessageToDict(mine) == MessageToDict(encode_spans(keep.spans))  # type: ignore[arg-type]

@@ -1,6 +1,7 @@
 """The queue of traces received over OTLP, kept in the store so that a killed server loses none.
 
-The receiver writes each accepted request's traces (``enqueue``) before it answers 2xx;
+The receiver writes each accepted request's traces (``enqueue``, or several requests' at once:
+``enqueue_groups``) before it answers 2xx;
 the worker asks which traces are ready (``ready``: the root came and nothing more for
 ``settle`` seconds), claims one (``claim``), judges it, and deletes it (``done``) in the
 same step as its results are recorded. A claim older than ``reclaim_after`` is free again.
@@ -29,21 +30,34 @@ class TraceQueueRepository(Repository):
         Returns:
             False, writing nothing, when the queue already holds ``max_queued`` rows (the receiver answers 429).
         """
-        if not fragments:
-            return True
+        return self.enqueue_groups([fragments], max_queued=max_queued)[0]
+
+    def enqueue_groups(self, groups: Sequence[Sequence[tuple[str, bool, str]]], *, max_queued: int) -> list[bool]:
+        """Several requests' rows in one transaction (group commit): each group all or none, in order.
+
+        Returns:
+            For each group, whether it was written: False for one that would take the queue past
+            ``max_queued`` (that request is answered 429; a smaller one after it may still fit).
+        """
+        if not any(groups):
+            return [True] * len(groups)
+        kept: list[bool] = []
         with self._write() as connection:
             queued = connection.execute(select(func.count()).select_from(trace_queue_table)).scalar_one()
-            if queued + len(fragments) > max_queued:
-                return False
             received = now()
-            connection.execute(
-                insert(trace_queue_table),
-                [
-                    {"trace_id": trace_id, "has_root": has_root, "spans": spans, "received_at": received}
-                    for trace_id, has_root, spans in fragments
-                ],
-            )
-        return True
+            rows: list[dict[str, object]] = []
+            for fragments in groups:
+                fits = queued + len(fragments) <= max_queued or not fragments
+                kept.append(fits)
+                if fits:
+                    queued += len(fragments)
+                    rows.extend(
+                        {"trace_id": trace_id, "has_root": has_root, "spans": spans, "received_at": received}
+                        for trace_id, has_root, spans in fragments
+                    )
+            if rows:
+                connection.execute(insert(trace_queue_table), rows)
+        return kept
 
     def size(self) -> int:
         """Rows waiting (a trace may be several)."""

@@ -220,7 +220,8 @@ def _with_asked_arguments(spans: list[dict[str, Any]], asked: list[ToolCall]) ->
             unused.remove(match)
             if set(call["arguments"]) <= {"input"} and match.arguments:
                 call = {**call, "arguments": dict(match.arguments), "id": call["id"] or match.id}
-        out.append(ToolCall.coerce(call))
+        # built directly: ``arguments`` is already a mapping and the fields are known (what coerce checks)
+        out.append(ToolCall(name=call["name"], arguments=call["arguments"], result=call["result"], id=call["id"]))
     return out
 
 

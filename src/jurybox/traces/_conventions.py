@@ -210,6 +210,8 @@ def _last_user(messages: list[Any]) -> str | None:
 
 def error_of(span: Span) -> str | None:
     """Why a span failed (status message, ``error.type`` or an exception event), or None when it did not."""
+    if not span.events and span.status != "error" and "error.type" not in span.attributes:
+        return None  # most spans: nothing to look through
     exception = next((event for event in span.events if event.name == "exception"), None)
     failed = span.status == "error" or "error.type" in span.attributes or exception is not None
     if not failed:

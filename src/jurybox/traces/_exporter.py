@@ -8,23 +8,38 @@ per judge of its verdict tree carrying the GenAI evaluation attributes
 the agent span it judged, so a tracing backend shows the verdict beside the trace. A
 judge's model calls are child spans of its judgment with their token usage.
 
-The exporter has its own tracer provider: it never changes the process's global one
-(the agent under test may be sending its own spans elsewhere). Needs the ``otel`` extra.
+The spans are plain records written straight into OTLP protobuf bytes (``_otlp_encode``) and
+sent in batches from a background thread: no SDK span objects, no per-attribute validation
+(that cost as much CPU as judging the case). The exporter never touches the process's global
+tracer provider (the agent under test may be sending its own spans elsewhere). An SDK
+``SpanExporter`` given instead of an endpoint (a test's in-memory one) gets SDK spans built
+from the same records. Needs the ``otel`` extra.
 """
 
 from __future__ import annotations
 
+import atexit
+import logging
+import queue
+import random
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from jurybox.core import CaseRecord, Judgment
 from jurybox.traces._endpoint import traces_endpoint
+from jurybox.traces._otlp_encode import STATUS_ERROR, SpanRecord, export_request
+
+logger = logging.getLogger("jurybox.traces.exporter")
+SCOPE = "jurybox.exporter"
+BATCH_SPANS = 512
+"""Spans one OTLP request carries."""
+QUEUED_BATCHES = 8
+"""Batches waiting for the sender thread; past this the run waits for it (a span is never dropped)."""
 
 MAX_EXPLANATION_CHARS = 4_000
 """Explanation text a judgment span carries (the full reasoning stays in the store)."""
-QUEUE_SPANS = 8192
-"""Spans the batch processor holds; the exporter flushes at half of it."""
 MAX_JUDGMENT_SPANS = 200
 """Judgment spans one case sends (a verdict tree bigger than this is cut, and the cut is counted)."""
 
@@ -52,6 +67,23 @@ def case_times(record: CaseRecord, moment: float) -> tuple[int, int]:
     return start, start + int(record.duration * 1e9)
 
 
+class RunSpan:
+    """A run's span while the run goes on: its ids, start and attributes (``finish_run`` sends it)."""
+
+    __slots__ = ("attributes", "name", "span_id", "start_ns", "trace_id")
+
+    def __init__(self, name: str, attributes: dict[str, Any], start_ns: int) -> None:
+        self.name = name
+        self.trace_id = _new_id(128)
+        self.span_id = _new_id(64)
+        self.attributes = attributes
+        self.start_ns = start_ns
+
+    def set_attribute(self, key: str, value: Any) -> None:
+        if value is not None:
+            self.attributes[key] = value
+
+
 class OtlpExporter:
     """Sends runs, cases and judgments as spans to an OTLP/HTTP endpoint.
 
@@ -76,29 +108,30 @@ class OtlpExporter:
         span_exporter: Any = None,
     ) -> None:
         from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+        self._otlp: Any = None
         if span_exporter is None:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
             url = traces_endpoint(endpoint)
             if url is None:
                 raise ValueError("no OTLP endpoint: give --otel-endpoint URL or set OTEL_EXPORTER_OTLP_ENDPOINT")
-            span_exporter = OTLPSpanExporter(endpoint=url, headers=dict(headers or {}))
+            # Used for its HTTP client only (retries, TLS and header variables, compression): the bytes are ours.
+            self._otlp = OTLPSpanExporter(endpoint=url, headers=dict(headers or {}))
             self.endpoint: str | None = url
         else:
             self.endpoint = None
+        self._span_exporter = span_exporter
         # Phoenix files spans by this resource attribute; other backends ignore it.
-        resource = Resource.create({"service.name": service_name, "openinference.project.name": service_name})
-        self._provider = TracerProvider(resource=resource)
-        # Spans go out in batches from a background thread; the queue is emptied (force_flush) before it
-        # fills, so a 10,000-case run drops none (a full queue drops spans silently).
-        processor = BatchSpanProcessor(span_exporter, max_queue_size=QUEUE_SPANS, max_export_batch_size=512)
-        self._provider.add_span_processor(processor)
-        self._queued = 0
-        self._tracer = self._provider.get_tracer("jurybox.exporter")
+        self._resource = Resource.create({"service.name": service_name, "openinference.project.name": service_name})
+        self._resource_attributes = dict(self._resource.attributes)
+        self._batch: list[SpanRecord] = []
+        self._outbox: queue.Queue[list[SpanRecord] | threading.Event | None] = queue.Queue(QUEUED_BATCHES)
+        self._sender: threading.Thread | None = None
+        self._closed = False
+        atexit.register(self.close)  # what is still queued goes out at exit, as the SDK's provider does
         self.cut_judgments = 0
+        self.failed_batches = 0
 
     def start_run(
         self,
@@ -107,59 +140,56 @@ class OtlpExporter:
         run_id: str | None = None,
         attributes: Mapping[str, Any] | None = None,
         start_ns: int | None = None,
-    ) -> Any:
+    ) -> RunSpan:
         """Open a run's span (at ``start_ns``, default now); hand it to ``export_record`` and ``finish_run``."""
         values = {"jurybox.run.name": name, "jurybox.run.id": run_id, **SPAN_KINDS["run"], **(attributes or {})}
-        return self._tracer.start_span(f"jurybox run {name}", attributes=_clean(values), start_time=start_ns)
+        return RunSpan(f"jurybox run {name}", _clean(values), start_ns if start_ns is not None else time.time_ns())
 
-    def finish_run(self, run: Any, *, passed: int | None = None, total: int | None = None) -> None:
-        if passed is not None:
-            run.set_attribute("jurybox.run.passed", passed)
-        if total is not None:
-            run.set_attribute("jurybox.run.cases", total)
-        run.end()
+    def finish_run(self, run: RunSpan, *, passed: int | None = None, total: int | None = None) -> None:
+        run.set_attribute("jurybox.run.passed", passed)
+        run.set_attribute("jurybox.run.cases", total)
+        self._add(SpanRecord(run.trace_id, run.span_id, None, run.name, run.start_ns, time.time_ns(), run.attributes))
 
-    def export_record(self, record: CaseRecord, run: Any) -> None:
+    def export_record(self, record: CaseRecord, run: RunSpan) -> None:
         """A case's span under ``run``, with one span per judgment of its verdict tree."""
-        from opentelemetry import trace
-        from opentelemetry.trace import Link, SpanContext, Status, StatusCode, TraceFlags
-
         start_ns, end_ns = case_times(record, time.time())
-        links = []
+        links: list[tuple[int, int, Mapping[str, Any]]] = []
         trace_id, span_id = record.metadata.get("trace_id"), record.metadata.get("span_id")
         if isinstance(trace_id, str) and isinstance(span_id, str):
             try:
-                judged = SpanContext(int(trace_id, 16), int(span_id, 16), is_remote=True, trace_flags=TraceFlags(1))
-                links.append(Link(judged, {"jurybox.link": "judged agent run"}))
+                judged = (int(trace_id, 16), int(span_id, 16))
+                if 0 < judged[0] < 1 << 128 and 0 < judged[1] < 1 << 64:  # what the SDK takes as a valid link
+                    links.append((*judged, _JUDGED_LINK))
             except ValueError:
                 pass
-        parent = trace.set_span_in_context(run)
-        case = self._tracer.start_span(
-            f"jurybox case {record.case}",
-            context=parent,
-            links=links,
-            start_time=start_ns,
-            attributes=_clean(
-                {
-                    "jurybox.case.name": record.case,
-                    "jurybox.case.status": record.status.value,
-                    "jurybox.case.score": record.score,
-                    "jurybox.case.tokens": record.tokens,
-                    "jurybox.trace_id": trace_id,
-                    "jurybox.case.started_at": record.started_at.isoformat() if record.started_at else None,
-                    **SPAN_KINDS["case"],
-                    **_evaluation(record.judgment.judge or record.case, record.judgment),  # the case's verdict
-                }
-            ),
-        )
-        case.add_event(
-            "gen_ai.evaluation.result",
-            attributes=_clean(_evaluation(record.judgment.judge or record.case, record.judgment)),
-            timestamp=end_ns,
-        )
+        verdict = _evaluation(record.judgment.judge or record.case, record.judgment)
+        attributes: dict[str, Any] = {"jurybox.case.name": record.case, "jurybox.case.status": record.status.value}
+        for key, value in (
+            ("jurybox.case.score", record.score),
+            ("jurybox.case.tokens", record.tokens),
+            ("jurybox.trace_id", trace_id),
+            ("jurybox.case.started_at", record.started_at.isoformat() if record.started_at else None),
+        ):
+            if value is not None:
+                attributes[key] = value
+        attributes.update(SPAN_KINDS["case"])
+        attributes.update(verdict)  # the case's verdict
+        status = None
         if record.status.value == "error":
-            case.set_status(Status(StatusCode.ERROR, (record.error or record.judgment.reasoning)[:500]))
-        inside = trace.set_span_in_context(case)
+            status = (STATUS_ERROR, (record.error or record.judgment.reasoning)[:500])
+        case_id = _new_id(64)
+        case = SpanRecord(
+            run.trace_id,
+            case_id,
+            run.span_id,
+            f"jurybox case {record.case}",
+            start_ns,
+            end_ns,
+            attributes,
+            (("gen_ai.evaluation.result", end_ns, verdict),),
+            links,
+            status,
+        )
         sent = 1
         for path, judgment in record.judgment.walk():
             if not path:
@@ -167,52 +197,47 @@ class OtlpExporter:
             if sent > MAX_JUDGMENT_SPANS:
                 self.cut_judgments += 1
                 continue
-            sent += self._judgment(path, judgment, inside, start_ns, end_ns)
-        case.end(end_time=end_ns)
-        self._queued += sent
-        if self._queued >= QUEUE_SPANS // 2:
-            self._provider.force_flush()
-            self._queued = 0
+            sent += self._judgment(path, judgment, run.trace_id, case_id, start_ns, end_ns)
+        self._add(case)  # after its children, as the SDK ends them
 
-    def _judgment(self, path: str, judgment: Judgment, parent: Any, start_ns: int, end_ns: int) -> int:
+    def _judgment(self, path: str, judgment: Judgment, trace_id: int, parent: int, start_ns: int, end_ns: int) -> int:
         """One judgment's span (and its model call's); how many spans it made."""
-        from opentelemetry import trace
-
         name = judgment.judge or path
-        attributes = _clean({**_evaluation(name, judgment), "jurybox.judgment.path": path, **SPAN_KINDS["evaluation"]})
-        span = self._tracer.start_span(
+        attributes = _evaluation(name, judgment)
+        attributes["jurybox.judgment.path"] = path
+        attributes.update(SPAN_KINDS["evaluation"])
+        span_id = _new_id(64)
+        span = SpanRecord(
+            trace_id,
+            span_id,
+            parent,
             f"evaluation {name}",
-            context=parent,
-            start_time=start_ns,
-            attributes=attributes,  # the case links
+            start_ns,
+            end_ns,
+            attributes,
+            (("gen_ai.evaluation.result", end_ns, attributes),),
         )
-        span.add_event("gen_ai.evaluation.result", attributes=attributes, timestamp=end_ns)
         model = judgment.metadata.get("model")
         tokens = judgment.metadata.get("tokens")
         if model and not judgment.children:
             latency = judgment.metadata.get("latency")
             began = end_ns - int(float(latency) * 1e9) if isinstance(latency, int | float) else start_ns
-            call = self._tracer.start_span(
-                f"chat {model}",
-                context=trace.set_span_in_context(span),
-                start_time=max(start_ns, began),
-                attributes=_clean(
-                    {
-                        "gen_ai.operation.name": "chat",
-                        "gen_ai.request.model": str(model),
-                        "gen_ai.usage.input_tokens": tokens.get("input") if isinstance(tokens, Mapping) else None,
-                        "gen_ai.usage.output_tokens": tokens.get("output") if isinstance(tokens, Mapping) else None,
-                        "jurybox.judge.attempts": judgment.metadata.get("attempts"),
-                        "jurybox.judge.cached": judgment.metadata.get("cached"),
-                        "llm.model_name": str(model),
-                        **SPAN_KINDS["model"],
-                    }
-                ),
+            call = _clean(
+                {
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.request.model": str(model),
+                    "gen_ai.usage.input_tokens": tokens.get("input") if isinstance(tokens, Mapping) else None,
+                    "gen_ai.usage.output_tokens": tokens.get("output") if isinstance(tokens, Mapping) else None,
+                    "jurybox.judge.attempts": judgment.metadata.get("attempts"),
+                    "jurybox.judge.cached": judgment.metadata.get("cached"),
+                    "llm.model_name": str(model),
+                    **SPAN_KINDS["model"],
+                }
             )
-            call.end(end_time=end_ns)
-            span.end(end_time=end_ns)
+            self._add(SpanRecord(trace_id, _new_id(64), span_id, f"chat {model}", max(start_ns, began), end_ns, call))
+            self._add(span)
             return 2
-        span.end(end_time=end_ns)
+        self._add(span)
         return 1
 
     def export_records(self, records: Iterable[CaseRecord], *, run_name: str, run_id: str | None = None) -> None:
@@ -231,24 +256,122 @@ class OtlpExporter:
         self.finish_run(run, passed=passed, total=total)
 
     def flush(self, timeout_seconds: float = 30.0) -> bool:
-        return bool(self._provider.force_flush(int(timeout_seconds * 1000)))
+        """Send what is waiting; False when it was not all sent within the timeout."""
+        if self._batch:
+            self._hand_over()
+        if self._sender is None:
+            return True
+        sent = threading.Event()
+        self._outbox.put(sent)
+        return sent.wait(timeout_seconds)
 
     def close(self) -> None:
         """Send what is queued and stop."""
-        self._provider.force_flush()
-        self._provider.shutdown()
+        if self._closed:
+            return
+        atexit.unregister(self.close)
+        self.flush()
+        self._closed = True
+        if self._sender is not None:
+            self._outbox.put(None)
+            self._sender.join()
+        if self._span_exporter is not None:
+            self._span_exporter.shutdown()
+        if self._otlp is not None:
+            self._otlp.shutdown()
+
+    def _add(self, span: SpanRecord) -> None:
+        self._batch.append(span)
+        if len(self._batch) >= BATCH_SPANS:
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        batch, self._batch = self._batch, []
+        if self._sender is None:
+            self._sender = threading.Thread(target=self._send_loop, name="jurybox-otlp-export", daemon=True)
+            self._sender.start()
+        self._outbox.put(batch)  # waits when the sender is behind: slower, never a dropped span
+
+    def _send_loop(self) -> None:
+        while True:
+            item = self._outbox.get()
+            if item is None:
+                return
+            if isinstance(item, threading.Event):
+                item.set()
+                continue
+            try:
+                self._send(item)
+            except Exception:  # a collector that is down must not stop the run: say so and go on
+                self.failed_batches += 1
+                logger.exception("sending %d spans over OTLP failed", len(item))
+
+    def _send(self, batch: list[SpanRecord]) -> None:
+        client: Any = getattr(self._otlp, "_client", None)
+        if self._otlp is not None and callable(getattr(client, "export", None)):
+            result = client.export(export_request(self._resource_attributes, SCOPE, batch))
+            if not getattr(result, "success", True):
+                self.failed_batches += 1
+                logger.warning("the OTLP endpoint refused %d spans: %s", len(batch), getattr(result, "error", ""))
+            return
+        # An SDK exporter (given, or an SDK version whose HTTP client is not where this one has it).
+        target = self._span_exporter if self._span_exporter is not None else self._otlp
+        target.export([self._sdk_span(span) for span in batch])
+
+    def _sdk_span(self, span: SpanRecord) -> Any:
+        """The SDK's ``ReadableSpan`` of a record, validated as the SDK validates attributes."""
+        from opentelemetry.attributes import BoundedAttributes
+        from opentelemetry.sdk.trace import Event, ReadableSpan
+        from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+        from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+        def checked(values: Mapping[str, Any]) -> BoundedAttributes:
+            return BoundedAttributes(attributes=values, immutable=True)
+
+        sampled = TraceFlags(TraceFlags.SAMPLED)
+        parent = SpanContext(span.trace_id, span.parent_id, False, sampled) if span.parent_id is not None else None
+        status = Status(StatusCode(span.status[0]), span.status[1]) if span.status else Status(StatusCode.UNSET)
+        return ReadableSpan(
+            name=span.name,
+            context=SpanContext(span.trace_id, span.span_id, False, sampled),
+            parent=parent,
+            resource=self._resource,
+            attributes=checked(span.attributes),
+            events=[Event(name, checked(values), moment) for name, moment, values in span.events],
+            links=[Link(SpanContext(t, s, True, sampled), checked(values)) for t, s, values in span.links],
+            kind=SpanKind.INTERNAL,
+            status=status,
+            start_time=span.start_ns,
+            end_time=span.end_ns,
+            instrumentation_scope=InstrumentationScope(SCOPE),
+        )
+
+
+_JUDGED_LINK: Mapping[str, Any] = {"jurybox.link": "judged agent run"}
+
+
+def _new_id(bits: int) -> int:
+    """A random non-zero span (64 bits) or trace (128 bits) id, as the SDK's id generator makes them."""
+    while True:
+        number = random.getrandbits(bits)
+        if number:
+            return number
 
 
 def _evaluation(name: str, judgment: Judgment) -> dict[str, Any]:
-    """The GenAI evaluation attributes of a judgment (and jurybox's own beside them)."""
-    return {
-        "gen_ai.evaluation.name": name,
-        "gen_ai.evaluation.score.value": judgment.value,
-        "gen_ai.evaluation.score.label": judgment.status.value,
-        "gen_ai.evaluation.explanation": judgment.reasoning[:MAX_EXPLANATION_CHARS] if judgment.reasoning else None,
-        "jurybox.judgment.decided_by": judgment.decided_by,
-        "jurybox.judgment.degraded": judgment.degraded or None,
-    }
+    """The GenAI evaluation attributes of a judgment (and jurybox's own beside them), the unknown ones left out."""
+    out: dict[str, Any] = {"gen_ai.evaluation.name": name}
+    value = judgment.value
+    if value is not None:
+        out["gen_ai.evaluation.score.value"] = value
+    out["gen_ai.evaluation.score.label"] = judgment.status.value
+    if judgment.reasoning:
+        out["gen_ai.evaluation.explanation"] = judgment.reasoning[:MAX_EXPLANATION_CHARS]
+    if judgment.decided_by is not None:
+        out["jurybox.judgment.decided_by"] = judgment.decided_by
+    if judgment.degraded:
+        out["jurybox.judgment.degraded"] = judgment.degraded
+    return out
 
 
 def _clean(attributes: Mapping[str, Any]) -> dict[str, Any]:

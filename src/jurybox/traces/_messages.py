@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jurybox.core import InputLimitError, read_json
+from jurybox.core import MAX_INPUT_DEPTH, MAX_INPUT_NODES, InputLimitError, read_json
 from jurybox.traces._spans import Span
 
 INPUT_MESSAGES = "gen_ai.input.messages"
@@ -46,6 +46,12 @@ def parse_json_text(value: Any) -> Any:
         stripped = value.strip()
         if stripped[:1] in ("{", "[", '"') or stripped in ("true", "false", "null") or _is_number(stripped):
             try:
+                # read_json's own first test, without its call: too few brackets to nest past the
+                # depth limit, too short to hold more values than the node limit
+                if len(stripped) <= MAX_INPUT_DEPTH or (
+                    len(stripped) < MAX_INPUT_NODES and stripped.count("[") + stripped.count("{") <= MAX_INPUT_DEPTH
+                ):
+                    return json.loads(stripped)
                 return read_json(stripped)
             except (InputLimitError, json.JSONDecodeError, RecursionError):
                 return value
@@ -80,8 +86,28 @@ def _is_tool_part(part: Any) -> bool:
     return isinstance(part, Mapping) and str(part.get("type", "")) in ("tool_call", "tool_call_response")
 
 
+_PARSED_MESSAGES: dict[str, tuple[ModelMessage, ...]] = {}
+_CACHED_TEXTS = 512
+_CACHED_TEXT_CHARS = 64 * 1024
+
+
 def genai_messages(value: Any) -> list[ModelMessage]:
-    """Messages from a ``gen_ai.input.messages``/``gen_ai.output.messages`` value (JSON text or structured)."""
+    """Messages from a ``gen_ai.input.messages``/``gen_ai.output.messages`` value (JSON text or structured).
+
+    A trace repeats the same text (the agent span's input is its first model call's, each call resends
+    the conversation): a text read lately is not parsed again. The cache is small and holds short texts only.
+    """
+    if type(value) is str and len(value) <= _CACHED_TEXT_CHARS:
+        cached = _PARSED_MESSAGES.get(value)
+        if cached is None:
+            if len(_PARSED_MESSAGES) >= _CACHED_TEXTS:
+                _PARSED_MESSAGES.clear()
+            cached = _PARSED_MESSAGES[value] = tuple(_genai_messages(value))
+        return list(cached)
+    return _genai_messages(value)
+
+
+def _genai_messages(value: Any) -> list[ModelMessage]:
     data = parse_json_text(value)
     if not isinstance(data, list):
         return []

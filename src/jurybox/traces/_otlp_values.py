@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
-_HEX = frozenset("0123456789abcdefABCDEF")
+_HEX = re.compile(r"[0-9a-fA-F]+")
 
 
 def field_of(data: Mapping[str, Any], camel: str, snake: str | None = None) -> Any:
@@ -23,12 +24,16 @@ def field_of(data: Mapping[str, Any], camel: str, snake: str | None = None) -> A
 
 
 def mapping(value: Any, what: str) -> Mapping[str, Any]:
+    if type(value) is dict:
+        return value
     if not isinstance(value, Mapping):
         raise ValueError(f"{what} must be an object, got {type(value).__name__}")
     return value
 
 
 def items(value: Any, what: str) -> list[Any]:
+    if type(value) is list:
+        return value
     if value is None:
         return []
     if not isinstance(value, list):
@@ -38,35 +43,52 @@ def items(value: Any, what: str) -> list[Any]:
 
 def any_value(value: Any) -> Any:
     """An OTLP AnyValue object as a Python value (None for an empty or unknown one)."""
+    if type(value) is dict and len(value) == 1:  # the usual shape, one key: a table lookup, not a walk
+        for key, inner in value.items():
+            decode = _DECODERS.get(key)
+            return decode(inner) if decode is not None else None
     if not isinstance(value, Mapping):
         return None
-    for key in ("stringValue", "string_value"):
-        if key in value:
-            text = value[key]
-            return text if isinstance(text, str) else str(text)
-    for key in ("boolValue", "bool_value"):
-        if key in value:
-            return bool(value[key])
-    for key in ("intValue", "int_value"):
-        if key in value:
-            return int(value[key])
-    for key in ("doubleValue", "double_value"):
-        if key in value:
-            return float(value[key])
-    for key in ("arrayValue", "array_value"):
-        if key in value:
-            inner = value[key]
-            values = inner.get("values") if isinstance(inner, Mapping) else None
-            return [any_value(item) for item in items(values, "arrayValue.values")]
-    for key in ("kvlistValue", "kvlist_value"):
-        if key in value:
-            inner = value[key]
-            values = inner.get("values") if isinstance(inner, Mapping) else None
-            return key_values(values)
-    for key in ("bytesValue", "bytes_value"):
-        if key in value:
-            return str(value[key])  # base64 text: kept as written, never decoded into the record
+    for camel, snake in _PRECEDENCE:  # more than one key (hostile or odd): the first in this order wins
+        for key in (camel, snake):
+            if key in value:
+                return _DECODERS[key](value[key])
     return None
+
+
+def _string(text: Any) -> str:
+    return text if type(text) is str else str(text)
+
+
+def _array(inner: Any) -> list[Any]:
+    values = inner.get("values") if isinstance(inner, Mapping) else None
+    return [any_value(item) for item in items(values, "arrayValue.values")]
+
+
+def _kvlist(inner: Any) -> dict[str, Any]:
+    values = inner.get("values") if isinstance(inner, Mapping) else None
+    return key_values(values)
+
+
+_PRECEDENCE = (
+    ("stringValue", "string_value"),
+    ("boolValue", "bool_value"),
+    ("intValue", "int_value"),
+    ("doubleValue", "double_value"),
+    ("arrayValue", "array_value"),
+    ("kvlistValue", "kvlist_value"),
+    ("bytesValue", "bytes_value"),
+)
+_DECODERS: dict[str, Callable[[Any], Any]] = {
+    "stringValue": _string,
+    "boolValue": bool,
+    "intValue": int,
+    "doubleValue": float,
+    "arrayValue": _array,
+    "kvlistValue": _kvlist,
+    "bytesValue": str,  # base64 text: kept as written, never decoded into the record
+}
+_DECODERS.update({snake: _DECODERS[camel] for camel, snake in _PRECEDENCE})
 
 
 def key_values(value: Any) -> dict[str, Any]:
@@ -76,19 +98,45 @@ def key_values(value: Any) -> dict[str, Any]:
     """
     out: dict[str, Any] = {}
     for entry in items(value, "attributes"):
-        if isinstance(entry, Mapping) and isinstance(entry.get("key"), str):
-            try:
-                out[entry["key"]] = any_value(entry.get("value"))
-            except (ValueError, TypeError, OverflowError):
-                continue
+        if entry.__class__ is dict and "value" in entry:  # the usual shape, a string value: read by subscript
+            key = entry.get("key")
+            raw = entry["value"]
+            if key.__class__ is str and raw.__class__ is dict and len(raw) == 1 and "stringValue" in raw:
+                text = raw["stringValue"]
+                if text.__class__ is str:
+                    out[key] = text
+                    continue
+        if type(entry) is dict or isinstance(entry, Mapping):
+            key = entry.get("key")
+            if type(key) is str:
+                try:
+                    out[key] = any_value(entry.get("value"))
+                except (ValueError, TypeError, OverflowError):
+                    continue
     return out
 
 
 def hex_id(value: Any, length: int, what: str) -> str:
     """An id as ``length`` lower-case hex digits, from hex (OTLP/JSON) or base64 (protobuf JSON)."""
+    if value.__class__ is str:
+        found = _checked_ids.get(value)  # a trace id comes with each of its spans, a parent id with each child
+        if found is not None and len(found) == length:
+            return found
     if not isinstance(value, str) or not value:
         raise ValueError(f"{what} is missing")
-    if len(value) == length and _HEX.issuperset(value):
+    checked = _checked_id(value, length, what)
+    if len(_checked_ids) >= _CHECKED_IDS:
+        _checked_ids.clear()
+    _checked_ids[value] = checked
+    return checked
+
+
+_checked_ids: dict[str, str] = {}
+_CHECKED_IDS = 65_536
+
+
+def _checked_id(value: str, length: int, what: str) -> str:
+    if len(value) == length and _HEX.fullmatch(value):
         return value.lower()
     try:
         raw = base64.b64decode(value, validate=True)

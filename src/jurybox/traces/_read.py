@@ -8,7 +8,7 @@ A span that comes for a trace already handed on is counted, not lost silently.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,8 +30,9 @@ MAX_PENDING_SPANS = 1_000_000
 MAX_DONE_REMEMBERED = 100_000
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
+    order: int
     spans: list[Span] = field(default_factory=list)
     rooted_at: int | None = None
 
@@ -46,29 +47,46 @@ class TraceAssembler:
         self._held = 0
         self._done: OrderedDict[str, None] = OrderedDict()
         self._batch = 0
+        self._opened = 0
+        # Rooted traces in the order their roots came (so by batch): the ready ones are at its front,
+        # found without walking every pending trace at every batch.
+        self._rooted: deque[tuple[int, str]] = deque()
 
     def add(self, span: Span) -> None:
-        if span.trace_id in self._done:
+        trace_id = span.trace_id
+        if trace_id in self._done:
             self.stats.skip("span after its trace was judged complete")
             return
-        pending = self._pending.setdefault(span.trace_id, _Pending())
+        pending = self._pending.get(trace_id)
+        if pending is None:
+            self._opened += 1
+            pending = self._pending[trace_id] = _Pending(self._opened)
         pending.spans.append(span)
         self._held += 1
         if span.parent_id is None and pending.rooted_at is None:
             pending.rooted_at = self._batch
+            self._rooted.append((self._batch, trace_id))
 
     def next_batch(self) -> Iterator[list[Span]]:
-        """Mark the end of one export batch; the traces now complete."""
+        """Mark the end of one export batch; the traces now complete (in the order they were first seen)."""
         self._batch += 1
-        ready = [
-            trace_id
-            for trace_id, pending in self._pending.items()
-            if pending.rooted_at is not None and self._batch - pending.rooted_at >= self.settle
-        ]
-        while self._held > MAX_PENDING_SPANS and len(ready) < len(self._pending):
-            oldest = next(trace for trace in self._pending if trace not in ready)
-            ready.append(oldest)
-            self._held -= len(self._pending[oldest].spans)
+        ready: list[str] = []
+        rooted = self._rooted
+        while rooted and self._batch - rooted[0][0] >= self.settle:
+            batch, trace_id = rooted.popleft()
+            pending = self._pending.get(trace_id)
+            if pending is not None and pending.rooted_at == batch:  # not handed on early
+                ready.append(trace_id)
+        ready.sort(key=lambda trace_id: self._pending[trace_id].order)
+        if self._held > MAX_PENDING_SPANS:
+            chosen = set(ready)
+            for oldest in self._pending:
+                if self._held <= MAX_PENDING_SPANS or len(ready) >= len(self._pending):
+                    break
+                if oldest not in chosen:
+                    ready.append(oldest)
+                    chosen.add(oldest)
+                    self._held -= len(self._pending[oldest].spans)
         for trace_id in ready:
             yield self._take(trace_id)
 

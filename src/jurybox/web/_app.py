@@ -38,6 +38,7 @@ from jurybox.web import (
 from jurybox.web._access import RETRY_SECONDS, StoreAccess, StoreUnavailableError, explain_database_error
 from jurybox.web._common import HERE, WebSettings, WebState, json_response, make_templates, render, state
 from jurybox.web._login_guard import LoginLimiter, read_login
+from jurybox.web._otlp_receiver import OtlpFastPath
 from jurybox.web._otlp_settings import OtlpCounters, OtlpSettings
 from jurybox.web._otlp_worker import OtlpWorker
 from jurybox.web._page_launch import stop_launched_runs
@@ -110,6 +111,7 @@ def create_app(
     app.state.otlp_tokens = {}
     app.state.login_limiter = LoginLimiter(settings.login_attempts, settings.login_window)
     app.middleware("http")(read_login)
+    app.add_middleware(OtlpFastPath)  # inside the security headers, outside the login check and the routing
     app.add_middleware(SecurityHeaders)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     for router in ROUTERS:

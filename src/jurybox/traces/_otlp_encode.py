@@ -1,0 +1,218 @@
+"""Spans written straight into OTLP protobuf bytes (``ExportTraceServiceRequest``), without the SDK's objects.
+
+The exporter sends a few spans per judged case; building them as OpenTelemetry SDK spans
+(attribute validation, locks, ``ReadableSpan`` copies) and then encoding them through the
+protobuf classes cost about as much CPU as judging the case. Here a span is a plain record
+and its bytes are written field by field (the wire format is stable and small: the field
+numbers below are ``opentelemetry/proto/trace/v1/trace.proto``'s). An attribute's bytes
+are remembered when its value is short, since most repeat (span kinds, labels, judge names).
+Attribute values follow the SDK's rules: str, bool, int (64-bit), float, or a list of one of
+them; anything else is left out, as the SDK leaves it out.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+SPAN_KIND_INTERNAL = 1
+STATUS_UNSET, STATUS_OK, STATUS_ERROR = 0, 1, 2
+FLAGS_HAS_IS_REMOTE = 0x100
+FLAGS_IS_REMOTE = 0x200
+_INT64 = 1 << 63
+_CACHED_VALUE_CHARS = 80
+_CACHE_ENTRIES = 8192
+_kv_cache: dict[tuple[str, Any], tuple[type, bytes]] = {}  # shared by threads: a lost entry is only a miss
+
+
+class SpanRecord:
+    """One finished span, as plain values (ids as integers, times in ns since the epoch)."""
+
+    __slots__ = (
+        "attributes",
+        "end_ns",
+        "events",
+        "links",
+        "name",
+        "parent_id",
+        "span_id",
+        "start_ns",
+        "status",
+        "trace_id",
+    )
+
+    def __init__(
+        self,
+        trace_id: int,
+        span_id: int,
+        parent_id: int | None,
+        name: str,
+        start_ns: int,
+        end_ns: int,
+        attributes: Mapping[str, Any],
+        events: Sequence[tuple[str, int, Mapping[str, Any]]] = (),
+        links: Sequence[tuple[int, int, Mapping[str, Any]]] = (),
+        status: tuple[int, str] | None = None,
+    ) -> None:
+        self.trace_id = trace_id
+        self.span_id = span_id
+        self.parent_id = parent_id
+        self.name = name
+        self.start_ns = start_ns
+        self.end_ns = end_ns
+        self.attributes = attributes
+        self.events = events  # (name, time, attributes): the attributes may be the span's own mapping
+        self.links = links  # (trace id, span id, attributes) of a remote span
+        self.status = status  # (code, message), None: unset
+
+
+def _varint(number: int) -> bytes:
+    if number < 0x80:
+        return _SMALL[number]
+    out = bytearray()
+    while number >= 0x80:
+        out.append((number & 0x7F) | 0x80)
+        number >>= 7
+    out.append(number)
+    return bytes(out)
+
+
+_SMALL = [bytes((n,)) for n in range(0x80)]
+
+
+def _field(tag: bytes, data: bytes) -> bytes:
+    """A length-delimited field: its tag, the length, the bytes."""
+    return tag + _varint(len(data)) + data
+
+
+def any_value(value: Any) -> bytes | None:
+    """An ``AnyValue`` message's bytes, or None for a value the SDK would not take."""
+    if isinstance(value, str):
+        return _field(b"\x0a", value.encode("utf-8", "surrogatepass"))
+    if isinstance(value, bool):
+        return b"\x10\x01" if value else b"\x10\x00"
+    if isinstance(value, int):
+        if not -_INT64 <= value < _INT64:
+            return None
+        return b"\x18" + _varint(value & 0xFFFFFFFFFFFFFFFF)
+    if isinstance(value, float):
+        return b"\x21" + struct.pack("<d", value)
+    if isinstance(value, list | tuple):
+        items = [any_value(item) for item in value]
+        if any(item is None for item in items) or len({type(item) for item in value}) > 1:
+            return None  # the SDK takes a list of one primitive type only
+        inner = b"".join(_field(b"\x0a", item) for item in items if item is not None)
+        return _field(b"\x2a", inner)
+    return None
+
+
+def key_value(key: str, value: Any) -> bytes:
+    """A ``KeyValue`` message's bytes (b"" for a value left out)."""
+    encoded = any_value(value)
+    if encoded is None:
+        return b""
+    return _field(b"\x0a", key.encode("utf-8", "surrogatepass")) + _field(b"\x12", encoded)
+
+
+def attribute_bodies(values: Mapping[str, Any]) -> list[bytes]:
+    """Each attribute's ``KeyValue`` with its length before it: a repeated field less its tag.
+
+    The same bodies serve a span's attributes and its event's (only the tag differs), and a
+    short one is remembered: most attributes repeat from span to span. The cache is looked up
+    by the ``(key, value)`` pair itself, and an entry names its value's type (``True == 1``).
+    """
+    out = []
+    cache = _kv_cache
+    for item in values.items():
+        try:
+            found = cache.get(item)
+        except TypeError:  # a list: not hashable, never remembered
+            found = None
+        value = item[1]
+        if found is not None and found[0] is value.__class__:
+            if found[1]:
+                out.append(found[1])
+            continue
+        kv = key_value(item[0], value)
+        body = _varint(len(kv)) + kv if kv else b""
+        if value.__class__ is not list and (value.__class__ is not str or len(value) <= _CACHED_VALUE_CHARS):
+            if len(cache) >= _CACHE_ENTRIES:
+                cache.clear()
+            cache[item] = (value.__class__, body)
+        if body:
+            out.append(body)
+    return out
+
+
+def repeated(tag: bytes, bodies: list[bytes]) -> bytes:
+    return tag + tag.join(bodies) if bodies else b""
+
+
+def attributes(values: Mapping[str, Any], tag: bytes) -> bytes:
+    """Every attribute as a repeated ``KeyValue`` field with ``tag``."""
+    return repeated(tag, attribute_bodies(values))
+
+
+_HEAD = struct.Struct(">HQQHQ")  # trace id (field 1) and span id (field 2), each with its tag and length
+_PARENT = struct.Struct(">HQ")  # parent span id (field 4)
+_TIMES = struct.Struct("<BQBQ")  # start and end (fields 7 and 8, fixed64)
+_EVENT_TIME = struct.Struct("<BQ")
+_LOW64 = (1 << 64) - 1
+_KIND = b"\x30\x01"  # field 6: SPAN_KIND_INTERNAL
+_LINK_FLAGS = b"\x35" + struct.pack("<I", FLAGS_HAS_IS_REMOTE | FLAGS_IS_REMOTE)
+_FLAGS = b"\x85\x01" + struct.pack("<I", FLAGS_HAS_IS_REMOTE)  # field 16, fixed32: a local parent
+_UNSET_TAIL = b"\x7a\x00" + _FLAGS  # an empty status (field 15), present as the SDK's encoder writes it
+_names: dict[tuple[bytes, str], bytes] = {}
+
+
+def _text(tag: bytes, text: str) -> bytes:
+    """A string field; a short one remembered (span and event names repeat)."""
+    found = _names.get((tag, text))
+    if found is None:
+        found = _field(tag, text.encode("utf-8", "surrogatepass"))
+        if len(text) <= _CACHED_VALUE_CHARS:
+            if len(_names) >= _CACHE_ENTRIES:
+                _names.clear()
+            _names[(tag, text)] = found
+    return found
+
+
+def span_bytes(span: SpanRecord) -> bytes:
+    """One ``Span`` message's bytes."""
+    bodies = attribute_bodies(span.attributes)
+    trace_id = span.trace_id
+    parts = [_HEAD.pack(0x0A10, trace_id >> 64, trace_id & _LOW64, 0x1208, span.span_id)]
+    if span.parent_id is not None:
+        parts.append(_PARENT.pack(0x2208, span.parent_id))
+    parts += [
+        _text(b"\x2a", span.name),  # field 5
+        _KIND,
+        _TIMES.pack(0x39, span.start_ns, 0x41, span.end_ns),
+        repeated(b"\x4a", bodies),  # field 9
+    ]
+    for name, moment, values in span.events:  # field 11
+        inner = _EVENT_TIME.pack(0x09, moment) + _text(b"\x12", name)
+        inner += repeated(b"\x1a", bodies if values is span.attributes else attribute_bodies(values))  # field 3
+        parts.append(_field(b"\x5a", inner))
+    for link_trace, link_span, values in span.links:  # field 13
+        inner = _HEAD.pack(0x0A10, link_trace >> 64, link_trace & _LOW64, 0x1208, link_span)
+        inner += attributes(values, b"\x22") + _LINK_FLAGS
+        parts.append(_field(b"\x6a", inner))
+    if span.status is None:
+        parts.append(_UNSET_TAIL)
+    else:
+        code, message = span.status
+        status = (_field(b"\x12", message.encode("utf-8", "surrogatepass")) if message else b"") + (
+            b"\x18" + _varint(code) if code else b""
+        )
+        parts += [_field(b"\x7a", status), _FLAGS]
+    return b"".join(parts)
+
+
+def export_request(resource: Mapping[str, Any], scope: str, spans: Sequence[SpanRecord]) -> bytes:
+    """An ``ExportTraceServiceRequest`` of ``spans`` under one resource and one instrumentation scope."""
+    scope_spans = _field(b"\x0a", _field(b"\x0a", scope.encode("utf-8")))  # ScopeSpans.scope{name}
+    scope_spans += b"".join(_field(b"\x12", span_bytes(span)) for span in spans)
+    resource_spans = _field(b"\x0a", attributes(resource, b"\x0a")) + _field(b"\x12", scope_spans)
+    return _field(b"\x0a", resource_spans)
