@@ -3,6 +3,11 @@
     .venv/bin/python benchmarks/web_pages.py                       # SQLite and PostgreSQL
     .venv/bin/python benchmarks/web_pages.py --backends sqlite     # SQLite only
     .venv/bin/python benchmarks/web_pages.py --big 20000           # a smaller big run, quicker
+    .venv/bin/python benchmarks/web_pages.py --keep /tmp/webbench  # build once, measure again later
+
+With ``--keep DIR`` the SQLite store is ``DIR/bench-<big>.db`` and the PostgreSQL
+one the database ``jbx_webbench_<big>``; both are kept and reused by the next
+run with the same ``--keep`` (opening them migrates them to the current schema).
 
 The store: suite ``bench`` with 998 runs of 20 cases and suite ``big`` with two
 runs of 100,000 cases (a comparison of two 100,000-case runs needs two). Every
@@ -38,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine, insert, text, update
+from sqlalchemy import create_engine, insert, select, text, update
 from sqlalchemy.engine import Engine
 
 from jurybox.store import open_store
@@ -298,6 +303,21 @@ def build(url: str, big: int) -> tuple[list[str], list[str]]:
     return small, bigs
 
 
+def _big_runs(url: str) -> list[str]:
+    """The two big runs of a kept store, oldest first."""
+    engine = create_engine(url)
+    with engine.connect() as connection:
+        found = connection.execute(
+            select(runs_table.c.id)
+            .join(suites_table, suites_table.c.id == runs_table.c.suite_id)
+            .where(suites_table.c.name == "big")
+            .order_by(runs_table.c.started_at)
+        ).scalars()
+        ids = list(found)
+    engine.dispose()
+    return ids
+
+
 def rss_mb() -> float:
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
@@ -347,6 +367,18 @@ def measure(url: str, big_runs: list[str], repeat: int, sweep: int, big: int) ->
     return rows
 
 
+def _pg_kept(big: int) -> tuple[str, bool]:
+    """A kept PostgreSQL database for ``--keep``: its URL and whether it exists already."""
+    name = f"jbx_webbench_{big}"
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        found = connection.execute(text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": name}).first()
+        if found is None:
+            connection.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}", found is not None
+
+
 def _pg_url() -> tuple[str, Any]:
     admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
     schema = f"jbx_bench_web_{os.getpid()}"
@@ -368,15 +400,27 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=100_000, help="cases in each of the two big runs")
     parser.add_argument("--repeat", type=int, default=20, help="timed requests per page (after the cold one)")
     parser.add_argument("--sweep", type=int, default=1000, help="requests of the memory check")
+    parser.add_argument("--keep", type=Path, help="keep the stores (SQLite in this folder) and reuse them")
     args = parser.parse_args()
     for backend in args.backends:
         cleanup = None
-        folder = tempfile.mkdtemp(prefix="jbx-web-bench-")
-        url = f"sqlite:///{Path(folder) / 'bench.db'}" if backend == "sqlite" else None
-        if url is None:
+        folder = str(args.keep) if args.keep else tempfile.mkdtemp(prefix="jbx-web-bench-")
+        exists = False
+        if backend == "sqlite":
+            path = Path(folder) / (f"bench-{args.big}.db" if args.keep else "bench.db")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            exists = path.exists()
+            url = f"sqlite:///{path}"
+        elif args.keep:
+            url, exists = _pg_kept(args.big)
+        else:
             url, cleanup = _pg_url()
         started = time.perf_counter()
-        _, bigs = build(url, args.big)
+        if exists:
+            open_store(url).close()  # migrates a store kept from an older schema
+            bigs = _big_runs(url)
+        else:
+            _, bigs = build(url, args.big)
         print(
             f"\n== {backend}: store of {SMALL_RUNS + 2} runs ({2 * args.big:,} + {SMALL_RUNS * SMALL_CASES:,} cases) "
             f"built in {time.perf_counter() - started:.1f}s",
@@ -387,7 +431,8 @@ def main() -> None:
         finally:
             if cleanup:
                 cleanup()
-            shutil.rmtree(folder, ignore_errors=True)  # the SQLite store of 220,000 cases is about 450 MB
+            if not args.keep:
+                shutil.rmtree(folder, ignore_errors=True)  # the SQLite store of 220,000 cases is about 450 MB
         print(f"{'page':32} {'cold ms':>9} {'median ms':>10} {'HTML KB':>9}")
         for row in rows:
             if "median_ms" in row:

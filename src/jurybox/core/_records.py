@@ -48,6 +48,9 @@ class RunDetails(TypedDict, total=False):
 
 SKIPPED_TIERS_KEY = "skipped_tiers"
 """``CaseRecord.metadata`` key: tiers the runner left out of a case, mapped to why (e.g. no judge model)."""
+UNPRICED_KEY = "unpriced"
+"""``CaseRecord.metadata`` key: when some calls of a case had no known price (``cost`` is then None),
+``{"calls": n, "known_cost": usd}``: how many, and what the priced calls cost (a lower bound)."""
 LESSONS_KEY = "lessons"
 """``CaseRecord.metadata`` key: ids of the stored lessons the case was handed, most relevant first."""
 
