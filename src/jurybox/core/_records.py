@@ -6,6 +6,7 @@ It lives in the core because three layers share it and none of them owns it:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -109,6 +110,24 @@ class CaseRecord:
     def pass_mark(self) -> float | None:
         """The pass mark the deciding judge applied to that score, or None when it has none."""
         return pass_mark(deciding_judgment(self.judgment))
+
+    @property
+    def cost_parts(self) -> tuple[float | None, int | None]:
+        """``(known cost, calls with no price)``: ``(cost, 0)`` when every call was priced.
+
+        When some were not (``cost`` is None), the known part and their number from
+        ``metadata[UNPRICED_KEY]``, so a report can say "≥ $X"; ``(None, None)`` when
+        nothing says (a cost unknown altogether).
+        """
+        if self.cost is not None:
+            return self.cost, 0
+        found = self.metadata.get(UNPRICED_KEY)
+        if isinstance(found, Mapping):
+            calls, known = found.get("calls"), found.get("known_cost")
+            if isinstance(calls, int) and not isinstance(calls, bool) and calls > 0:
+                finite = isinstance(known, int | float) and not isinstance(known, bool) and math.isfinite(known)
+                return (float(known) if finite else 0.0), calls
+        return None, None
 
     @property
     def lessons(self) -> list[int]:

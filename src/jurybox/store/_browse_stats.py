@@ -10,7 +10,6 @@ queries per run. A final run's stats are kept in the browser's LRU cache.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from sqlalchemy.engine import Engine
 
@@ -47,9 +46,7 @@ class StatsBrowser(Repository):
 
     def of(self, run: RunInfo) -> RunStats:
         """Tier and judge pass rates, mean scores, latency percentiles and tags of a run."""
-        return self._cache.get(
-            ("stats", *final_key(run)), lambda: self._batch_stats([run])[run.id], keep=is_final(run)
-        )
+        return self._cache.get(("stats", *final_key(run)), lambda: self._batch_stats([run])[run.id], keep=is_final(run))
 
     def warm(self, runs: Sequence[RunInfo]) -> None:
         """Compute the stats of many final runs not yet cached in a few queries instead of a few per run."""
@@ -85,5 +82,3 @@ class StatsBrowser(Repository):
                 rows = StatsRows.read(connection, missing)
                 found.update({run_id: rows.stats_of(run_id) for run_id in missing})
         return found
-
-

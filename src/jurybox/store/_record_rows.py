@@ -21,7 +21,7 @@ from sqlalchemy import JSON, Boolean, Float, Select, Table, bindparam, insert, s
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Dialect
 
-from jurybox.core import UNPRICED_KEY, CaseRecord, Context, Judgment, RoundRecord
+from jurybox.core import CaseRecord, Context, Judgment, RoundRecord
 from jurybox.store._cases import chunked, now
 from jurybox.store._engine import StoreError
 from jurybox.store._json import RawJson, db_jsonable, json_text
@@ -321,7 +321,7 @@ def result_values(record: CaseRecord, forms: JsonForms | None = None) -> tuple[A
         judgment.decided_by,
         record.duration,
         record.tokens,
-        *priced_cost(record),
+        *record.cost_parts,
         record.judge_calls,
         db_jsonable(record.error),
         json_text(list(record.tags)),
@@ -375,24 +375,6 @@ def _counted_tokens(usage: Mapping[str, Any]) -> int | None:
         if isinstance(part, _NUMBER) and part is not True and part is not False:
             counted = int(part) if counted is None else counted + int(part)
     return counted
-
-
-def priced_cost(record: CaseRecord) -> tuple[float | None, int | None]:
-    """The ``cost`` and ``unpriced_calls`` columns of a record's row.
-
-    A record whose calls were all priced has its cost and 0. One with calls of unknown
-    price has ``cost`` None; the runner keeps the known part and how many calls had no
-    price in its metadata (``UNPRICED_KEY``), stored here as a lower bound and a count, so
-    pages show "≥ $X" and what is missing. Without them (an imported record) the cost is unknown.
-    """
-    if record.cost is not None:
-        return record.cost, 0
-    found = record.metadata.get(UNPRICED_KEY)
-    if isinstance(found, Mapping):
-        calls, known = found.get("calls"), found.get("known_cost")
-        if isinstance(calls, int) and not isinstance(calls, bool) and calls > 0:
-            return (float(known) if isinstance(known, int | float) and math.isfinite(known) else 0.0), calls
-    return None, None
 
 
 def metadata_cost(metadata: Mapping[str, Any]) -> float | None:

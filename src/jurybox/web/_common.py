@@ -230,6 +230,10 @@ def run_summary(run: RunInfo) -> dict[str, Any]:
         "git_branch": branch,
         "tokens": run.tokens,
         "cost": run.cost,
+        # The known part when some calls or cases had no price: cost_text says so ("≥ $X (price unknown...)").
+        "cost_unpriced_calls": run.unpriced_calls,
+        "cost_unknown_cases": run.cost_unknown,
+        "cost_text": fmt.cost_label(run.cost, run.unpriced_calls, run.cost_unknown),
         "config": dict(config),
         "experiment": run.experiment_id,
         "variant": run.variant,

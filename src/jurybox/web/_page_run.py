@@ -154,6 +154,8 @@ def case_row(run_id: str, row: CaseRow) -> dict[str, Any]:
         "duration": row.duration,
         "tokens": row.tokens,
         "cost": row.cost,
+        "cost_unpriced_calls": row.unpriced_calls,
+        "cost_text": fmt.cost_label(row.cost, row.unpriced_calls),
         "tags": list(row.tags),
         "links": {"html": urls.case(run_id, row.case), "api": urls.api(urls.case(run_id, row.case))},
     }
