@@ -315,10 +315,12 @@ def summarise(url: str) -> None:
     engine = create_engine(url)
     with engine.begin() as connection:
         if write_summary is not None:
+            from jurybox.store._schema import run_summaries_table
+
             missing = connection.execute(
-                text(
-                    "SELECT id, finished_at FROM runs WHERE finished_at IS NOT NULL"
-                    " AND id NOT IN (SELECT run_id FROM run_summaries)"
+                select(runs_table.c.id, runs_table.c.finished_at).where(
+                    runs_table.c.finished_at.is_not(None),
+                    runs_table.c.id.not_in(select(run_summaries_table.c.run_id)),
                 )
             ).all()
             for run_id, finished_at in missing:
