@@ -184,6 +184,7 @@ def _drop_0013(connection: Connection) -> None:
         connection.execute(text("DROP TABLE IF EXISTS results_search"))
     else:
         connection.execute(text("DROP INDEX IF EXISTS ix_results_search"))
+    connection.execute(text("DROP INDEX ix_judgments_queue"))
     connection.execute(text("DROP TABLE run_summaries"))
     connection.execute(text("ALTER TABLE results DROP COLUMN unpriced_calls"))
     connection.execute(text("ALTER TABLE runs DROP COLUMN unpriced_calls"))

@@ -26,11 +26,15 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
 JsonType = JSON().with_variant(JSONB(), "postgresql")
 """Portable JSON column: JSONB on PostgreSQL, JSON text elsewhere."""
+
+QUEUE_ROWS = "tier IS NOT NULL AND path != tier"
+"""The judgments the review queue reads (``_review_queue``): a judge inside a cascade tier."""
 
 metadata = MetaData()
 """Every store table."""
@@ -213,6 +217,15 @@ judgments_table = Table(
     Index("ix_judgments_run_tier", "run_id", "tier"),
     # Every column of the per-tier rates and mean scores: the dashboard computes them from the index alone.
     Index("ix_judgments_run_depth_tier", "run_id", "depth", "tier", "status", "score"),
+    # The review queue's rows only (judges inside a tier, schema 0013): it never reads a run's roots and tiers.
+    Index(
+        "ix_judgments_queue",
+        "run_id",
+        "tier",
+        "status",
+        sqlite_where=text(QUEUE_ROWS),
+        postgresql_where=text(QUEUE_ROWS),
+    ),
 )
 """One judge's verdict inside a case (or round) judgment tree, flattened for queries.
 

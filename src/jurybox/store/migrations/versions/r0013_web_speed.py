@@ -8,6 +8,8 @@
   every writer keeps it current), a trigram GIN index (``pg_trgm``) on PostgreSQL. When the
   database cannot make it (SQLite without FTS5 trigram, a role that may not create the
   extension) nothing fails: the search reads the rows as before.
+* ``ix_judgments_queue``: a partial index of the judgments the review queue reads (judges
+  inside a tier), so the queue no longer reads every root and tier verdict of the store.
 * ``results.unpriced_calls`` and ``runs.unpriced_calls`` / ``runs.cost_unknown``: the judge
   calls whose price was unknown (and cases whose cost is unknown), so a partly known
   cost is shown as "≥ $X" with what is missing, never as an exact figure or "$0".
@@ -63,6 +65,12 @@ def upgrade() -> None:
     op.add_column("results", sa.Column("unpriced_calls", sa.Integer(), nullable=True))
     op.add_column("runs", sa.Column("unpriced_calls", sa.Integer(), nullable=True))
     op.add_column("runs", sa.Column("cost_unknown", sa.Integer(), nullable=True))
+    # The review queue's rows only: its filters read judges inside a tier, never a run's roots and tiers.
+    # The same text as the queue's conditions, so SQLite sees the query implies it and uses it.
+    where = sa.text("tier IS NOT NULL AND path != tier")
+    op.create_index(
+        "ix_judgments_queue", "judgments", ["run_id", "tier", "status"], sqlite_where=where, postgresql_where=where
+    )
     bind = op.get_bind()
     statements = SQLITE_SEARCH if bind.dialect.name == "sqlite" else PG_SEARCH
     savepoint = bind.begin_nested()  # a refusal (no trigram tokenizer, no right to the extension) undoes only this
@@ -83,6 +91,7 @@ def downgrade() -> None:
         bind.exec_driver_sql("DROP TABLE IF EXISTS results_search")
     else:
         bind.exec_driver_sql("DROP INDEX IF EXISTS ix_results_search")
+    op.drop_index("ix_judgments_queue", table_name="judgments")
     op.drop_column("runs", "cost_unknown")
     op.drop_column("runs", "unpriced_calls")
     op.drop_column("results", "unpriced_calls")
