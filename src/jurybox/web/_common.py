@@ -234,6 +234,8 @@ def run_summary(run: RunInfo) -> dict[str, Any]:
         "cost_unpriced_calls": run.unpriced_calls,
         "cost_unknown_cases": run.cost_unknown,
         "cost_text": fmt.cost_label(run.cost, run.unpriced_calls, run.cost_unknown),
+        "cost_figure": fmt.cost_parts(run.cost, run.unpriced_calls, run.cost_unknown)[0],
+        "cost_note": fmt.cost_parts(run.cost, run.unpriced_calls, run.cost_unknown)[1],
         "config": dict(config),
         "experiment": run.experiment_id,
         "variant": run.variant,

@@ -37,15 +37,22 @@ def cost_label(known: float | None, unpriced_calls: int | None = None, unknown_c
 
     ``unknown_cases`` counts cases whose cost is unknown altogether (stored with none).
     """
+    value, note = cost_parts(known, unpriced_calls, unknown_cases)
+    return f"{value} ({note})" if note else value
+
+
+def cost_parts(
+    known: float | None, unpriced_calls: int | None = None, unknown_cases: int | None = None
+) -> tuple[str, str]:
+    """``cost_label`` in two: the figure (``≥ $0.0123``, ``unknown``) and what is missing from it, or ``""``."""
     missing = []
     if unpriced_calls:
         missing.append(f"{unpriced_calls} call{'' if unpriced_calls == 1 else 's'}")
     if unknown_cases:
         missing.append(f"{unknown_cases} case{'' if unknown_cases == 1 else 's'}")
     if not missing:
-        return money(known)
-    what = f"price unknown for {' and '.join(missing)}"
-    return f"≥ {money(known)} ({what})" if known else f"unknown ({what})"
+        return money(known), ""
+    return (f"≥ {money(known)}" if known else "unknown"), f"price unknown for {' and '.join(missing)}"
 
 
 def money_delta(value: float | None) -> str:
