@@ -125,8 +125,9 @@ class CaseRecord:
         if isinstance(found, Mapping):
             calls, known = found.get("calls"), found.get("known_cost")
             if isinstance(calls, int) and not isinstance(calls, bool) and calls > 0:
-                finite = isinstance(known, int | float) and not isinstance(known, bool) and math.isfinite(known)
-                return (float(known) if finite else 0.0), calls
+                if isinstance(known, int | float) and not isinstance(known, bool) and math.isfinite(known):
+                    return float(known), calls
+                return 0.0, calls
         return None, None
 
     @property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Text, and_, case, cast, exists, func, literal, select, type_coerce
@@ -64,6 +65,7 @@ class CaseBrowser(Repository):
             if total is None:
                 total = connection.execute(select(func.count()).select_from(r).where(*conditions)).scalar_one()
             walk = _status_walk(run, query)
+            rows: Sequence[Any]
             if walk is not None:
                 rows = _rows_by_status(connection, statement, walk, offset, limit)
             else:

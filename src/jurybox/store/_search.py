@@ -46,7 +46,7 @@ def search_condition(connection: Connection, needle: str) -> Any:
     if kind == "fts5":
         # A quoted FTS5 string is matched as a substring by the trigram tokenizer, case-insensitively.
         phrase = '"' + needle.replace('"', '""') + '"'
-        matches = (
+        matches: Any = (
             select(literal_column("rowid"))
             .select_from(text("results_search"))
             .where(text("results_search MATCH :phrase").bindparams(phrase=phrase))
