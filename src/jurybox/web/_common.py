@@ -78,6 +78,12 @@ def make_templates() -> Jinja2Templates:
     return Jinja2Templates(env=env)
 
 
+def compile_templates(templates: Jinja2Templates) -> None:
+    """Load (compile) every template into the environment's cache."""
+    for name in templates.env.list_templates(extensions=["html"]):
+        templates.env.get_template(name)
+
+
 def state(request: Request) -> WebState:
     found: WebState = request.app.state.jurybox
     return found
