@@ -60,7 +60,7 @@ from jurybox.store._schema import (
     runs_table,
     suites_table,
 )
-from jurybox.web import create_app
+from jurybox.web import WebSettings, create_app
 
 PG_ADMIN_URL = os.environ.get("JURYBOX_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 CHUNK = 10_000
@@ -369,7 +369,8 @@ def measure(url: str, big_runs: list[str], repeat: int, sweep: int, big: int) ->
         "review queue, failing, page 3": "/reviews?status=fail&offset=100",
     }
     rows = []
-    with TestClient(create_app(url)) as client:
+    app = create_app(url, settings=WebSettings(compile_templates=True))  # as `jurybox serve` starts
+    with TestClient(app) as client:
         for label, path in pages.items():
             # CPU time of this process too (the app runs in the client's thread): on a busy machine the
             # wall time counts other jobs' turns, the CPU time only this request's work (the database

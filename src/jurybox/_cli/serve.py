@@ -82,7 +82,8 @@ def serve(
         else None
     )
     guarded = read_login if read_login is not None else not _is_loopback(host)
-    app = create_app(store_url, settings=WebSettings(refresh_seconds=refresh, read_login=guarded), otlp=online)
+    settings = WebSettings(refresh_seconds=refresh, read_login=guarded, compile_templates=True)
+    app = create_app(store_url, settings=settings, otlp=online)
     if not _is_loopback(host):
         # Writes need a login; with no user at all, nothing could protect them on a shared address.
         users, unreadable = 0, ""

@@ -97,10 +97,13 @@ def create_app(
         worker = OtlpWorker(access, otlp, app.state.otlp_counters) if otlp is not None and otlp.worker else None
         if worker is not None:
             worker.start()
-        # Compiled on first use, a page's templates cost its first load some 100 ms: compile them now,
-        # beside the first requests rather than in them (Jinja's template cache is thread-safe).
+        # Compiled on first use, a page's templates cost its first load some 100 ms: compile them now, before
+        # serving (`jurybox serve`) or beside the first requests (Jinja's template cache is thread-safe).
         templates = app.state.jurybox.templates
-        threading.Thread(target=compile_templates, args=(templates,), name="jurybox-templates", daemon=True).start()
+        if settings.compile_templates:
+            compile_templates(templates)
+        else:
+            threading.Thread(target=compile_templates, args=(templates,), name="jurybox-templates", daemon=True).start()
         yield
         if worker is not None:
             worker.stop()

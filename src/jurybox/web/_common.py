@@ -42,6 +42,9 @@ class WebSettings:
         read_login: Every page and the API need a login, not only writes (``jurybox serve --read-login``).
         login_attempts: Wrong log-in tokens a client may send within ``login_window`` seconds.
         login_window: Seconds over which wrong log-in tokens are counted.
+        compile_templates: Compile every page's template when the app starts (``jurybox serve``), so no
+            page's first load pays for it (some 100 ms each); otherwise they compile in a thread beside
+            the first requests.
     """
 
     store_url: str | None = None
@@ -52,6 +55,7 @@ class WebSettings:
     read_login: bool = False
     login_attempts: int = 5
     login_window: float = 60.0
+    compile_templates: bool = False
 
 
 @dataclass
