@@ -46,12 +46,16 @@ SQLITE_SEARCH = [
     "VALUES (new.id, new.case_name, new.reasoning, new.error); END",
     "INSERT INTO results_search(results_search) VALUES ('rebuild')",
 ]
-PG_SEARCH = [
-    "CREATE EXTENSION IF NOT EXISTS pg_trgm",
-    # The expression the search reads (store/_search.py): one index for the three texts.
+PG_EXTENSION = "CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public"
+"""In ``public``, not the store's schema: dropping one store's schema must not drop the index of another."""
+PG_EXTENSION_SCHEMA = (
+    "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'"
+)
+# The expression the search reads (store/_search.py): one index for the three texts.
+PG_SEARCH_INDEX = (
     "CREATE INDEX IF NOT EXISTS ix_results_search ON results USING gin "
-    "((lower(case_name || ' ' || reasoning || ' ' || coalesce(error, ''))) gin_trgm_ops)",
-]
+    "((lower(case_name || ' ' || reasoning || ' ' || coalesce(error, ''))) \"{schema}\".gin_trgm_ops)"
+)
 
 
 def upgrade() -> None:
@@ -72,11 +76,15 @@ def upgrade() -> None:
         "ix_judgments_queue", "judgments", ["run_id", "tier", "status"], sqlite_where=where, postgresql_where=where
     )
     bind = op.get_bind()
-    statements = SQLITE_SEARCH if bind.dialect.name == "sqlite" else PG_SEARCH
     savepoint = bind.begin_nested()  # a refusal (no trigram tokenizer, no right to the extension) undoes only this
     try:
-        for statement in statements:
-            bind.exec_driver_sql(statement)
+        if bind.dialect.name == "sqlite":
+            for statement in SQLITE_SEARCH:
+                bind.exec_driver_sql(statement)
+        else:
+            bind.exec_driver_sql(PG_EXTENSION)
+            schema = bind.exec_driver_sql(PG_EXTENSION_SCHEMA).scalar_one()  # where it was, if it was already
+            bind.exec_driver_sql(PG_SEARCH_INDEX.format(schema=str(schema).replace('"', '""')))
     except sa.exc.DBAPIError:
         savepoint.rollback()
     else:
