@@ -106,7 +106,9 @@ def _legacy_result_row(run_id: str, record: CaseRecord, forms: _LegacyForms) -> 
         "decided_by": record.judgment.decided_by,
         "duration": record.duration,
         "tokens": record.tokens,
-        "cost": record.cost,
+        # Schema 0013: the known part of a partly priced cost, and how many calls had no price.
+        "cost": record.cost_parts[0],
+        "unpriced_calls": record.cost_parts[1],
         "judge_calls": record.judge_calls,
         "error": to_jsonable(record.error),
         "tags": encode_json(list(record.tags)),

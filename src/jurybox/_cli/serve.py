@@ -94,7 +94,9 @@ def serve(
     )
     guarded = read_login if read_login is not None else not _is_loopback(host)
     try:
-        web_settings = WebSettings(refresh_seconds=refresh, read_login=guarded, trace_url=trace_url)
+        web_settings = WebSettings(
+            refresh_seconds=refresh, read_login=guarded, trace_url=trace_url, compile_templates=True
+        )
     except ValueError as exc:
         console.print(f"[red]error:[/] --trace-url: {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(EXIT_CANNOT_SERVE) from None

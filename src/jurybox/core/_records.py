@@ -6,6 +6,7 @@ It lives in the core because three layers share it and none of them owns it:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -48,6 +49,9 @@ class RunDetails(TypedDict, total=False):
 
 SKIPPED_TIERS_KEY = "skipped_tiers"
 """``CaseRecord.metadata`` key: tiers the runner left out of a case, mapped to why (e.g. no judge model)."""
+UNPRICED_KEY = "unpriced"
+"""``CaseRecord.metadata`` key: when some calls of a case had no known price (``cost`` is then None),
+``{"calls": n, "known_cost": usd}``: how many, and what the priced calls cost (a lower bound)."""
 LESSONS_KEY = "lessons"
 """``CaseRecord.metadata`` key: ids of the stored lessons the case was handed, most relevant first."""
 
@@ -106,6 +110,25 @@ class CaseRecord:
     def pass_mark(self) -> float | None:
         """The pass mark the deciding judge applied to that score, or None when it has none."""
         return pass_mark(deciding_judgment(self.judgment))
+
+    @property
+    def cost_parts(self) -> tuple[float | None, int | None]:
+        """``(known cost, calls with no price)``: ``(cost, 0)`` when every call was priced.
+
+        When some were not (``cost`` is None), the known part and their number from
+        ``metadata[UNPRICED_KEY]``, so a report can say "≥ $X"; ``(None, None)`` when
+        nothing says (a cost unknown altogether).
+        """
+        if self.cost is not None:
+            return self.cost, 0
+        found = self.metadata.get(UNPRICED_KEY)
+        if isinstance(found, Mapping):
+            calls, known = found.get("calls"), found.get("known_cost")
+            if isinstance(calls, int) and not isinstance(calls, bool) and calls > 0:
+                if isinstance(known, int | float) and not isinstance(known, bool) and math.isfinite(known):
+                    return float(known), calls
+                return 0.0, calls
+        return None, None
 
     @property
     def lessons(self) -> list[int]:

@@ -29,6 +29,7 @@ from jurybox.agents import (
 from jurybox.core import (
     LESSONS_KEY,
     SKIPPED_TIERS_KEY,
+    UNPRICED_KEY,
     CaseRecord,
     Context,
     Judgment,
@@ -218,6 +219,7 @@ class CaseExecutor:
         metadata = dict(base)
         metadata["agent_usage"] = _agent_usage(outcomes)
         metadata["calls"] = _call_counts(base, spend, agent_succeeded=True)
+        metadata.update(_unpriced(spend))
         if skipped:
             metadata.update(llm_tier=LLM_SKIPPED, skipped_judges=list(skipped))
             metadata[SKIPPED_TIERS_KEY] = {TIER_LLM: LLM_SKIP_REASON}
@@ -297,7 +299,12 @@ class CaseExecutor:
             tags=case.tags,
             error=reason,
             started_at=started_at,
-            metadata={**base, "reasons": list(reasons), "calls": _call_counts(base, spend, agent_succeeded=False)},
+            metadata={
+                **base,
+                "reasons": list(reasons),
+                "calls": _call_counts(base, spend, agent_succeeded=False),
+                **_unpriced(spend),
+            },
         )
 
 
@@ -315,6 +322,13 @@ def _call_counts(base: dict[str, Any], spend: Spend, *, agent_succeeded: bool) -
     agent = {"attempts": attempts, "retries": max(0, attempts - 1), "failures": attempts - int(agent_succeeded)}
     counts = {"agent": agent, "judge": spend.accounting()}
     return {**counts, **spend.endpoint_accounting()} if spend.endpoints else counts
+
+
+def _unpriced(spend: Spend) -> dict[str, Any]:
+    """The known part of a partly priced cost (the record's ``cost`` is None): the store shows "≥ $X"."""
+    if not spend.unpriced_calls:
+        return {}
+    return {UNPRICED_KEY: {"calls": spend.unpriced_calls, "known_cost": spend.cost}}
 
 
 def _conversation_context(case: Case, contexts: Sequence[Context]) -> Context:

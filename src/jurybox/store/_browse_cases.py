@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Text, and_, case, cast, exists, func, literal, or_, select, type_coerce
+from sqlalchemy import Text, and_, case, cast, exists, func, literal, select, type_coerce
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection
 
@@ -15,6 +16,7 @@ from jurybox.store._models import RunInfo
 from jurybox.store._rebuild import RESULT_COLUMNS, TreeReader, record_from_row, rounds_of
 from jurybox.store._repository import Repository
 from jurybox.store._schema import cases_table, results_table, run_cases_table, suites_table
+from jurybox.store._search import search_condition
 
 TEXT_LIMIT = 600
 """Characters of reasoning and error a case row carries: a table shows a line, the case page the rest."""
@@ -46,10 +48,13 @@ class CaseBrowser(Repository):
             r.c.cost,
             cast(r.c.tags, Text),
             RESULT_COLUMNS[[c.name for c in r.c].index("judgment")],
+            r.c.unpriced_calls,
         )
         with self._read() as connection:
             if query.tag:
                 conditions.append(_has_tag(connection, query.tag))
+            if query.search:
+                conditions.append(search_condition(connection, query.search))
             statement = select(*columns).where(*conditions)
             if query.sort == "plan":
                 plan = run_cases_table
@@ -59,8 +64,13 @@ class CaseBrowser(Repository):
             total = _known_total(run, query)
             if total is None:
                 total = connection.execute(select(func.count()).select_from(r).where(*conditions)).scalar_one()
-            order = _case_order(query.sort, query.descending)
-            rows = connection.execute(statement.order_by(*order).offset(offset).limit(limit)).all()
+            walk = _status_walk(run, query)
+            rows: Sequence[Any]
+            if walk is not None:
+                rows = _rows_by_status(connection, statement, walk, offset, limit)
+            else:
+                order = _case_order(query.sort, query.descending)
+                rows = connection.execute(statement.order_by(*order).offset(offset).limit(limit)).all()
         reader = TreeReader()
         items = [
             CaseRow(
@@ -75,8 +85,22 @@ class CaseBrowser(Repository):
                 cost=cost,
                 tags=tuple(tag_list(tags)),
                 judgment=reader.judgment(judgment),
+                unpriced_calls=unpriced,
             )
-            for name, status, score, reasoning, error, decided_by, duration, tokens, cost, tags, judgment in rows
+            for (
+                name,
+                status,
+                score,
+                reasoning,
+                error,
+                decided_by,
+                duration,
+                tokens,
+                cost,
+                tags,
+                judgment,
+                unpriced,
+            ) in rows
         ]
         return Paged(items, int(total), offset, limit)
 
@@ -130,7 +154,7 @@ class CaseBrowser(Repository):
 
 
 def _conditions(run: RunInfo, query: CaseQuery) -> list[Any]:
-    """The ``WHERE`` of a case page (but the tag, whose form depends on the database)."""
+    """The ``WHERE`` of a case page (but the tag and the search, whose forms depend on the database)."""
     r = results_table
     conditions: list[Any] = [r.c.run_id == run.id]
     if query.status:
@@ -142,16 +166,44 @@ def _conditions(run: RunInfo, query: CaseQuery) -> list[Any]:
         conditions.append(r.c.score >= query.min_score)
     if query.max_score is not None:
         conditions.append(r.c.score <= query.max_score)
-    if query.search:
-        needle = query.search
-        conditions.append(
-            or_(
-                r.c.case_name.icontains(needle, autoescape=True),
-                r.c.reasoning.icontains(needle, autoescape=True),
-                r.c.error.icontains(needle, autoescape=True),
-            )
-        )
     return conditions
+
+
+def _status_walk(run: RunInfo, query: CaseQuery) -> list[tuple[str, int]] | None:
+    """The statuses a severity-ordered page reads one after another, with each one's count; None: sort in SQL.
+
+    Ordering a 100,000-case run by severity in SQL sorts every row to show 50. When the
+    run's totals say how many cases have each status (no text, tag or score filter), a
+    page is read status by status instead, each in name order straight from the index on
+    ``(run_id, status, case_name)``, skipping whole statuses the offset passes.
+    """
+    if query.sort not in {"status", "attention"} or _known_total(run, query) is None:
+        return None
+    order = sorted(_SEVERITY, key=_SEVERITY.__getitem__, reverse=query.descending)
+    if query.status == "not_passed":
+        order = [status for status in order if status != Status.PASS.value]
+    elif query.status:
+        order = [query.status]
+    return [(status, int(getattr(run, _STATUS_COLUMNS[status]))) for status in order]
+
+
+def _rows_by_status(
+    connection: Connection, statement: Any, walk: list[tuple[str, int]], offset: int, limit: int
+) -> list[Any]:
+    """The page at ``offset`` of the cases in ``walk``'s status order, each status in name order."""
+    r = results_table
+    rows: list[Any] = []
+    skip = offset
+    for status, count in walk:
+        if skip >= count:
+            skip -= count
+            continue
+        part = statement.where(r.c.status == status).order_by(r.c.case_name).offset(skip).limit(limit - len(rows))
+        rows += connection.execute(part).all()
+        skip = 0
+        if len(rows) >= limit:
+            break
+    return rows
 
 
 def _known_total(run: RunInfo, query: CaseQuery) -> int | None:

@@ -127,6 +127,8 @@ class CaseRow:
     cost: float | None
     tags: tuple[str, ...]
     judgment: Judgment
+    unpriced_calls: int | None = None
+    """Judge calls of the case with no known price: ``cost`` is then only the known part."""
 
 
 @dataclass(frozen=True)

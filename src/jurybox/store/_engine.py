@@ -21,7 +21,7 @@ DEFAULT_URL = "sqlite:///.jurybox/jurybox.db"
 
 ENV_VAR = "JURYBOX_STORE"
 
-SCHEMA_HEAD = "0012_result_pass_mark"
+SCHEMA_HEAD = "0013_web_speed"
 """The newest migration revision. Opening a store already at it skips loading Alembic
 (a test checks it matches the migration scripts)."""
 

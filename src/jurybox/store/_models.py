@@ -25,6 +25,8 @@ class RunInfo:
     was asked to run). ``tokens`` and ``cost`` sum what the cases reported and
     are None when no case reported any. ``duration`` sums case durations;
     ``wall_time`` is finish minus start, including any pause before a resume.
+    When ``unpriced_calls`` or ``cost_unknown`` is above 0, ``cost`` is only the known
+    part (a lower bound); both are None for a run finished before schema 0013.
     """
 
     id: str
@@ -49,6 +51,10 @@ class RunInfo:
     """The experiment this run is one variant of; None for a run of its own."""
     variant: str | None = None
     """The variant of the experiment it ran."""
+    unpriced_calls: int | None = None
+    """Judge calls whose price was unknown (their cost is not in ``cost``)."""
+    cost_unknown: int | None = None
+    """Cases whose cost is unknown altogether (none of it is in ``cost``)."""
 
     @property
     def partial(self) -> bool:

@@ -175,7 +175,8 @@ def record_from_row(row: Row[Any], rounds: tuple[RoundRecord, ...], reader: Tree
         context=reader.optional_context(row.context),
         duration=row.duration,
         tokens=row.tokens,
-        cost=row.cost,
+        # With calls of unknown price the column holds the known part; the record's cost is unknown (None).
+        cost=None if getattr(row, "unpriced_calls", None) else row.cost,
         judge_calls=row.judge_calls,
         tags=tuple(str(tag) for tag in row.tags or ()),
         error=row.error,

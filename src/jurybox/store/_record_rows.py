@@ -321,7 +321,7 @@ def result_values(record: CaseRecord, forms: JsonForms | None = None) -> tuple[A
         judgment.decided_by,
         record.duration,
         record.tokens,
-        record.cost,
+        *record.cost_parts,
         record.judge_calls,
         db_jsonable(record.error),
         json_text(list(record.tags)),

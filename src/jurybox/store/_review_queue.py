@@ -95,7 +95,10 @@ def same_judgment() -> ColumnElement[bool]:
 
 def _conditions(chosen: QueueFilter, *, cheap_passes: bool) -> list[ColumnElement[bool]]:
     j = judgments_table.c
-    conditions: list[ColumnElement[bool]] = [j.tier.is_not(None), j.path != j.tier]
+    # A judge inside a cascade tier. ``depth >= 2`` says the same (a tier is at depth 1, its path its name) in a
+    # form PostgreSQL's planner can estimate from the column's statistics: with ``path != tier`` alone it
+    # expected most of the store's verdicts and hashed every result (0.45 s on 660,000 verdicts, now 0.04 s).
+    conditions: list[ColumnElement[bool]] = [j.tier.is_not(None), j.path != j.tier, j.depth >= 2]
     reviewed = exists(select(literal(1)).where(same_judgment()))
     if chosen.reviewed == "no":
         conditions.append(not_(reviewed))

@@ -35,6 +35,8 @@ TOTAL_COLUMNS = {
     "tokens": "tokens",
     "cost": "cost",
     "duration": "duration",
+    "unpriced_calls": "unpriced_calls",
+    "cost_unknown": "cost_unknown",
 }
 """Each total :func:`run_totals` counts -> the ``runs`` column ``finish_run`` writes it to."""
 
@@ -47,6 +49,8 @@ NO_RESULTS: dict[str, Any] = {
     "tokens": None,
     "cost": None,
     "duration": None,
+    "unpriced_calls": 0,
+    "cost_unknown": 0,
 }
 """The totals of a run with no results yet (no token or cost reported: unknown, not zero)."""
 
@@ -182,15 +186,20 @@ class RunRepository(Repository):
                 raise StoreError(f"unknown run {run_id!r} in store {self.url}")
             link_results(connection, run_id)  # results written before their plan rows (workers, actors)
             totals = {**NO_RESULTS, **run_totals(connection, [run_id]).get(run_id, {})}
+            finished = now()
             connection.execute(
                 update(runs_table)
                 .where(runs_table.c.id == run_id)
                 .values(
                     status=status,
-                    finished_at=now(),
+                    finished_at=finished,
                     **{column: totals[name] for name, column in TOTAL_COLUMNS.items()},
                 )
             )
+            # Imported here: the summaries read the browser's models, which import the whole store.
+            from jurybox.store._run_summaries import write_summary
+
+            write_summary(connection, run_id, finished)
 
     def update_config(self, run_id: str, values: Mapping[str, Any]) -> None:
         """Merge ``values`` into the run's config, replacing keys it already has.
@@ -381,6 +390,8 @@ def run_info(run: Any, totals: Mapping[str, Any] | None = None) -> RunInfo:
         tokens=totals.get("tokens"),
         cost=totals.get("cost"),
         duration=totals.get("duration") or 0.0,
+        unpriced_calls=totals.get("unpriced_calls"),
+        cost_unknown=totals.get("cost_unknown"),
         experiment_id=getattr(run, "experiment_id", None),
         variant=getattr(run, "variant", None),
     )
@@ -405,12 +416,15 @@ def run_totals(connection: Connection, run_ids: Sequence[str]) -> dict[str, dict
             func.sum(results_table.c.tokens),
             func.sum(results_table.c.cost),
             func.sum(results_table.c.duration),
+            func.sum(results_table.c.unpriced_calls),
+            func.sum(case((results_table.c.cost.is_(None), 1), else_=0)),
         )
         .where(results_table.c.run_id.in_(list(run_ids)))
         .group_by(results_table.c.run_id)
     )
     totals: dict[str, dict[str, Any]] = {}
-    for run_id, recorded, passed, failed, errored, abstained, tokens, cost, duration in connection.execute(query):
+    for row in connection.execute(query):
+        run_id, recorded, passed, failed, errored, abstained, tokens, cost, duration, unpriced, unknown = row
         totals[run_id] = {
             "recorded": int(recorded),
             "passed": int(passed or 0),
@@ -420,5 +434,7 @@ def run_totals(connection: Connection, run_ids: Sequence[str]) -> dict[str, dict
             "tokens": None if tokens is None else int(tokens),
             "cost": None if cost is None else float(cost),
             "duration": float(duration or 0.0),
+            "unpriced_calls": int(unpriced or 0),
+            "cost_unknown": int(unknown or 0),
         }
     return totals

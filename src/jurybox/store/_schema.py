@@ -26,11 +26,15 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
 JsonType = JSON().with_variant(JSONB(), "postgresql")
 """Portable JSON column: JSONB on PostgreSQL, JSON text elsewhere."""
+
+QUEUE_ROWS = "tier IS NOT NULL AND path != tier"
+"""The judgments the review queue reads (``_review_queue``): a judge inside a cascade tier."""
 
 metadata = MetaData()
 """Every store table."""
@@ -105,6 +109,10 @@ runs_table = Table(
     Column("tokens", Integer, nullable=True),
     Column("cost", Float, nullable=True),
     Column("duration", Float, nullable=True),
+    # Schema 0013: calls whose price was unknown, and cases whose cost is unknown (NULL: run finished before).
+    # With either above 0, ``cost`` is only the known part: a lower bound.
+    Column("unpriced_calls", Integer, nullable=True),
+    Column("cost_unknown", Integer, nullable=True),
     # An experiment's variant (``variants:`` in the suite): the runs of one experiment share its id.
     Column("experiment_id", String(64), nullable=True),
     Column("variant", String(255), nullable=True),
@@ -112,6 +120,16 @@ runs_table = Table(
     Index("ix_runs_experiment", "experiment_id"),
 )
 """One run of a suite; status is running until the runner finishes it."""
+
+run_summaries_table = Table(
+    # A finished run's stats (tier and judge rates, latency, tags), written by finish_run so pages
+    # never aggregate a big run's rows again; finished_at is the finish they describe (schema 0013).
+    "run_summaries",
+    metadata,
+    Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    _when("finished_at"),
+    Column("stats", JsonType, nullable=False),
+)
 
 run_cases_table = Table(
     "run_cases",
@@ -139,6 +157,8 @@ results_table = Table(
     Column("duration", Float, nullable=False, default=0.0),
     Column("tokens", Integer, nullable=True),
     Column("cost", Float, nullable=True),
+    # Schema 0013: judge calls with no known price; when above 0, ``cost`` is the known part only.
+    Column("unpriced_calls", Integer, nullable=True),
     Column("judge_calls", Integer, nullable=False, default=0),
     Column("error", Text, nullable=True),
     Column("tags", JsonType, nullable=False),
@@ -197,6 +217,15 @@ judgments_table = Table(
     Index("ix_judgments_run_tier", "run_id", "tier"),
     # Every column of the per-tier rates and mean scores: the dashboard computes them from the index alone.
     Index("ix_judgments_run_depth_tier", "run_id", "depth", "tier", "status", "score"),
+    # The review queue's rows only (judges inside a tier, schema 0013): it never reads a run's roots and tiers.
+    Index(
+        "ix_judgments_queue",
+        "run_id",
+        "tier",
+        "status",
+        sqlite_where=text(QUEUE_ROWS),
+        postgresql_where=text(QUEUE_ROWS),
+    ),
 )
 """One judge's verdict inside a case (or round) judgment tree, flattened for queries.
 

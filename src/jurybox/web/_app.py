@@ -8,6 +8,7 @@ token per form, a role per action) and is written to the audit log.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -36,7 +37,16 @@ from jurybox.web import (
     _page_trends,
 )
 from jurybox.web._access import RETRY_SECONDS, StoreAccess, StoreUnavailableError, explain_database_error
-from jurybox.web._common import HERE, WebSettings, WebState, json_response, make_templates, render, state
+from jurybox.web._common import (
+    HERE,
+    WebSettings,
+    WebState,
+    compile_templates,
+    json_response,
+    make_templates,
+    render,
+    state,
+)
 from jurybox.web._login_guard import LoginLimiter, read_login
 from jurybox.web._otlp_receiver import OtlpFastPath
 from jurybox.web._otlp_settings import OtlpCounters, OtlpSettings
@@ -88,6 +98,13 @@ def create_app(
         worker = OtlpWorker(access, otlp, app.state.otlp_counters) if otlp is not None and otlp.worker else None
         if worker is not None:
             worker.start()
+        # Compiled on first use, a page's templates cost its first load some 100 ms: compile them now, before
+        # serving (`jurybox serve`) or beside the first requests (Jinja's template cache is thread-safe).
+        templates = app.state.jurybox.templates
+        if settings.compile_templates:
+            compile_templates(templates)
+        else:
+            threading.Thread(target=compile_templates, args=(templates,), name="jurybox-templates", daemon=True).start()
         yield
         if worker is not None:
             worker.stop()

@@ -45,6 +45,9 @@ class WebSettings:
         login_window: Seconds over which wrong log-in tokens are counted.
         trace_url: Where a trace viewer shows a trace (``{trace_id}``, ``{span_id}`` filled in): a judgment
             of a production trace links there (``jurybox serve --trace-url``); None: the id alone.
+        compile_templates: Compile every page's template when the app starts (``jurybox serve``), so no
+            page's first load pays for it (some 100 ms each); otherwise they compile in a thread beside
+            the first requests.
     """
 
     store_url: str | None = None
@@ -56,6 +59,7 @@ class WebSettings:
     login_attempts: int = 5
     login_window: float = 60.0
     trace_url: str | None = None
+    compile_templates: bool = False
 
     def __post_init__(self) -> None:
         if self.trace_url is not None:
@@ -84,6 +88,12 @@ def make_templates() -> Jinja2Templates:
     env.globals["url"] = urls.URLS
     env.globals["version"] = __version__
     return Jinja2Templates(env=env)
+
+
+def compile_templates(templates: Jinja2Templates) -> None:
+    """Load (compile) every template into the environment's cache."""
+    for name in templates.env.list_templates(extensions=["html"]):
+        templates.env.get_template(name)
 
 
 def state(request: Request) -> WebState:
@@ -239,6 +249,12 @@ def run_summary(run: RunInfo) -> dict[str, Any]:
         "git_branch": branch,
         "tokens": run.tokens,
         "cost": run.cost,
+        # The known part when some calls or cases had no price: cost_text says so ("≥ $X (price unknown...)").
+        "cost_unpriced_calls": run.unpriced_calls,
+        "cost_unknown_cases": run.cost_unknown,
+        "cost_text": fmt.cost_label(run.cost, run.unpriced_calls, run.cost_unknown),
+        "cost_figure": fmt.cost_parts(run.cost, run.unpriced_calls, run.cost_unknown)[0],
+        "cost_note": fmt.cost_parts(run.cost, run.unpriced_calls, run.cost_unknown)[1],
         "config": dict(config),
         "experiment": run.experiment_id,
         "variant": run.variant,

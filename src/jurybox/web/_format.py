@@ -31,6 +31,30 @@ def money(value: float | None) -> str:
     return "unknown" if value is None else f"${value:.4f}"
 
 
+def cost_label(known: float | None, unpriced_calls: int | None = None, unknown_cases: int | None = None) -> str:
+    """A cost as the command line words it: ``$0.0123``; ``≥ $0.0123 (price unknown for 5 calls)`` when only
+    part of it is known; ``unknown (...)`` when nothing known was spent. Never ``$0.0000`` for an unknown cost.
+
+    ``unknown_cases`` counts cases whose cost is unknown altogether (stored with none).
+    """
+    value, note = cost_parts(known, unpriced_calls, unknown_cases)
+    return f"{value} ({note})" if note else value
+
+
+def cost_parts(
+    known: float | None, unpriced_calls: int | None = None, unknown_cases: int | None = None
+) -> tuple[str, str]:
+    """``cost_label`` in two: the figure (``≥ $0.0123``, ``unknown``) and what is missing from it, or ``""``."""
+    missing = []
+    if unpriced_calls:
+        missing.append(f"{unpriced_calls} call{'' if unpriced_calls == 1 else 's'}")
+    if unknown_cases:
+        missing.append(f"{unknown_cases} case{'' if unknown_cases == 1 else 's'}")
+    if not missing:
+        return money(known), ""
+    return (f"≥ {money(known)}" if known else "unknown"), f"price unknown for {' and '.join(missing)}"
+
+
 def money_delta(value: float | None) -> str:
     return DASH if value is None else f"{'+' if value >= 0 else '-'}${abs(value):.4f}"
 
@@ -137,6 +161,7 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "pct": pct,
     "points": points,
     "money": money,
+    "cost_label": cost_label,
     "money_delta": money_delta,
     "seconds": seconds,
     "seconds_delta": seconds_delta,

@@ -127,6 +127,7 @@ def case_data(reader: StoreBrowser, run: RunInfo, record: CaseRecord) -> dict[st
             "duration": record.duration,
             "tokens": record.tokens,
             "cost": record.cost,
+            "cost_text": fmt.cost_label(*record.cost_parts),
             "judge_calls": record.judge_calls,
             "tags": list(record.tags),
             "error": record.error,

@@ -156,6 +156,10 @@ def case_row(run_id: str, row: CaseRow) -> dict[str, Any]:
         "duration": row.duration,
         "tokens": row.tokens,
         "cost": row.cost,
+        "cost_unpriced_calls": row.unpriced_calls,
+        "cost_text": fmt.cost_label(row.cost, row.unpriced_calls),
+        "cost_figure": fmt.cost_parts(row.cost, row.unpriced_calls)[0],
+        "cost_note": fmt.cost_parts(row.cost, row.unpriced_calls)[1],
         "tags": list(row.tags),
         "links": {"html": urls.case(run_id, row.case), "api": urls.api(urls.case(run_id, row.case))},
     }
