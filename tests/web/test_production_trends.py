@@ -83,9 +83,9 @@ def test_production_runs_are_their_own_series_and_never_the_ci_baseline(
     html = client.get("/suites/travel/trends").text
     pass_rate = html.split("<figure", 2)[1]
     assert ">overall</span>" in pass_rate and ">overall, production</span>" in pass_rate  # the legend
-    # The CI line runs over the production run without a break: one polyline per series.
-    assert len(re.findall(r'<polyline class="s-main"', pass_rate)) == 1
-    assert len(re.findall(r'<polyline class="s-prod prod"', pass_rate)) == 1
+    # The CI line runs over the production run without a break: one path per series.
+    assert len(re.findall(r'<path class="line s-main"', pass_rate)) == 1
+    assert len(re.findall(r'<path class="line s-prod prod"', pass_rate)) == 1
     assert f'href="/runs/{runs["production"]}"' in pass_rate and "production run(s)" in html
 
 
