@@ -75,10 +75,10 @@ def preflight(suites: Sequence[Suite], *, timeout: float = PROBE_TIMEOUT) -> Pre
     for suite in suites:
         for target, model in _targets(suite):
             if model is not None:
-                holders = owners.setdefault(id(model), [])
-                if not holders:
+                if id(model) not in owners:  # a model several suites share is checked once
+                    owners[id(model)] = []
                     targets.append((target, model))
-                holders.extend(_holders(suite, model))
+                owners[id(model)].extend(_holders(suite, model))
             else:
                 targets.append((target, None))
     if not targets:
