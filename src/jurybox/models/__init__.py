@@ -20,6 +20,7 @@ from jurybox.models._cache import (
     is_cache_url,
     open_cache,
 )
+from jurybox.models._cache_only import CacheOnlyModel, cache_only_line
 from jurybox.models._endpoint_calls import EndpointCalls, count_endpoint_calls, merge_endpoint_calls
 from jurybox.models._errors import (
     EmptyResponseError,
@@ -112,6 +113,7 @@ __all__ = [
     "AdaptiveLimiter",
     "AnthropicModel",
     "CacheBackend",
+    "CacheOnlyModel",
     "CacheStats",
     "ChatMessage",
     "EmptyResponseError",
@@ -156,6 +158,7 @@ __all__ = [
     "as_judge_model",
     "cache_key",
     "cache_key_material",
+    "cache_only_line",
     "canonical_json",
     "cost_of",
     "count_endpoint_calls",

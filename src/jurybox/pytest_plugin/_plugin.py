@@ -56,14 +56,16 @@ class JudgeModelHolder:
         self.unreachable: UnreachableJudgeModel | None = None
 
     def problem_that_mattered(self) -> str | None:
-        """The check's finding, when a call failed for it or was answered without the server.
+        """What the check found and what the cache answered, when a call failed for it or was answered
+        without the server (``judge server URL unreachable (...); 3 of 3 judge call(s) answered from the
+        response cache``).
 
         A session that replays cassettes needs no server: its finding is then no news.
         """
         model = self.unreachable
-        if model is None or not (model.failed_calls or model.cache_hits):
+        if model is None or not model.calls:
             return None
-        return self.problem
+        return model.summary()
 
     @property
     def configured(self) -> bool:

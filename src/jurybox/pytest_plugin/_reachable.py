@@ -9,13 +9,12 @@ session's summary says how many tests met it.
 
 from __future__ import annotations
 
-import dataclasses
 import socket
 from typing import Any
 from urllib.parse import urlsplit
 
 from jurybox.core import error_reason
-from jurybox.models import JudgeModelBase, ModelConnectionError, ProbeTarget
+from jurybox.models import CacheOnlyModel, ProbeTarget
 
 #: Seconds the session's check waits for the judge server (the CLI's pre-run check waits as long).
 CHECK_TIMEOUT = 2.0
@@ -44,7 +43,7 @@ def server_problem(model: Any, *, timeout: float = CHECK_TIMEOUT) -> str | None:
         return error_reason(error, url=target.url)
 
 
-class UnreachableJudgeModel(JudgeModelBase):
+class UnreachableJudgeModel(CacheOnlyModel):
     """The session's judge model after its server failed the check: cache hits only, misses fail at once.
 
     A reply the response cache holds is still given (a fully recorded session passes with the
@@ -53,30 +52,6 @@ class UnreachableJudgeModel(JudgeModelBase):
     """
 
     def __init__(self, model: Any, problem: str) -> None:
-        self.model = model
-        self.problem = problem
-        self.name = str(getattr(model, "name", "judge model"))
-        self.failed_calls = 0
-        self.cache_hits = 0
-        retry = getattr(model, "retry", None)
-        if retry is not None and dataclasses.is_dataclass(retry):
-            model.retry = dataclasses.replace(retry, max_retries=0)  # type: ignore[type-var]
-
-    async def complete(self, request: Any) -> Any:
-        try:
-            response = await self.model.complete(request)
-        except ModelConnectionError as error:
-            self.failed_calls += 1
-            # The error adds its own hint ("is the server running?"): the check's is not repeated.
-            finding = self.problem.removesuffix(": is the server running?")
-            raise ModelConnectionError(
-                f"{finding} (checked once for this pytest session: tests that need the judge fail at once)",
-                provider=error.provider,
-                url=error.url,
-            ) from None
-        self.cache_hits += bool(getattr(response, "cached", False))
-        return response
-
-    def __getattr__(self, name: str) -> Any:
-        # The cache, probe_target, printable_url...: the wrapped model's.
-        return getattr(self.model, name)
+        super().__init__(
+            model, problem, checked="checked once for this pytest session: tests that need the judge fail at once"
+        )

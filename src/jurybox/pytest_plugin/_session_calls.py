@@ -50,14 +50,13 @@ class SessionCalls:
                 os.environ[CACHE_MODE_ENV] = self._previous
 
     def summary_lines(self, problem: str | None) -> list[str]:
-        """``jurybox: 12 judge call(s), 12 from the response cache`` and what the server check found."""
+        """``jurybox: 12 judge call(s), 12 from the response cache`` and what the server check found
+        (``problem``: one line, ``judge server URL unreachable (...); N of M judge call(s) answered ...``)."""
         lines = []
         total = None if self._tracker is None else self._tracker.total
         if total is not None and total.calls:
             mode = {"off": " (cache off)", "refresh": " (cache refreshed)"}.get(self.mode or "", "")
             lines.append(f"jurybox: {total.calls} judge call(s), {total.cache_hits} from the response cache{mode}")
-        if problem is not None:
-            hits = total.cache_hits if total is not None else 0
-            answered = f"; {hits} call(s) were answered from the response cache without it" if hits else ""
-            lines.append(f"jurybox: the judge server did not answer the session's check: {problem}{answered}")
+        if problem is not None:  # the session's one check found the server down
+            lines.append(f"jurybox: {problem}")
         return lines

@@ -10,7 +10,7 @@ Callers keep only their own words, threads and exit codes.
 """
 
 from jurybox.runs._git import GitInfo, git_info
-from jurybox.runs._preflight import preflight_problems, preflight_targets
+from jurybox.runs._preflight import Preflight, preflight, preflight_problems, preflight_targets
 from jurybox.runs._prepared import PlannedSuite, PreparedRun, prepare
 from jurybox.runs._request import RESUME_LAST, NoCasesError, RunRequest, RunRequestError
 from jurybox.runs._resume import Notice
@@ -22,12 +22,14 @@ __all__ = [
     "NoCasesError",
     "Notice",
     "PlannedSuite",
+    "Preflight",
     "PreparedRun",
     "RunRequest",
     "RunRequestError",
     "StoredSuiteFile",
     "git_info",
     "import_suite",
+    "preflight",
     "preflight_problems",
     "preflight_targets",
     "prepare",

