@@ -295,6 +295,11 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
         left_out = runs.NoCasesError(prepared.skipped, request.selectors)
         status.print(f"skipped: {escape(str(left_out))}", highlight=False)
     if request.dry_run:
+        try:
+            prepared.settle()  # a big cases file's check, still running: the plan is its totals
+        except SuiteError as exc:
+            status.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+            return EXIT_USAGE
         for planned in prepared.suites:
             print_plan(planned.plan, console)
         return EXIT_OK
@@ -332,6 +337,11 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
 
     try:
         prepared.run(starting=starting, finished=finished)
+    except SuiteError as exc:  # a big cases file's bad lines, found while its run had started: it stopped
+        status.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        if prepared.store is not None:
+            status.print("the run stopped there; fix the file and run it again", highlight=False)
+        return EXIT_USAGE
     except (runs.RunRequestError, StoreError, TargetConfigError, ExecutorError) as exc:
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE
