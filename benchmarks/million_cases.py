@@ -164,9 +164,11 @@ def measure(args: argparse.Namespace, folder: Path, path: Path) -> dict[str, Any
             asyncio.get_running_loop().call_later(args.stop_after, runner.stop)
         watching = watch_check(suite, runner)  # what `jurybox run` does: its problems would stop the run
         if watching is not None:
-            watching.add_done_callback(lambda _: checked_at.append(time.perf_counter()))
+            watching.add_done_callback(lambda task: task.cancelled() or checked_at.append(time.perf_counter()))
         result = await runner.run()
-        if watching is not None:
+        if watching is not None and result.status == "interrupted" and not watching.done():
+            watching.cancel()  # as `jurybox run` does: a stopped run does not wait for the rest of the check
+        elif watching is not None:
             problems = await watching
             assert not problems, problems
         return result
