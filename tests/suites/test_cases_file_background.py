@@ -10,8 +10,7 @@ import pytest
 from suite_helpers import TOY_HEADER
 
 from jurybox import runs
-from jurybox.suites import StreamedCases, SuiteError, load_suite, plan_run
-from jurybox.suites import _case_file_check, _loader_stream
+from jurybox.suites import StreamedCases, SuiteError, _case_file_check, _loader_stream, load_suite, plan_run
 
 STREAMED = TOY_HEADER + "cases_file: cases.jsonl\n"
 
@@ -25,9 +24,8 @@ def small_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def write(path: Path, count: int, bad: dict[int, str] | None = None) -> Path:
-    lines = [
-        json.dumps({"name": f"case-{i:03d}", "prompt": "hello", "judges": [{"contains": "Beach"}]}) for i in range(count)
-    ]
+    case = {"prompt": "hello", "judges": [{"contains": "Beach"}]}
+    lines = [json.dumps({"name": f"case-{i:03d}", **case}) for i in range(count)]
     for index, text in (bad or {}).items():
         lines[index] = text
     file = path.parent / "cases.jsonl"
@@ -37,11 +35,12 @@ def write(path: Path, count: int, bad: dict[int, str] | None = None) -> Path:
 
 def test_the_first_lines_are_checked_at_once_and_the_rest_in_a_child(toy_suite: Callable[..., Path]) -> None:
     path = toy_suite(STREAMED)
-    file = write(path, 12, {1: "{oops", 9: json.dumps({"name": "case-000", "prompt": "x", "judges": [{"contains": "y"}]})})
+    twice = json.dumps({"name": "case-000", "prompt": "x", "judges": [{"contains": "y"}]})
+    file = write(path, 12, {1: "{oops", 9: twice})
     with pytest.raises(SuiteError, match=f"{file}:2: invalid JSON"):  # a typo near the top: before anything runs
         load_suite(path, check_cases_file="background")
 
-    write(path, 12, {9: json.dumps({"name": "case-000", "prompt": "x", "judges": [{"contains": "y"}]}), 10: "[1]"})
+    write(path, 12, {9: twice, 10: "[1]"})
     suite = load_suite(path, check_cases_file="background")
     assert isinstance(suite.cases, StreamedCases)
     streamed = suite.cases.file
