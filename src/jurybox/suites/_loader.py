@@ -10,7 +10,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from jurybox.agents import McpCall
 from jurybox.core import judge_name
 from jurybox.inputs import InputError, read_text
 from jurybox.models import MeteredModel
@@ -200,6 +199,8 @@ def _build_case(
             (*path, "mcp_call"), "mcp_call asks an MCP server: the suite's agent must be one (agent: {mcp: ...})"
         )
     if mcp_call is not None:
+        from jurybox.agents import McpCall  # the MCP client, for such a case only
+
         # The call is the case's one round: reports show it where a prompt would be.
         rounds = [RoundPlan(prompt=McpCall.from_spec(mcp_call).prompt, reference=case.reference)]
     elif case.rounds is None:
