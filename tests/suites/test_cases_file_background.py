@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -84,3 +85,25 @@ def test_a_dry_run_waits_for_the_check_and_plans_with_its_totals(toy_suite: Call
     with runs.prepare(runs.RunRequest(suites=(path,), no_store=True), tune_gc=True) as prepared:
         prepared.settle()
         assert not prepared.suites[0].plan.estimated and len(prepared.suites[0].plan.cases) == 6
+
+
+def test_an_interrupted_run_stops_the_check_instead_of_waiting_for_it(
+    toy_suite: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class SlowCheck(_case_file_check.BackgroundCheck):
+        def __init__(self, check: Callable[[], _case_file_check.CheckOutcome], path: Path) -> None:
+            def slow() -> _case_file_check.CheckOutcome:
+                time.sleep(60)  # in the forked child: a check far longer than the run
+                return check()
+
+            super().__init__(slow, path)
+
+    monkeypatch.setattr(_loader_stream, "BackgroundCheck", SlowCheck)
+    path = toy_suite(STREAMED)
+    write(path, 8)
+    started = time.perf_counter()
+    with runs.prepare(runs.RunRequest(suites=(path,), no_store=True), tune_gc=True) as prepared:
+        # As Ctrl-C as the run starts.
+        (result,) = prepared.run(starting=lambda planned: prepared.stop())
+        assert result.status == "interrupted"
+    assert time.perf_counter() - started < 20

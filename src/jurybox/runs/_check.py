@@ -27,7 +27,9 @@ def watch_check(suite: Suite, runner: SuiteRunner) -> asyncio.Task[tuple[Problem
         try:
             await asyncio.to_thread(pending.wait)
         except asyncio.CancelledError:
-            await asyncio.to_thread(pending.cancel)  # an interrupted run: the rest of the check is not wanted
+            # An interrupted run: the rest of the check is not wanted. Stopped here and now (not in a
+            # thread a second cancellation could drop); the thread reading its pipe then ends and reaps it.
+            pending.terminate()
             raise
         problems = file.settle()  # here, on the loop's thread: the samples are built with the suite's builder
         if problems:

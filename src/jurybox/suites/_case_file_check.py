@@ -13,9 +13,11 @@ known, and its totals and samples replace the estimate from the first lines.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import pickle
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +29,7 @@ BACKGROUND_BYTES = 4 * 1024 * 1024
 """A cases file at least this big (about 40,000 short cases) is checked while its run starts."""
 PREFIX_LINES = 1000
 """Lines of such a file checked before the run starts (about 50 ms)."""
+_PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -66,11 +69,15 @@ class BackgroundCheck:
                 self._outcome = self._collect()
             return self._outcome
 
-    def cancel(self) -> None:
-        """Stop the child (a run interrupted before its check ended) and reap it; ``wait()`` then returns no problem."""
+    def terminate(self) -> None:
+        """Stop the child without waiting (safe on the event loop): a ``wait()`` under way then returns at once."""
         if self._outcome is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self._pid, signal.SIGTERM)
+
+    def cancel(self) -> None:
+        """Stop the child (a run interrupted before its check ended) and reap it; ``wait()`` then returns no problem."""
+        self.terminate()
         self.wait()
 
     def _collect(self) -> CheckOutcome:
@@ -93,6 +100,7 @@ class BackgroundCheck:
 def _child(check: Callable[[], CheckOutcome], write: int, path: Path) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops this child
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent()
     try:
         try:
             outcome = check()
@@ -105,6 +113,14 @@ def _child(check: Callable[[], CheckOutcome], write: int, path: Path) -> None:
             pipe.write(data)
     finally:
         os._exit(0)
+
+
+def _die_with_parent() -> None:
+    """On Linux, a parent killed outright (no chance to stop the child) takes the check with it."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def count_cases(path: Path, skipped: Callable[[bytes], bool]) -> tuple[int, int]:
