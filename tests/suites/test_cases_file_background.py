@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from suite_helpers import TOY_HEADER
 
 from jurybox import runs
+from jurybox._cli.run import RunRequest, execute
 from jurybox.suites import StreamedCases, SuiteError, _case_file_check, _loader_stream, load_suite, plan_run
 
 STREAMED = TOY_HEADER + "cases_file: cases.jsonl\n"
@@ -107,3 +110,13 @@ def test_an_interrupted_run_stops_the_check_instead_of_waiting_for_it(
         (result,) = prepared.run(starting=lambda planned: prepared.stop())
         assert result.status == "interrupted"
     assert time.perf_counter() - started < 20
+
+
+def test_the_command_names_a_late_bad_line_and_exits_2(toy_suite: Callable[..., Path]) -> None:
+    path = toy_suite(STREAMED)
+    file = write(path, 30, {27: "{oops"})
+    err = io.StringIO()
+    request = RunRequest(suites=(path,), no_store=True, concurrency=1, progress=False)
+    code = execute(request, console=Console(file=io.StringIO(), width=200), status=Console(file=err, width=400))
+    assert code == 2
+    assert f"{file}:28: invalid JSON" in err.getvalue()
