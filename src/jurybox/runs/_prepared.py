@@ -100,7 +100,6 @@ def prepare(request: RunRequest, *, tune_gc: bool = False) -> PreparedRun:
         # actors are given the checked file's counts).
         one_process = tune_gc and request.executor == "local" and request.workers == 1
         check: bool | Literal["background"] = "background" if one_process else True
-        suites = []
         with paused_collector() if tune_gc else contextlib.nullcontext():
             for path, keywords in sources:
                 suites.append(load_suite(path, check_cases_file=check, **keywords))
@@ -115,6 +114,10 @@ def prepare(request: RunRequest, *, tune_gc: bool = False) -> PreparedRun:
                 "run an experiment's variants with the local or processes executor"
             )
         planned, skipped = _plans(made, request.selectors)
+        running = {id(p.suite.cases) for p in planned}
+        for loaded in suites:  # a suite left out by the filter: its file's check is not wanted
+            if id(loaded.cases) not in running:
+                cancel_check(loaded)
     except BaseException:
         for loaded in suites:
             cancel_check(loaded)
