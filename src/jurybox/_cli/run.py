@@ -16,6 +16,7 @@ from jurybox import runs
 from jurybox._cli import run_executor as executors
 from jurybox._cli import startup
 from jurybox._cli.common import dashboard_hint
+from jurybox._cli.otel_option import OtelEndpointOption, otel_exporter
 from jurybox._cli.reports import print_written
 from jurybox._cli.run_calibrations import run_calibrations
 from jurybox._cli.run_experiments import check_variant_output, experiment_request, print_experiments
@@ -31,7 +32,6 @@ from jurybox._cli.run_help import grouped
 from jurybox._cli.run_messages import print_intro, print_notice, print_outro, print_plan, servers_answer
 from jurybox._cli.run_regression import print_regression_verdict
 from jurybox._cli.run_views import build_report
-from jurybox._cli.traces import OtelEndpointOption, otel_exporter
 from jurybox.agents import TargetConfigError
 from jurybox.engine import RunResult
 from jurybox.executors import ExecutorError
