@@ -1,7 +1,7 @@
 """A million cases in a ``cases_file``: how soon the first case starts, memory, throughput, and a store others can use.
 
 Writes a suite of N cases in a JSON Lines cases file (default 1,000,000), loads it
-(the check pass builds every line once; printed apart as ``suite_load_s``), and runs
+(printed apart as ``suite_load_s``), and runs
 it into a SQLite store (or ``--store postgresql+psycopg://...``) with the chosen
 executor. Judges are deterministic (a ``contains`` check on a local Python agent's
 reply) unless ``--judge stub``: one LLM judge call per case to the stub OpenAI server
@@ -14,7 +14,11 @@ By default the run is stopped ``--stop-after`` seconds after it starts (as Ctrl-
 does; a resume would finish it), so a million-case invocation takes a few minutes;
 ``--stop-after 0`` runs every case. It prints:
 
-* ``first_case_s``: from the run's start (the suite loaded) to the first finished case;
+* ``suite_load_s``: loading the suite; by default (``--check background``, as ``jurybox run`` does) the
+  cases file's first lines are checked then and the whole file in a forked child while the run goes
+  (``check_done_s`` after the load started); ``--check now`` checks every line before the run;
+* ``first_case_s``: from the run's start (the suite loaded) to the first finished case, and
+  ``first_case_from_load_s`` from the start of the load;
 * ``plan_whole_s``: when the whole plan was in the store (written in chunks as the run went);
 * ``driver_peak_rss_mb`` and ``driver_run_added_mb`` (over the loaded suite); the workers' or
   actors' peak RSS with ``--executor processes`` or ``ray``;
@@ -66,6 +70,12 @@ def main() -> None:
     )
     parser.add_argument("--store", default="sqlite", help="sqlite (a file in a temporary folder) or a database URL")
     parser.add_argument("--probe-every", type=float, default=0.25, help="seconds between the other commands' writes")
+    parser.add_argument(
+        "--check",
+        choices=["background", "now"],
+        default="background",
+        help="check the cases file in a forked child while the run starts (as `jurybox run` does), or before it",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--probe", metavar="URL", help=argparse.SUPPRESS)  # the other commands' process
     args = parser.parse_args()
@@ -125,13 +135,15 @@ def case(index: int, *, judged_by_model: bool) -> dict[str, Any]:
 def measure(args: argparse.Namespace, folder: Path, path: Path) -> dict[str, Any]:
     from jurybox.core import Status
     from jurybox.engine import SuiteRunner
+    from jurybox.runs._check import watch_check
     from jurybox.store import open_store
     from jurybox.suites import load_suite
 
     sys.path.insert(0, str(folder))  # the agent module
-    started = time.perf_counter()
-    suite = load_suite(path, concurrency=args.concurrency)
-    load_s = time.perf_counter() - started
+    load_started = time.perf_counter()
+    check = "background" if args.check == "background" and args.executor == "local" else True
+    suite = load_suite(path, concurrency=args.concurrency, check_cases_file=check)
+    load_s = time.perf_counter() - load_started
     url = f"sqlite:///{folder / 'store.db'}" if args.store == "sqlite" else args.store
     store = open_store(url)
     loaded_rss = peak_rss()
@@ -145,10 +157,21 @@ def measure(args: argparse.Namespace, folder: Path, path: Path) -> dict[str, Any
     clock = CaseClock()
     runner = SuiteRunner(suite, options, store=store, progress=clock)
 
+    checked_at: list[float] = []
+
     async def timed() -> Any:
         if args.stop_after > 0:
             asyncio.get_running_loop().call_later(args.stop_after, runner.stop)
-        return await runner.run()
+        watching = watch_check(suite, runner)  # what `jurybox run` does: its problems would stop the run
+        if watching is not None:
+            watching.add_done_callback(lambda task: task.cancelled() or checked_at.append(time.perf_counter()))
+        result = await runner.run()
+        if watching is not None and result.status == "interrupted" and not watching.done():
+            watching.cancel()  # as `jurybox run` does: a stopped run does not wait for the rest of the check
+        elif watching is not None:
+            problems = await watching
+            assert not problems, problems
+        return result
 
     try:
         started_at, started = time.time(), time.perf_counter()
@@ -173,8 +196,11 @@ def measure(args: argparse.Namespace, folder: Path, path: Path) -> dict[str, Any
         "status": result.status,
         "results_stored": stored,
         "failed_or_errored": result.count(Status.FAIL) + result.count(Status.ERROR),
-        "suite_load_s": round(load_s, 1),
+        "cases_file_check": check,
+        "suite_load_s": round(load_s, 2),
         "first_case_s": round(clock.first - started, 2),
+        "first_case_from_load_s": round(clock.first - load_started, 2),
+        "check_done_s": round(checked_at[0] - load_started, 1) if checked_at else None,
         "plan_whole_s": round(others["plan_whole_at"] - started_at, 1) if others["plan_whole_at"] else None,
         "wall_s": round(wall, 1),
         "results_per_s": round(stored / wall, 1),

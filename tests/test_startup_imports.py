@@ -32,6 +32,8 @@ NEVER_ON_A_RUN = (
     "jurybox.calibrate._console",
     "jurybox._cli.calibrate",
     "rich.progress",
+    "jurybox.traces",
+    "jurybox.agents._mcp",
 )
 
 LIST_MODULES = """
@@ -106,3 +108,10 @@ def test_the_command_registers_only_what_it_runs() -> None:
     assert _names(build_app("run")) == {"run", "version"}
     registered = _names(build_app())
     assert registered >= {name for _, names in FEATURES for name in names} | {"version"}
+
+
+def test_the_otel_option_names_the_variables_the_exporter_reads() -> None:
+    from jurybox._cli.otel_option import ENDPOINT_VARIABLES
+    from jurybox.traces import ENDPOINT_VARIABLES as READ
+
+    assert ENDPOINT_VARIABLES == READ

@@ -16,6 +16,7 @@ from jurybox import runs
 from jurybox._cli import run_executor as executors
 from jurybox._cli import startup
 from jurybox._cli.common import dashboard_hint
+from jurybox._cli.otel_option import OtelEndpointOption, otel_exporter
 from jurybox._cli.reports import print_written
 from jurybox._cli.run_calibrations import run_calibrations
 from jurybox._cli.run_experiments import check_variant_output, experiment_request, print_experiments
@@ -38,7 +39,6 @@ from jurybox._cli.run_messages import (
 )
 from jurybox._cli.run_regression import print_regression_verdict
 from jurybox._cli.run_views import build_report
-from jurybox._cli.traces import OtelEndpointOption, otel_exporter
 from jurybox.agents import TargetConfigError
 from jurybox.engine import RunResult
 from jurybox.executors import ExecutorError
@@ -303,6 +303,11 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
         left_out = runs.NoCasesError(prepared.skipped, request.selectors)
         status.print(f"skipped: {escape(str(left_out))}", highlight=False)
     if request.dry_run:
+        try:
+            prepared.settle()  # a big cases file's check, still running: the plan is its totals
+        except SuiteError as exc:
+            status.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+            return EXIT_USAGE
         for planned in prepared.suites:
             print_plan(planned.plan, console)
         return EXIT_OK
@@ -344,6 +349,11 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
 
     try:
         prepared.run(starting=starting, finished=finished)
+    except SuiteError as exc:  # a big cases file's bad lines, found while its run had started: it stopped
+        status.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        if prepared.store is not None:
+            status.print("the run stopped there; fix the file and run it again", highlight=False)
+        return EXIT_USAGE
     except (runs.RunRequestError, StoreError, TargetConfigError, ExecutorError) as exc:
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE

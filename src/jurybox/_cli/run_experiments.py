@@ -16,11 +16,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from jurybox import runs
-from jurybox.experiments import ExperimentView, console_text, experiment_view, html_page, markdown_text
 from jurybox.store import StoreError
 
 if TYPE_CHECKING:
     from jurybox._cli.run import RunRequest
+    from jurybox.experiments import ExperimentView
 
 
 def experiment_request(request: RunRequest) -> RunRequest:
@@ -54,6 +54,9 @@ def print_experiments(
         if prepared.experiments:
             status.print("the experiment's matrix is read from the store: run without --no-store to see it")
         return
+    # The experiments' views (and the statistics they use) only for a run that is one.
+    from jurybox.experiments import console_text, experiment_view
+
     for experiment in prepared.experiments.values():
         try:
             view = experiment_view(prepared.store, experiment)
@@ -73,6 +76,8 @@ def print_experiments(
 
 
 def _write(view: ExperimentView, fmt: str, path: Path, status: Console) -> None:
+    from jurybox.experiments import html_page, markdown_text
+
     text = {
         "json": lambda: json.dumps(view.to_dict(), indent=2) + "\n",
         "markdown": lambda: markdown_text(view),

@@ -129,6 +129,8 @@ def _estimate_line(plan: RunPlan) -> str:
     if isinstance(where, str) and where:
         model = f"{model} at {where}"  # printable_url: never a user:password or a query's key
     calls = f"{plan.min_calls}-{plan.max_calls}" if plan.min_calls != plan.max_calls else str(plan.max_calls)
+    if plan.estimated:  # scaled from a big cases file's first lines, the rest being checked as the run starts
+        calls = f"about {calls}"
     if plan.max_calls == 0:
         return f"Judge model: {model}; judge calls: 0."
     cost = plan.estimated_cost()

@@ -118,6 +118,8 @@ def llm_skip_note(records: Iterable[CaseRecord]) -> str:
 
 def llm_skip_plan(plan: RunPlan) -> str:
     """Before a run: ``12 LLM judge(s) in 10 case(s) will not run: 9 are decided by their other judges, 1 ABSTAIN``."""
+    if plan.estimated:  # a big cases file still being checked: no pass that builds every case
+        return f"about {plan.skipped_judges} LLM judge(s) will not run"
     cases = [case_plan for case_plan in plan.cases if case_plan.skipped]
     alone = sum(1 for case_plan in cases if not any(case_plan.tiers.values()))
     text = f"{plan.skipped_judges} LLM judge(s) in {len(cases)} case(s) will not run"

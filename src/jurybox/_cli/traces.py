@@ -3,30 +3,25 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from jurybox._cli.check import verdict_table
 from jurybox._cli.common import StoreOption, console, error_console, fail, opened_store
+from jurybox._cli.otel_option import OtelEndpointOption, otel_exporter
 from jurybox.core import (
-    KIND_EXPORTER,
     TIER_LLM,
     CaseRecord,
     Context,
-    PluginError,
-    PluginRegistry,
     Status,
     run_sync,
     to_jsonable,
 )
 from jurybox.suites import JudgeModelError, SuiteError, load_judges
 from jurybox.traces import (
-    ENDPOINT_VARIABLES,
     ProtobufUnavailableError,
     ReadStats,
     ajudge_contexts,
@@ -37,17 +32,6 @@ from jurybox.traces import (
 MAX_TRACE_CONTEXTS = 100_000
 """Contexts one ``judge-traces`` judges: a bigger export is split, or judged online (``serve --otlp``)."""
 MAX_TABLE_ROWS = 1_000
-
-OtelEndpointOption = Annotated[
-    str | None,
-    typer.Option(
-        "--otel-endpoint",
-        help="Send cases and judgments as OTLP spans to this URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT). "
-        "Needs jurybox\\[otel].",
-        show_default=False,
-    ),
-]
-"""``--otel-endpoint`` of ``jurybox run`` and ``jurybox judge-traces``."""
 
 
 def judge_traces_command(
@@ -166,20 +150,6 @@ def _store(url: str | None, suite: str, file: Path, records: list[CaseRecord]) -
         store.results.record_many(run_id, list(unique.values()))
         store.finish_run(run_id)
     return run_id
-
-
-def otel_exporter(endpoint: str | None, *, errors: Console | None = None) -> Any:
-    """The ``otlp`` exporter plug-in when an endpoint is given or configured, else None (off by default).
-
-    A missing extra or a bad URL is a usage error (exit 2) before anything runs.
-    """
-    if endpoint is None and not any(os.environ.get(name) for name in ENDPOINT_VARIABLES):
-        return None
-    try:
-        exporter_class = PluginRegistry.default().load(KIND_EXPORTER, "otlp")
-        return exporter_class(endpoint)
-    except (PluginError, ImportError, ValueError) as exc:
-        fail(f"--otel-endpoint: {exc}", to=errors or error_console())
 
 
 def register(app: typer.Typer) -> None:

@@ -19,7 +19,6 @@ from typing import Any
 from jurybox.agents._errors import TargetConfigError
 from jurybox.agents._reply import AgentReply
 from jurybox.core import ToolCall
-from jurybox.traces import contexts_of_trace, spans_from_sdk
 
 CAPTURE_CHOICES = ("none", "otel")
 MAX_SPANS_PER_CALL = 10_000
@@ -142,7 +141,12 @@ def _is_async(fn: Any) -> bool:
 
 def with_captured(reply: AgentReply, captured: Captured) -> AgentReply:
     """The reply with the tool calls and usage its spans show, where the reply itself said none."""
-    contexts = contexts_of_trace(spans_from_sdk(captured.spans)) if captured.spans else []
+    if not captured.spans:
+        contexts: list[Any] = []
+    else:  # the trace readers, for an agent run with ``capture: otel`` only (a Python agent imports this module)
+        from jurybox.traces import contexts_of_trace, spans_from_sdk
+
+        contexts = contexts_of_trace(spans_from_sdk(captured.spans))
     calls: list[ToolCall] = [call for context in contexts for call in context.tool_calls]
     usage: dict[str, Any] = {}
     for context in contexts:

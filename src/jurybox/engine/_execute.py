@@ -16,8 +16,6 @@ from typing import Any
 
 from jurybox.agents import (
     AgentError,
-    McpCall,
-    McpCallTarget,
     RoundOutcome,
     RoundSpec,
     Target,
@@ -164,6 +162,8 @@ class CaseExecutor:
         """The agent, or for an ``mcp_call`` case its MCP server answering that one call."""
         if case.mcp_call is None:
             return self.target()
+        from jurybox.agents import McpCall, McpCallTarget  # the MCP client, for such a case only
+
         return McpCallTarget(self.target(), McpCall.from_spec(case.mcp_call))
 
     async def _end_session(self, session_id: str) -> None:

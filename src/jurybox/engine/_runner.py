@@ -324,6 +324,11 @@ class SuiteRunner:
             return False
         if self._llm_skipped_cases:
             return True
+        if isinstance(cases, StreamedCases) and cases.whole_selection and cases.file.pending is not None:
+            first = cases.file.estimate
+            if self._stopping and first is not None:  # no wait for the rest of a check an interrupted run stops
+                return first.skipped_judges > 0 or any(c.skipped_without_model() for c in cases.inline if not c.skip)
+            cases.file.settle()  # the check of a big cases file, running while the cases ran, counted them
         if isinstance(cases, StreamedCases) and cases.whole_selection and cases.file.totals is not None:
             # The load's check pass counted them: no pass that builds every line again.
             inline = any(c.skipped_without_model() for c in cases.inline if not c.skip)

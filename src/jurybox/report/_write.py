@@ -108,7 +108,7 @@ def write_reports(
     for fmt in file_formats:
         if fmt not in first:
             write(fmt)
-    return {fmt: written[fmt] for fmt in report_formats() if fmt in written}
+    return {fmt: written[fmt] for fmt in _in_order(list(written))}
 
 
 def check_report_output(formats: Iterable[str], output: str | Path | None) -> None:
@@ -150,8 +150,15 @@ def _known(formats: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(name for name in named.values() if name is not None))
 
 
+def _in_order(names: list[str]) -> list[str]:
+    """``names`` in ``report_formats()``' order (jurybox's own first, then by name), without listing every
+    format: that would read every installed plug-in's entry point (and import its module) on each run."""
+    order = {name: index for index, name in enumerate(BUILT_IN)}
+    return sorted(names, key=lambda name: (order.get(name, len(order)), name))
+
+
 def _file_formats(wanted: list[str], output: str | Path | None) -> list[str]:
-    file_formats = [f for f in report_formats() if f in wanted and report_format(f).writes_file]
+    file_formats = [f for f in _in_order(wanted) if report_format(f).writes_file]
     if file_formats and output is None:
         raise ValueError(f"format(s) {', '.join(file_formats)} write files: give an output path (--output)")
     if output is not None and str(output) == "-" and len(file_formats) > 1:

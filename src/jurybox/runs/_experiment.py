@@ -78,7 +78,10 @@ def experiment_suites(
     if not suite.variants:
         if chosen:
             raise RunRequestError(f"suite {suite.name!r} has no variants: drop --variant, or add variants: to it")
-        trials = any(getattr(case, "trial", None) is not None for case in suite.cases)
+        # A cases file holds no trials (its check refuses them): only the inline cases are looked at, so a
+        # million-line file is not built once more here.
+        inline = getattr(suite.cases, "inline", suite.cases)
+        trials = any(getattr(case, "trial", None) is not None for case in inline)
         return [(suite, ExperimentSlot(suite.name, ()) if trials else None)]
     by_name = {variant.name: variant for variant in suite.variants}
     unknown = [name for name in chosen if name not in by_name]

@@ -15,12 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from jurybox.core import frozen_heap, paused_collector
 from jurybox.engine import DEFAULT_CONCURRENCY, ProgressSink, RunOptions, RunResult, RunStore, SuiteRunner
 from jurybox.executors import fork_available
 from jurybox.models import PROBE_TIMEOUT
+from jurybox.runs._check import cancel_check, settle_check, watch_check
 from jurybox.runs._executors import STORE_BUSY_TIMEOUT, executor_fields
 from jurybox.runs._experiment import (
     ExperimentSlot,
@@ -36,7 +37,7 @@ from jurybox.runs._request import NoCasesError, RunRequest, RunRequestError
 from jurybox.runs._resume import Notice, Notify, resume_point
 from jurybox.runs._stored import export_stored_suites, remember_suite_source
 from jurybox.store import Store, StoreError, lock_notice, open_store
-from jurybox.suites import RunPlan, Suite, load_suite, plan_run
+from jurybox.suites import Problem, RunPlan, Suite, SuiteError, load_suite, plan_run
 
 Starting = Callable[["PlannedSuite"], ProgressSink | None]
 """Called as each suite's run starts (to say so); returns where its progress goes, or None."""
@@ -82,6 +83,7 @@ def prepare(request: RunRequest, *, tune_gc: bool = False) -> PreparedRun:
         raise RunRequestError("--workers needs os.fork (Linux or macOS); run without it here")
     store: Store | None = None
     folder: tempfile.TemporaryDirectory[str] | None = None
+    suites: list[Suite] = []
     try:
         load = load_keywords(request, request.base_dir)
         sources = [(path, load) for path in request.suites]
@@ -93,8 +95,14 @@ def prepare(request: RunRequest, *, tune_gc: bool = False) -> PreparedRun:
             # Each resolves its relative paths against the folder of the file it came from.
             sources = [(file.path, load_keywords(request, file.folder)) for file in files]
             stored = {file.path: file.name for file in files}
+        # A command line whose one process runs the cases: a big cases file is checked in a forked child
+        # while the run starts (a server, with its threads, does not fork; worker processes and Ray
+        # actors are given the checked file's counts).
+        one_process = tune_gc and request.executor == "local" and request.workers == 1
+        check: bool | Literal["background"] = "background" if one_process else True
         with paused_collector() if tune_gc else contextlib.nullcontext():
-            suites = [load_suite(path, **keywords) for path, keywords in sources]
+            for path, keywords in sources:
+                suites.append(load_suite(path, check_cases_file=check, **keywords))
         twice = _same_names(suites)
         if twice is not None:
             raise RunRequestError(twice)
@@ -106,7 +114,13 @@ def prepare(request: RunRequest, *, tune_gc: bool = False) -> PreparedRun:
                 "run an experiment's variants with the local or processes executor"
             )
         planned, skipped = _plans(made, request.selectors)
+        running = {id(p.suite.cases) for p in planned}
+        for loaded in suites:  # a suite left out by the filter: its file's check is not wanted
+            if id(loaded.cases) not in running:
+                cancel_check(loaded)
     except BaseException:
+        for loaded in suites:
+            cancel_check(loaded)
         if store is not None:
             store.close()
         if folder is not None:
@@ -325,11 +339,19 @@ class PreparedRun:
         if self._stopping:
             runner.stop()
         env = planned.experiment.env if planned.experiment is not None else {}
+        watching = watch_check(planned.suite, runner)
         try:
             with variant_environment(env):
-                return await runner.run(resume=planned.resume)
+                result = await runner.run(resume=planned.resume)
+        except SuiteError as exc:  # a bad line reached before the background check named it
+            problems = await _checked(watching, cancel=False)
+            raise (SuiteError(list(problems)) if problems else exc) from None
         finally:
             self._runner = None
+        problems = await _checked(watching, cancel=result.status == "interrupted")
+        if problems:
+            raise SuiteError(list(problems))
+        return result
 
     def run(self, *, starting: Starting | None = None, finished: Finished | None = None) -> list[RunResult]:
         """Run every suite, one after another, in one event loop of its own; their results.
@@ -372,8 +394,23 @@ class PreparedRun:
         if self._runner is not None:
             self._runner.stop()
 
+    def settle(self) -> None:
+        """Wait for the suites' background checks of their cases files and plan with their totals (``--dry-run``).
+
+        Raises:
+            SuiteError: a cases file has bad lines (file, line and field of each).
+        """
+        for planned in self.suites:
+            problems = settle_check(planned.suite)
+            if problems:
+                raise SuiteError(list(problems))
+            if planned.plan.estimated:
+                planned.plan = plan_run(planned.suite, planned.suite.select(self.request.selectors))
+
     def close(self) -> None:
         """Close the store and remove the stored suites' temporary files."""
+        for planned in self.suites:
+            cancel_check(planned.suite)
         store, self._store = self._store, None
         if store is not None:
             store.close()
@@ -423,6 +460,18 @@ def _plans(
     if empty and (len(empty) == len(plans) or not selectors):
         raise NoCasesError(empty, selectors)
     return [PlannedSuite(suite, plan, experiment=slot) for suite, slot, plan in plans if plan.cases], empty
+
+
+async def _checked(watching: asyncio.Task[tuple[Problem, ...]] | None, *, cancel: bool) -> tuple[Problem, ...]:
+    """The background check's problems once it ends (stopped first when the run was interrupted)."""
+    if watching is None:
+        return ()
+    if cancel and not watching.done():
+        watching.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watching
+        return ()
+    return await watching
 
 
 def _ignore(_notice: Notice) -> None:

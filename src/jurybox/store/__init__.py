@@ -13,8 +13,10 @@ from it. A storage failure is a
 database is locked or down): nothing outside this package sees SQLAlchemy.
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from jurybox.core import CaseRecord, RoundRecord
-from jurybox.store._authoring import AuthoringRepository, CaseEdit, CaseVersion, EditConflictError
 from jurybox.store._baselines import (
     BASELINE_POLICIES,
     DEFAULT_TARGETS,
@@ -26,30 +28,8 @@ from jurybox.store._baselines import (
     check_run,
     relative_drop,
 )
-from jurybox.store._browse import StoreBrowser
-from jurybox.store._browse_cases import CaseBrowser
-from jurybox.store._browse_compare import CompareBrowser
-from jurybox.store._browse_models import (
-    CASE_SORTS,
-    COMPARE_KINDS,
-    CaseHistoryRow,
-    CaseQuery,
-    CaseRow,
-    ComparedCase,
-    ComparedSide,
-    ComparisonSummary,
-    JudgeStats,
-    Paged,
-    RunStats,
-    TierStats,
-    TrendPoint,
-)
-from jurybox.store._browse_runs import RunBrowser
-from jurybox.store._browse_stats import StatsBrowser
-from jurybox.store._browse_trends import TrendBrowser
 from jurybox.store._calibrations import CalibrationRepository, StoredCalibration
 from jurybox.store._cases import SuiteRepository
-from jurybox.store._compare import CaseChange, RunComparison, compare_runs, resolve_runs
 from jurybox.store._engine import (
     DEFAULT_URL,
     ENV_VAR,
@@ -66,18 +46,102 @@ from jurybox.store._lazy import StoredRecords
 from jurybox.store._lessons import LessonRepository, lessons_for
 from jurybox.store._metrics import MetricRepository
 from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
-from jurybox.store._paired import TRIALS_KEY, PairedRepository, RunSides
-from jurybox.store._paired_models import JudgeCorrection, PairedRuns
-from jurybox.store._people import ALL_ROLES, INGEST_ROLE, ROLES, AuditEntry, Login, Role, User, UserRepository
 from jurybox.store._plans import PlanProgress
 from jurybox.store._rebuild import judgment_from_dict, score_from_dict
 from jurybox.store._results import ResultRepository
-from jurybox.store._review_queue import QueueEntry, QueueFilter, QueuePage
-from jurybox.store._reviews import JUDGE_IDENTITIES_KEY, LABELS, Review, ReviewItem, ReviewRepository
 from jurybox.store._runs import RunRepository
-from jurybox.store._significance import SignificanceCheck, SignificanceResult, check_significance
 from jurybox.store._store import Store, open_store
-from jurybox.store._suitefile import SuiteFileError, export_suite_file, import_suite_file, read_suite_file
+
+if TYPE_CHECKING:
+    from jurybox.store._authoring import AuthoringRepository, CaseEdit, CaseVersion, EditConflictError
+    from jurybox.store._browse import StoreBrowser
+    from jurybox.store._browse_cases import CaseBrowser
+    from jurybox.store._browse_compare import CompareBrowser
+    from jurybox.store._browse_models import (
+        CASE_SORTS,
+        COMPARE_KINDS,
+        CaseHistoryRow,
+        CaseQuery,
+        CaseRow,
+        ComparedCase,
+        ComparedSide,
+        ComparisonSummary,
+        JudgeStats,
+        Paged,
+        RunStats,
+        TierStats,
+        TrendPoint,
+    )
+    from jurybox.store._browse_runs import RunBrowser
+    from jurybox.store._browse_stats import StatsBrowser
+    from jurybox.store._browse_trends import TrendBrowser
+    from jurybox.store._compare import CaseChange, RunComparison, compare_runs, resolve_runs
+    from jurybox.store._paired import TRIALS_KEY, PairedRepository, RunSides
+    from jurybox.store._paired_models import JudgeCorrection, PairedRuns
+    from jurybox.store._people import ALL_ROLES, INGEST_ROLE, ROLES, AuditEntry, Login, Role, User, UserRepository
+    from jurybox.store._review_queue import QueueEntry, QueueFilter, QueuePage
+    from jurybox.store._reviews import JUDGE_IDENTITIES_KEY, LABELS, Review, ReviewItem, ReviewRepository
+    from jurybox.store._significance import SignificanceCheck, SignificanceResult, check_significance
+    from jurybox.store._suitefile import SuiteFileError, export_suite_file, import_suite_file, read_suite_file
+
+# Imported when first named: the dashboard's readers, comparisons and people are no part of a run's start-up.
+_LAZY = {
+    "ALL_ROLES": "jurybox.store._people",
+    "AuditEntry": "jurybox.store._people",
+    "AuthoringRepository": "jurybox.store._authoring",
+    "CASE_SORTS": "jurybox.store._browse_models",
+    "COMPARE_KINDS": "jurybox.store._browse_models",
+    "CaseBrowser": "jurybox.store._browse_cases",
+    "CaseChange": "jurybox.store._compare",
+    "CaseEdit": "jurybox.store._authoring",
+    "CaseHistoryRow": "jurybox.store._browse_models",
+    "CaseQuery": "jurybox.store._browse_models",
+    "CaseRow": "jurybox.store._browse_models",
+    "CaseVersion": "jurybox.store._authoring",
+    "CompareBrowser": "jurybox.store._browse_compare",
+    "ComparedCase": "jurybox.store._browse_models",
+    "ComparedSide": "jurybox.store._browse_models",
+    "ComparisonSummary": "jurybox.store._browse_models",
+    "EditConflictError": "jurybox.store._authoring",
+    "INGEST_ROLE": "jurybox.store._people",
+    "JUDGE_IDENTITIES_KEY": "jurybox.store._reviews",
+    "JudgeCorrection": "jurybox.store._paired_models",
+    "JudgeStats": "jurybox.store._browse_models",
+    "LABELS": "jurybox.store._reviews",
+    "Login": "jurybox.store._people",
+    "Paged": "jurybox.store._browse_models",
+    "PairedRepository": "jurybox.store._paired",
+    "PairedRuns": "jurybox.store._paired_models",
+    "QueueEntry": "jurybox.store._review_queue",
+    "QueueFilter": "jurybox.store._review_queue",
+    "QueuePage": "jurybox.store._review_queue",
+    "ROLES": "jurybox.store._people",
+    "Review": "jurybox.store._reviews",
+    "ReviewItem": "jurybox.store._reviews",
+    "ReviewRepository": "jurybox.store._reviews",
+    "Role": "jurybox.store._people",
+    "RunBrowser": "jurybox.store._browse_runs",
+    "RunComparison": "jurybox.store._compare",
+    "RunSides": "jurybox.store._paired",
+    "RunStats": "jurybox.store._browse_models",
+    "SignificanceCheck": "jurybox.store._significance",
+    "SignificanceResult": "jurybox.store._significance",
+    "StatsBrowser": "jurybox.store._browse_stats",
+    "StoreBrowser": "jurybox.store._browse",
+    "SuiteFileError": "jurybox.store._suitefile",
+    "TRIALS_KEY": "jurybox.store._paired",
+    "TierStats": "jurybox.store._browse_models",
+    "TrendBrowser": "jurybox.store._browse_trends",
+    "TrendPoint": "jurybox.store._browse_models",
+    "User": "jurybox.store._people",
+    "UserRepository": "jurybox.store._people",
+    "check_significance": "jurybox.store._significance",
+    "compare_runs": "jurybox.store._compare",
+    "export_suite_file": "jurybox.store._suitefile",
+    "import_suite_file": "jurybox.store._suitefile",
+    "read_suite_file": "jurybox.store._suitefile",
+    "resolve_runs": "jurybox.store._compare",
+}
 
 __all__ = [
     "ALL_ROLES",
@@ -175,3 +239,16 @@ __all__ = [
     "shown_url",
     "store_file",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

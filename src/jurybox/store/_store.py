@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+from functools import cached_property
+from typing import TYPE_CHECKING
+
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 
-from jurybox.store._authoring import AuthoringRepository
 from jurybox.store._baselines import RegressionPolicy, RunCheck, check_run
 from jurybox.store._calibrations import CalibrationRepository
 from jurybox.store._cases import SuiteRepository
 from jurybox.store._engine import access_error, create_store_engine, describe, migrate, resolve_url
 from jurybox.store._lessons import LessonRepository
 from jurybox.store._metrics import MetricRepository
-from jurybox.store._paired import PairedRepository
-from jurybox.store._people import UserRepository
 from jurybox.store._results import ResultRepository
-from jurybox.store._reviews import ReviewRepository
 from jurybox.store._runs import RunRepository, RunStatus
-from jurybox.store._trace_queue import TraceQueueRepository
+
+if TYPE_CHECKING:
+    from jurybox.store._authoring import AuthoringRepository
+    from jurybox.store._paired import PairedRepository
+    from jurybox.store._people import UserRepository
+    from jurybox.store._reviews import ReviewRepository
+    from jurybox.store._trace_queue import TraceQueueRepository
 
 
 class Store:
@@ -59,16 +64,44 @@ class Store:
         """Regressions' lessons and people's notes: ``find``, ``add_manual``, ``retire``, ``for_run``."""
         self.calibrations = CalibrationRepository(engine)
         """Judges' calibrations: ``save``, ``get``, ``latest``, ``find``."""
-        self.paired = PairedRepository(engine)
+
+    # The dashboard's and the comparisons' repositories are made (and their modules, with the
+    # statistics, imported) when first used: `jurybox run` starts without them.
+
+    @cached_property
+    def paired(self) -> PairedRepository:
         """Runs compared case by case with paired statistics: ``sides``, ``compare``, ``compare_many``."""
-        self.users = UserRepository(engine)
+        from jurybox.store._paired import PairedRepository
+
+        return PairedRepository(self._engine)
+
+    @cached_property
+    def users(self) -> UserRepository:
         """Dashboard users, their logins and the audit log."""
-        self.reviews = ReviewRepository(engine)
+        from jurybox.store._people import UserRepository
+
+        return UserRepository(self._engine)
+
+    @cached_property
+    def reviews(self) -> ReviewRepository:
         """People's reviews of judgments, the review queue and the labelled set they make."""
-        self.authoring = AuthoringRepository(engine)
+        from jurybox.store._reviews import ReviewRepository
+
+        return ReviewRepository(self._engine)
+
+    @cached_property
+    def authoring(self) -> AuthoringRepository:
         """Cases written one at a time, with history and edit conflicts."""
-        self.trace_queue = TraceQueueRepository(engine)
+        from jurybox.store._authoring import AuthoringRepository
+
+        return AuthoringRepository(self._engine)
+
+    @cached_property
+    def trace_queue(self) -> TraceQueueRepository:
         """Traces received over OTLP waiting to be judged (``jurybox serve --otlp``)."""
+        from jurybox.store._trace_queue import TraceQueueRepository
+
+        return TraceQueueRepository(self._engine)
 
     @property
     def url(self) -> str:

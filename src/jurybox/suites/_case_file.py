@@ -20,7 +20,8 @@ from typing import Any, overload
 
 from jurybox.core import InputLimitError, read_json
 from jurybox.suites._case import Case, name_matches
-from jurybox.suites._errors import SuiteError
+from jurybox.suites._case_file_check import BackgroundCheck
+from jurybox.suites._errors import Problem, SuiteError
 
 MAX_LINE_BYTES = 1024 * 1024
 """The longest case line read: a case is a prompt, its judges and a reference, not a data set."""
@@ -71,6 +72,34 @@ class CaseFile:
     """Counted by the check pass for the whole file (None when the suite was loaded unchecked, as in an actor)."""
     samples: tuple[Case, ...] = ()
     """One built case per distinct set of judges, for what needs to see the suite's judges (calibration, preflight)."""
+    pending: BackgroundCheck | None = None
+    """The check pass still running in a child process (``check_cases_file="background"``); None once settled."""
+    counted: tuple[int, int] | None = None
+    """(cases not marked ``skip``, lines) counted without building while ``pending`` runs."""
+    estimate: PlanTotals | None = None
+    """The totals of the lines checked before the run started (the first ``PREFIX_LINES``), while ``pending`` runs."""
+    problems: tuple[Problem, ...] = ()
+    """What the background check found (set by ``settle``)."""
+
+    def settle(self) -> tuple[Problem, ...]:
+        """Wait for the background check (if any), take its totals and samples; its problems.
+
+        Call it on the thread that builds cases (the samples are built here). Idempotent.
+        """
+        pending = self.pending
+        if pending is None:
+            return self.problems
+        outcome = pending.wait()
+        self.pending = None
+        self.problems = tuple(outcome.problems)
+        if isinstance(outcome.totals, PlanTotals) and not outcome.problems:
+            samples = []
+            for line in outcome.samples:
+                assert isinstance(line, CaseLine)
+                samples.append(self.build_line(line))
+            self.samples = tuple(samples)
+            self.totals = outcome.totals
+        return self.problems
 
     def lines(self) -> Iterator[tuple[int, str]]:
         """(line number, text) of every non-blank line.
@@ -265,10 +294,11 @@ class StreamedCases(Sequence[Case]):
     def __len__(self) -> int:
         if not self._count:
             totals = self.file.totals
-            if self.view == _View(()) and totals is not None:
-                self._count.append(sum(1 for c in self.inline if not c.skip) + totals.cases)
-            elif self.view == _View() and totals is not None:
-                self._count.append(len(self.inline) + totals.lines)
+            counted = (totals.cases, totals.lines) if totals is not None else self.file.counted
+            if self.view == _View(()) and counted is not None:
+                self._count.append(sum(1 for c in self.inline if not c.skip) + counted[0])
+            elif self.view == _View() and counted is not None:
+                self._count.append(len(self.inline) + counted[1])
             else:
                 self._count.append(sum(1 for _ in self._walk(build=False)))
         return self._count[0]

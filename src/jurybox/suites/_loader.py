@@ -6,11 +6,10 @@ import contextlib
 import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from jurybox.agents import McpCall
 from jurybox.core import judge_name
 from jurybox.inputs import InputError, read_text
 from jurybox.models import MeteredModel
@@ -62,7 +61,7 @@ def load_suite(
     judge_timeout: float | None = None,
     judge_retries: int | None = None,
     base_dir: Path | None = None,
-    check_cases_file: bool = True,
+    check_cases_file: bool | Literal["background"] = True,
 ) -> Suite:
     """Load and check a suite file.
 
@@ -85,6 +84,9 @@ def load_suite(
             file resolves them against the current directory.
         check_cases_file: Build every line of the suite's ``cases_file`` once to check it (False: trust it,
             as a Ray actor does for the driver that checked it; a bad line then fails when it is reached).
+            ``"background"``: a big file (``BACKGROUND_BYTES``) has its first lines checked now and the
+            whole file in a forked child while the run starts (``CaseFile.settle()`` gives its problems:
+            ``jurybox.runs`` stops the run on them); a smaller one is checked now.
 
     Raises:
         SuiteError: naming file, line and field of every problem found.
@@ -197,6 +199,8 @@ def _build_case(
             (*path, "mcp_call"), "mcp_call asks an MCP server: the suite's agent must be one (agent: {mcp: ...})"
         )
     if mcp_call is not None:
+        from jurybox.agents import McpCall  # the MCP client, for such a case only
+
         # The call is the case's one round: reports show it where a prompt would be.
         rounds = [RoundPlan(prompt=McpCall.from_spec(mcp_call).prompt, reference=case.reference)]
     elif case.rounds is None:

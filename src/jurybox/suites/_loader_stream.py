@@ -10,17 +10,27 @@ find duplicates (8 bytes a case, freed when the pass ends).
 
 from __future__ import annotations
 
+import itertools
+import json
+import os
 from array import array
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
 from jurybox.suites._build import JudgeBuilder
 from jurybox.suites._case import Case
 from jurybox.suites._case_file import CaseFile, CaseLine, PlanTotals, StreamedCases, file_stamp
+from jurybox.suites._case_file_check import (
+    BACKGROUND_BYTES,
+    PREFIX_LINES,
+    BackgroundCheck,
+    CheckOutcome,
+    count_cases,
+)
 from jurybox.suites._errors import Problem, SuiteError
 from jurybox.suites._plan import case_plan
 from jurybox.suites._spec import CaseModel, SuiteModel
@@ -44,10 +54,14 @@ def streamed_cases(
     inline: tuple[Case, ...],
     build_case: BuildCase,
     *,
-    check: bool,
+    check: bool | Literal["background"],
     llm_enabled: bool,
 ) -> tuple[StreamedCases | None, list[Problem]]:
-    """The suite's case list with its cases file, and the file's problems (after a check pass when ``check``)."""
+    """The suite's case list with its cases file, and the file's problems (after a check pass when ``check``).
+
+    ``check="background"``: a file over ``BACKGROUND_BYTES`` has its first lines checked now and
+    the whole of it in a forked child while the run starts (``CaseFile.pending``, ``settle()``).
+    """
     assert spec.cases_file is not None
     path = folder / spec.cases_file
     if not path.is_file():
@@ -64,9 +78,45 @@ def streamed_cases(
     if not check:
         return StreamedCases(inline, file), []
     stamp = file_stamp(path)
-    totals, samples, problems = _check(file, inline, llm_enabled=llm_enabled)
+    if check == "background" and stamp[0] >= BACKGROUND_BYTES and fork_available():
+        return _background(file, stamp, inline, llm_enabled=llm_enabled)
+    totals, samples, _, problems = _check(file, inline, llm_enabled=llm_enabled)
     checked = replace(file, stamp=stamp, totals=totals, samples=samples)
     return StreamedCases(inline, checked), problems
+
+
+def _background(
+    file: CaseFile, stamp: tuple[int, int], inline: tuple[Case, ...], *, llm_enabled: bool
+) -> tuple[StreamedCases, list[Problem]]:
+    """The first lines checked now (their problems reported before anything runs), the whole file in a child."""
+    stamped = replace(file, stamp=stamp)
+    first, samples, _, problems = _check(stamped, inline, llm_enabled=llm_enabled, limit=PREFIX_LINES)
+    if problems:
+        return StreamedCases(inline, stamped), problems
+
+    def whole() -> CheckOutcome:
+        totals, _, lines, found = _check(stamped, inline, llm_enabled=llm_enabled)
+        return CheckOutcome(totals, lines, found)
+
+    counted = count_cases(file.path, _skipped)
+    pending = BackgroundCheck(whole, file.path)
+    return StreamedCases(
+        inline, replace(stamped, samples=samples, pending=pending, counted=counted, estimate=first)
+    ), []
+
+
+def _skipped(raw: bytes) -> bool:
+    """Whether a raw line is a case marked ``skip: true`` (a line that does not parse is not)."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and data.get("skip") is True
+
+
+def fork_available() -> bool:
+    """True where a check can run in a forked child (Linux, macOS)."""
+    return hasattr(os, "fork")
 
 
 def _build_line(
@@ -107,21 +157,24 @@ def _problem(line: CaseLine, error: Any) -> Problem:
 
 
 def _check(
-    file: CaseFile, inline: tuple[Case, ...], *, llm_enabled: bool
-) -> tuple[PlanTotals, tuple[Case, ...], list[Problem]]:
-    """Build every line once: the plan's totals, a sample of judges, and every problem (up to a limit)."""
+    file: CaseFile, inline: tuple[Case, ...], *, llm_enabled: bool, limit: int | None = None
+) -> tuple[PlanTotals, tuple[Case, ...], tuple[CaseLine, ...], list[Problem]]:
+    """Build every line once (the first ``limit``): the plan's totals, a sample of judges (as cases and
+    as lines), and every problem (up to a limit)."""
     problems: list[Problem] = []
     more = 0
     cases = lines = fewest = most = skipped = 0
-    samples: dict[tuple[tuple[str, str, str], ...], Case] = {}
+    samples: dict[tuple[tuple[str, str, str], ...], tuple[Case, CaseLine]] = {}
     hashes = _NameHashes()
     for case in inline:
         hashes.add(case.name)
-    for number, text in file.lines():
+    numbered = file.lines() if limit is None else itertools.islice(file.lines(), limit)
+    for number, text in numbered:
         lines += 1
         try:
             data = file.parse(number, text)
-            case = file.build(file.line_of(number, text, data), data)
+            line = file.line_of(number, text, data)
+            case = file.build(line, data)
         except SuiteError as exc:
             room = MAX_PROBLEMS - len(problems)
             problems.extend(exc.problems[:room])
@@ -130,7 +183,7 @@ def _check(
         hashes.add(case.name)
         signature = tuple((j.tier, j.key, j.label) for j in case.judges)
         if signature not in samples and len(samples) < MAX_SAMPLES:
-            samples[signature] = case
+            samples[signature] = (case, line)
         if case.skip:
             continue
         cases += 1
@@ -140,8 +193,10 @@ def _check(
         skipped += len(plan.skipped)
     if more:
         problems.append(Problem(str(file.path), None, "", f"and {more} more problem(s) in this file"))
-    problems.extend(_duplicates(file, inline, hashes.colliding()))
-    return PlanTotals(cases, lines, fewest, most, skipped), tuple(samples.values()), problems
+    problems.extend(_duplicates(file, inline, hashes.colliding(), limit))
+    kept = samples.values()
+    totals = PlanTotals(cases, lines, fewest, most, skipped)
+    return totals, tuple(case for case, _ in kept), tuple(line for _, line in kept), problems
 
 
 class _NameHashes:
@@ -166,7 +221,7 @@ class _NameHashes:
         return found
 
 
-def _duplicates(file: CaseFile, inline: Iterable[Case], colliding: set[int]) -> list[Problem]:
+def _duplicates(file: CaseFile, inline: Iterable[Case], colliding: set[int], limit: int | None = None) -> list[Problem]:
     """A problem for each name given twice (a second pass, over the few names whose hashes collided)."""
     if not colliding:
         return []
@@ -175,7 +230,7 @@ def _duplicates(file: CaseFile, inline: Iterable[Case], colliding: set[int]) -> 
     for case in inline:
         if hash(case.name) in colliding:
             first.setdefault(case.name, f"the suite file, line {case.line}")
-    for number, text in file.lines():
+    for number, text in file.lines() if limit is None else itertools.islice(file.lines(), limit):
         try:
             name = file.parse(number, text).get("name")
         except SuiteError:

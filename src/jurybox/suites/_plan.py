@@ -8,7 +8,7 @@ from typing import overload
 
 from jurybox.models import Usage, get_price, parse_spec
 from jurybox.suites._case import Case, Suite
-from jurybox.suites._case_file import StreamedCases
+from jurybox.suites._case_file import PlanTotals, StreamedCases
 from jurybox.suites._registry import TIER_DETERMINISTIC
 
 # A typical judge prompt (instructions, the case and the answer) and verdict; used only for estimates.
@@ -49,6 +49,8 @@ class RunPlan:
     cases: Sequence[CasePlan]
     totals: tuple[int, int, int] | None = None
     """(fewest calls, most calls, skipped judges) counted before; None: summed over ``cases``."""
+    estimated: bool = False
+    """The totals are scaled from a big cases file's first lines: its check runs while the run starts."""
 
     @property
     def min_calls(self) -> int:
@@ -89,14 +91,28 @@ def plan_run(suite: Suite, cases: Sequence[Case]) -> RunPlan:
     if not isinstance(cases, StreamedCases):
         return RunPlan(suite, tuple(case_plan(case, llm_enabled=llm_enabled) for case in cases))
     plans = _LazyPlans(cases, llm_enabled)
-    counted = cases.file.totals
-    if counted is not None and cases.whole_selection:  # the whole suite: its check pass counted it
+    file = cases.file
+    counted = file.totals
+    first, count = file.estimate, file.counted
+    if cases.whole_selection and (counted is not None or (first is not None and count is not None)):
         inline = [case_plan(case, llm_enabled=llm_enabled) for case in cases.inline if not case.skip]
+        estimated = counted is None
+        if counted is None:  # the check is still running: the first lines' totals, scaled to the file's count
+            assert first is not None and count is not None
+            scale = count[0] / first.cases if first.cases else 0.0
+            counted = PlanTotals(
+                count[0],
+                count[1],
+                round(first.min_calls * scale),
+                round(first.max_calls * scale),
+                round(first.skipped_judges * scale),
+            )
         totals = (
             sum(c.min_calls for c in inline) + counted.min_calls,
             sum(c.max_calls for c in inline) + counted.max_calls,
             sum(len(c.skipped) for c in inline) + counted.skipped_judges,
         )
+        return RunPlan(suite, plans, totals, estimated=estimated)
     else:  # a selection: one pass that builds each case, not one per total
         totals = (0, 0, 0)
         for plan in plans:
