@@ -102,8 +102,18 @@ def remember_suite_source(store: Store, suite: Suite) -> None:
     folder = str(suite.base_dir.resolve())
     if store.suites.source(suite.name) == (True, folder):
         return
-    try:
-        _, agent, defaults, _, settings = read_suite_file(suite.path)
-    except (SuiteFileError, OSError):
-        return
+    written = suite.written
+    if written is not None:
+        # What load_suite already read: a 100,000-case file is not parsed a second time.
+        if "cases_file" in written:
+            return
+        agent, defaults = written.get("agent"), written.get("defaults")
+        if not all(section is None or isinstance(section, dict) for section in (agent, defaults)):
+            return
+        settings = {str(key): value for key, value in written.items() if key not in ("name", "agent", "defaults")}
+    else:
+        try:
+            _, agent, defaults, _, settings = read_suite_file(suite.path)
+        except (SuiteFileError, OSError):
+            return
     store.suites.remember_source(suite.name, agent=agent, defaults=defaults, settings=settings, folder=folder)

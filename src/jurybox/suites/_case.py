@@ -170,6 +170,9 @@ class Suite:
     """The ``variants:`` of the agent an experiment compares (``jurybox.suites.Variant``), in file order."""
     follow_up_model: Any = None
     """The suite's ``follow_up_model``: decides whether the agent asked a question and answers it (None: ``model``)."""
+    written: Mapping[str, Any] | None = None
+    """The file's top-level keys but ``cases``, as written (the store keeps agent, defaults and settings
+    without reading a big file twice); None for a suite not loaded from a file."""
 
     @property
     def base_dir(self) -> Path:

@@ -178,6 +178,7 @@ def load_suite(
         folder=folder,
         variants=tuple(variants),
         follow_up_model=follow_up_model,
+        written={key: value for key, value in doc.data.items() if key != "cases"},
     )
 
 
