@@ -115,6 +115,38 @@ def key_value(key: str, value: Any) -> bytes:
     return _field(b"\x0a", key.encode("utf-8", "surrogatepass")) + _field(b"\x12", encoded)
 
 
+_key_fields: dict[str, bytes] = {}  # a key's field 1 of ``KeyValue``: keys are few and repeat
+# (key, value, body) of the last long string, swapped whole (threads share it): a case's
+# explanation is both its span's attribute and its event's.
+_last_long: list[tuple[str, Any, bytes]] = [("", None, b"")]
+
+
+def _key_field(key: str) -> bytes:
+    found = _key_fields.get(key)
+    if found is None:
+        found = _field(b"\x0a", key.encode("utf-8", "surrogatepass"))
+        if len(_key_fields) < _CACHE_ENTRIES:
+            _key_fields[key] = found
+    return found
+
+
+def _body(key: str, value: Any) -> bytes:
+    """A ``KeyValue``'s bytes with its length before them (b"" for a value left out)."""
+    if value.__class__ is str:  # the common case, without any_value's calls
+        data = value.encode("utf-8", "surrogatepass")
+        size = len(data)
+        inner = (b"\x0a" + _SMALL[size] if size < 0x80 else b"\x0a" + _varint(size)) + data
+        size = len(inner)
+        kv = _key_field(key) + (b"\x12" + _SMALL[size] if size < 0x80 else b"\x12" + _varint(size)) + inner
+    else:
+        encoded = any_value(value)
+        if encoded is None:
+            return b""
+        kv = _key_field(key) + _field(b"\x12", encoded)
+    size = len(kv)
+    return (_SMALL[size] if size < 0x80 else _varint(size)) + kv
+
+
 def attribute_bodies(values: Mapping[str, Any]) -> list[bytes]:
     """Each attribute's ``KeyValue`` with its length before it: a repeated field less its tag.
 
@@ -125,21 +157,38 @@ def attribute_bodies(values: Mapping[str, Any]) -> list[bytes]:
     out = []
     cache = _kv_cache
     for item in values.items():
+        value = item[1]
+        cls = value.__class__
+        if cls is list:  # not hashable, never remembered
+            body = _body(item[0], value)
+            if body:
+                out.append(body)
+            continue
         try:
             found = cache.get(item)
-        except TypeError:  # a list: not hashable, never remembered
+        except TypeError:  # an unhashable value of another type: left out below as the SDK leaves it
             found = None
-        value = item[1]
-        if found is not None and found[0] is value.__class__:
+        if found is not None and found[0] is cls:
             if found[1]:
                 out.append(found[1])
             continue
-        kv = key_value(item[0], value)
-        body = _varint(len(kv)) + kv if kv else b""
-        if value.__class__ is not list and (value.__class__ is not str or len(value) <= _CACHED_VALUE_CHARS):
-            if len(cache) >= _CACHE_ENTRIES:
-                cache.clear()
-            cache[item] = (value.__class__, body)
+        if cls is str and len(value) > _CACHED_VALUE_CHARS:
+            last_key, last_value, body = _last_long[0]
+            if last_value is not value or last_key != item[0]:
+                body = _body(item[0], value)
+                _last_long[0] = (item[0], value, body)
+            out.append(body)
+            continue
+        try:
+            body = _body(item[0], value)
+        except TypeError:
+            body = b""
+        if len(cache) >= _CACHE_ENTRIES:
+            cache.clear()
+        try:
+            cache[item] = (cls, body)
+        except TypeError:
+            pass
         if body:
             out.append(body)
     return out
