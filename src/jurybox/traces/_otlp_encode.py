@@ -166,8 +166,9 @@ def attribute_bodies(values: Mapping[str, Any]) -> list[bytes]:
             continue
         try:
             found = cache.get(item)
+            hashable = True
         except TypeError:  # an unhashable value of another type: left out below as the SDK leaves it
-            found = None
+            found, hashable = None, False
         if found is not None and found[0] is cls:
             if found[1]:
                 out.append(found[1])
@@ -179,16 +180,11 @@ def attribute_bodies(values: Mapping[str, Any]) -> list[bytes]:
                 _last_long[0] = (item[0], value, body)
             out.append(body)
             continue
-        try:
-            body = _body(item[0], value)
-        except TypeError:
-            body = b""
-        if len(cache) >= _CACHE_ENTRIES:
-            cache.clear()
-        try:
+        body = _body(item[0], value)
+        if hashable:
+            if len(cache) >= _CACHE_ENTRIES:
+                cache.clear()
             cache[item] = (cls, body)
-        except TypeError:
-            pass
         if body:
             out.append(body)
     return out
@@ -259,9 +255,9 @@ def span_bytes(span: SpanRecord) -> bytes:
     return b"".join(parts)
 
 
-def export_request(resource: Mapping[str, Any], scope: str, spans: Sequence[SpanRecord]) -> bytes:
-    """An ``ExportTraceServiceRequest`` of ``spans`` under one resource and one instrumentation scope."""
+def export_request(resource: Mapping[str, Any], scope: str, spans: Sequence[SpanRecord | bytes]) -> bytes:
+    """An ``ExportTraceServiceRequest`` of ``spans`` (records, or their ``span_bytes``) under one resource and scope."""
     scope_spans = _field(b"\x0a", _field(b"\x0a", scope.encode("utf-8")))  # ScopeSpans.scope{name}
-    scope_spans += b"".join(_field(b"\x12", span_bytes(span)) for span in spans)
+    scope_spans += b"".join(_field(b"\x12", span if isinstance(span, bytes) else span_bytes(span)) for span in spans)
     resource_spans = _field(b"\x0a", attributes(resource, b"\x0a")) + _field(b"\x12", scope_spans)
     return _field(b"\x0a", resource_spans)

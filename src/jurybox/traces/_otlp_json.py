@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 from jurybox.core import MAX_INPUT_BYTES, MAX_INPUT_DEPTH, MAX_INPUT_NODES, InputLimitError, read_json
+from jurybox.traces import _fast_json
 from jurybox.traces._otlp_values import (
     field_of,
     hex_id,
@@ -23,7 +24,6 @@ from jurybox.traces._otlp_values import (
     nanoseconds,
     optional_parent,
 )
-from jurybox.traces import _fast_json
 from jurybox.traces._spans import ReadStats, Span, SpanEvent, status_name
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
