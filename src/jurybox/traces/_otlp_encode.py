@@ -225,7 +225,8 @@ def _text(tag: bytes, text: str) -> bytes:
 
 def span_bytes(span: SpanRecord) -> bytes:
     """One ``Span`` message's bytes."""
-    bodies = attribute_bodies(span.attributes)
+    values = span.attributes
+    bodies = attribute_bodies(values)
     trace_id = span.trace_id
     parts = [_HEAD.pack(0x0A10, trace_id >> 64, trace_id & _LOW64, 0x1208, span.span_id)]
     if span.parent_id is not None:
@@ -234,12 +235,16 @@ def span_bytes(span: SpanRecord) -> bytes:
         _text(b"\x2a", span.name),  # field 5
         _KIND,
         _TIMES.pack(0x39, span.start_ns, 0x41, span.end_ns),
-        repeated(b"\x4a", bodies),  # field 9
     ]
-    for name, moment, values in span.events:  # field 11
+    if bodies:
+        parts.append(b"\x4a" + b"\x4a".join(bodies))  # field 9
+    for name, moment, event_values in span.events:  # field 11
         inner = _EVENT_TIME.pack(0x09, moment) + _text(b"\x12", name)
-        inner += repeated(b"\x1a", bodies if values is span.attributes else attribute_bodies(values))  # field 3
-        parts.append(_field(b"\x5a", inner))
+        event_bodies = bodies if event_values is values else attribute_bodies(event_values)
+        if event_bodies:
+            inner += b"\x1a" + b"\x1a".join(event_bodies)  # field 3
+        size = len(inner)
+        parts.append((b"\x5a" + _SMALL[size] if size < 0x80 else b"\x5a" + _varint(size)) + inner)
     for link_trace, link_span, values in span.links:  # field 13
         inner = _HEAD.pack(0x0A10, link_trace >> 64, link_trace & _LOW64, 0x1208, link_span)
         inner += attributes(values, b"\x22") + _LINK_FLAGS
