@@ -152,7 +152,7 @@ def test_the_spans_written_directly_are_the_bytes_the_sdk_encoder_writes() -> No
 
     from jurybox.core import CaseRecord, Judgment
     from jurybox.traces._exporter import SCOPE
-    from jurybox.traces._otlp_encode import SpanRecord, export_request
+    from jurybox.traces._otlp_encode import SpanRecord, export_request, span_bytes
 
     class Keep:  # an SDK exporter: gets SDK spans built from the same records
         def __init__(self) -> None:
@@ -187,3 +187,7 @@ def test_the_spans_written_directly_are_the_bytes_the_sdk_encoder_writes() -> No
     mine.ParseFromString(export_request(exporter._resource_attributes, SCOPE, written))
     assert len(written) == 1 + 3 * 3
     assert MessageToDict(mine) == MessageToDict(encode_spans(keep.spans))  # type: ignore[arg-type]
+    # what the OTLP/HTTP path sends: each span's bytes written as it ends
+    assert export_request(exporter._resource_attributes, SCOPE, [span_bytes(s) for s in written]) == (
+        export_request(exporter._resource_attributes, SCOPE, written)
+    )

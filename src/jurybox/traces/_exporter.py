@@ -29,7 +29,7 @@ from typing import Any
 
 from jurybox.core import CaseRecord, Judgment
 from jurybox.traces._endpoint import traces_endpoint
-from jurybox.traces._otlp_encode import STATUS_ERROR, SpanRecord, export_request
+from jurybox.traces._otlp_encode import STATUS_ERROR, SpanRecord, export_request, span_bytes
 
 logger = logging.getLogger("jurybox.traces.exporter")
 SCOPE = "jurybox.exporter"
@@ -125,8 +125,12 @@ class OtlpExporter:
         # Phoenix files spans by this resource attribute; other backends ignore it.
         self._resource = Resource.create({"service.name": service_name, "openinference.project.name": service_name})
         self._resource_attributes = dict(self._resource.attributes)
-        self._batch: list[SpanRecord] = []
-        self._outbox: queue.Queue[list[SpanRecord] | threading.Event | None] = queue.Queue(QUEUED_BATCHES)
+        # Over OTLP/HTTP a span is written as bytes as soon as it ends: its attribute dicts die
+        # young instead of piling up in a batch for the garbage collector to walk again and again.
+        client: Any = getattr(self._otlp, "_client", None)
+        self._direct = self._otlp is not None and callable(getattr(client, "export", None))
+        self._batch: list[Any] = []  # span bytes when direct, else SpanRecords
+        self._outbox: queue.Queue[list[Any] | threading.Event | None] = queue.Queue(QUEUED_BATCHES)
         self._sender: threading.Thread | None = None
         self._closed = False
         atexit.register(self.close)  # what is still queued goes out at exit, as the SDK's provider does
@@ -281,7 +285,7 @@ class OtlpExporter:
             self._otlp.shutdown()
 
     def _add(self, span: SpanRecord) -> None:
-        self._batch.append(span)
+        self._batch.append(span_bytes(span) if self._direct else span)
         if len(self._batch) >= BATCH_SPANS:
             self._hand_over()
 
@@ -306,10 +310,9 @@ class OtlpExporter:
                 self.failed_batches += 1
                 logger.exception("sending %d spans over OTLP failed", len(item))
 
-    def _send(self, batch: list[SpanRecord]) -> None:
-        client: Any = getattr(self._otlp, "_client", None)
-        if self._otlp is not None and callable(getattr(client, "export", None)):
-            result = client.export(export_request(self._resource_attributes, SCOPE, batch))
+    def _send(self, batch: list[Any]) -> None:
+        if self._direct:
+            result = self._otlp._client.export(export_request(self._resource_attributes, SCOPE, batch))
             if not getattr(result, "success", True):
                 self.failed_batches += 1
                 logger.warning("the OTLP endpoint refused %d spans: %s", len(batch), getattr(result, "error", ""))

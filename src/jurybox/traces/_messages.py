@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jurybox.core import MAX_INPUT_DEPTH, MAX_INPUT_NODES, InputLimitError, read_json
+from jurybox.traces import _fast_json
 from jurybox.traces._spans import Span
 
 INPUT_MESSAGES = "gen_ai.input.messages"
@@ -51,7 +52,7 @@ def parse_json_text(value: Any) -> Any:
                 if len(stripped) <= MAX_INPUT_DEPTH or (
                     len(stripped) < MAX_INPUT_NODES and stripped.count("[") + stripped.count("{") <= MAX_INPUT_DEPTH
                 ):
-                    return json.loads(stripped)
+                    return _fast_json.loads(stripped)
                 return read_json(stripped)
             except (InputLimitError, json.JSONDecodeError, RecursionError):
                 return value

@@ -115,6 +115,38 @@ def key_value(key: str, value: Any) -> bytes:
     return _field(b"\x0a", key.encode("utf-8", "surrogatepass")) + _field(b"\x12", encoded)
 
 
+_key_fields: dict[str, bytes] = {}  # a key's field 1 of ``KeyValue``: keys are few and repeat
+# (key, value, body) of the last long string, swapped whole (threads share it): a case's
+# explanation is both its span's attribute and its event's.
+_last_long: list[tuple[str, Any, bytes]] = [("", None, b"")]
+
+
+def _key_field(key: str) -> bytes:
+    found = _key_fields.get(key)
+    if found is None:
+        found = _field(b"\x0a", key.encode("utf-8", "surrogatepass"))
+        if len(_key_fields) < _CACHE_ENTRIES:
+            _key_fields[key] = found
+    return found
+
+
+def _body(key: str, value: Any) -> bytes:
+    """A ``KeyValue``'s bytes with its length before them (b"" for a value left out)."""
+    if value.__class__ is str:  # the common case, without any_value's calls
+        data = value.encode("utf-8", "surrogatepass")
+        size = len(data)
+        inner = (b"\x0a" + _SMALL[size] if size < 0x80 else b"\x0a" + _varint(size)) + data
+        size = len(inner)
+        kv = _key_field(key) + (b"\x12" + _SMALL[size] if size < 0x80 else b"\x12" + _varint(size)) + inner
+    else:
+        encoded = any_value(value)
+        if encoded is None:
+            return b""
+        kv = _key_field(key) + _field(b"\x12", encoded)
+    size = len(kv)
+    return (_SMALL[size] if size < 0x80 else _varint(size)) + kv
+
+
 def attribute_bodies(values: Mapping[str, Any]) -> list[bytes]:
     """Each attribute's ``KeyValue`` with its length before it: a repeated field less its tag.
 
@@ -125,21 +157,34 @@ def attribute_bodies(values: Mapping[str, Any]) -> list[bytes]:
     out = []
     cache = _kv_cache
     for item in values.items():
+        value = item[1]
+        cls = value.__class__
+        if cls is list:  # not hashable, never remembered
+            body = _body(item[0], value)
+            if body:
+                out.append(body)
+            continue
         try:
             found = cache.get(item)
-        except TypeError:  # a list: not hashable, never remembered
-            found = None
-        value = item[1]
-        if found is not None and found[0] is value.__class__:
+            hashable = True
+        except TypeError:  # an unhashable value of another type: left out below as the SDK leaves it
+            found, hashable = None, False
+        if found is not None and found[0] is cls:
             if found[1]:
                 out.append(found[1])
             continue
-        kv = key_value(item[0], value)
-        body = _varint(len(kv)) + kv if kv else b""
-        if value.__class__ is not list and (value.__class__ is not str or len(value) <= _CACHED_VALUE_CHARS):
+        if cls is str and len(value) > _CACHED_VALUE_CHARS:
+            last_key, last_value, body = _last_long[0]
+            if last_value is not value or last_key != item[0]:
+                body = _body(item[0], value)
+                _last_long[0] = (item[0], value, body)
+            out.append(body)
+            continue
+        body = _body(item[0], value)
+        if hashable:
             if len(cache) >= _CACHE_ENTRIES:
                 cache.clear()
-            cache[item] = (value.__class__, body)
+            cache[item] = (cls, body)
         if body:
             out.append(body)
     return out
@@ -180,7 +225,8 @@ def _text(tag: bytes, text: str) -> bytes:
 
 def span_bytes(span: SpanRecord) -> bytes:
     """One ``Span`` message's bytes."""
-    bodies = attribute_bodies(span.attributes)
+    values = span.attributes
+    bodies = attribute_bodies(values)
     trace_id = span.trace_id
     parts = [_HEAD.pack(0x0A10, trace_id >> 64, trace_id & _LOW64, 0x1208, span.span_id)]
     if span.parent_id is not None:
@@ -189,12 +235,16 @@ def span_bytes(span: SpanRecord) -> bytes:
         _text(b"\x2a", span.name),  # field 5
         _KIND,
         _TIMES.pack(0x39, span.start_ns, 0x41, span.end_ns),
-        repeated(b"\x4a", bodies),  # field 9
     ]
-    for name, moment, values in span.events:  # field 11
+    if bodies:
+        parts.append(b"\x4a" + b"\x4a".join(bodies))  # field 9
+    for name, moment, event_values in span.events:  # field 11
         inner = _EVENT_TIME.pack(0x09, moment) + _text(b"\x12", name)
-        inner += repeated(b"\x1a", bodies if values is span.attributes else attribute_bodies(values))  # field 3
-        parts.append(_field(b"\x5a", inner))
+        event_bodies = bodies if event_values is values else attribute_bodies(event_values)
+        if event_bodies:
+            inner += b"\x1a" + b"\x1a".join(event_bodies)  # field 3
+        size = len(inner)
+        parts.append((b"\x5a" + _SMALL[size] if size < 0x80 else b"\x5a" + _varint(size)) + inner)
     for link_trace, link_span, values in span.links:  # field 13
         inner = _HEAD.pack(0x0A10, link_trace >> 64, link_trace & _LOW64, 0x1208, link_span)
         inner += attributes(values, b"\x22") + _LINK_FLAGS
@@ -210,9 +260,9 @@ def span_bytes(span: SpanRecord) -> bytes:
     return b"".join(parts)
 
 
-def export_request(resource: Mapping[str, Any], scope: str, spans: Sequence[SpanRecord]) -> bytes:
-    """An ``ExportTraceServiceRequest`` of ``spans`` under one resource and one instrumentation scope."""
+def export_request(resource: Mapping[str, Any], scope: str, spans: Sequence[SpanRecord | bytes]) -> bytes:
+    """An ``ExportTraceServiceRequest`` of ``spans`` (records, or their ``span_bytes``) under one resource and scope."""
     scope_spans = _field(b"\x0a", _field(b"\x0a", scope.encode("utf-8")))  # ScopeSpans.scope{name}
-    scope_spans += b"".join(_field(b"\x12", span_bytes(span)) for span in spans)
+    scope_spans += b"".join(_field(b"\x12", span if isinstance(span, bytes) else span_bytes(span)) for span in spans)
     resource_spans = _field(b"\x0a", attributes(resource, b"\x0a")) + _field(b"\x12", scope_spans)
     return _field(b"\x0a", resource_spans)

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 from jurybox.core import MAX_INPUT_BYTES, MAX_INPUT_DEPTH, MAX_INPUT_NODES, InputLimitError, read_json
+from jurybox.traces import _fast_json
 from jurybox.traces._otlp_values import (
     field_of,
     hex_id,
@@ -176,16 +177,24 @@ def load_line(line: bytes, source: str) -> Any:
     if opens <= MAX_INPUT_DEPTH or opens + line.count(b",") >= MAX_INPUT_NODES:
         return read_json(line, source=source)  # its quick answer, or its exact count of the values
     try:
-        data = json.loads(line)
+        data = _fast_json.loads_fast(line)
     except (ValueError, RecursionError):
         return read_json(line, source=source)
-    if _deeper_than(data, MAX_INPUT_DEPTH):
+    deep = _deeper_than(data, MAX_INPUT_DEPTH)
+    if deep:
         raise InputLimitError(f"{source}: refused: nested deeper than {MAX_INPUT_DEPTH} levels")
+    if deep is None:  # a float past 2**64: orjson's reading of a big integer, the standard library's is exact
+        return json.loads(line)
     return data
 
 
-def _deeper_than(value: Any, limit: int) -> bool:
-    """True when arrays and objects nest more than ``limit`` levels in ``value``; level by level, no recursion."""
+def _deeper_than(value: Any, limit: int) -> bool | None:
+    """True when arrays and objects nest more than ``limit`` levels in ``value``; level by level, no recursion.
+
+    None (when not too deep) when a float in it is at or past ``_fast_json.HUGE``.
+    """
+    huge = _fast_json.HUGE
+    suspect = False
     level = [value] if type(value) is dict or type(value) is list else []
     depth = 0
     while level:
@@ -197,8 +206,10 @@ def _deeper_than(value: Any, limit: int) -> bool:
             for child in container.values() if type(container) is dict else container:
                 if type(child) is dict or type(child) is list:
                     below.append(child)
+                elif type(child) is float and not -huge < child < huge:
+                    suspect = True
         level = below
-    return False
+    return None if suspect else False
 
 
 def _skip_rest_of_line(handle: IO[bytes]) -> None:
