@@ -205,10 +205,13 @@ def test_the_executor_and_its_settings_come_from_the_request(tmp_path: Path, sto
 def test_tuning_the_collector_leaves_it_as_it_was(tmp_path: Path) -> None:
     path = write_suite(tmp_path / "s")
     thresholds = gc.get_threshold()
+    frozen = gc.get_freeze_count()  # the test session's own frozen heap (tests/conftest.py), kept frozen
     with prepare(RunRequest(suites=(path,), no_store=True), tune_gc=True) as prepared:
         assert gc.get_threshold() == thresholds
         [result] = prepared.run()
-    assert result.ok and gc.get_threshold() == thresholds and gc.get_freeze_count() == 0
+    assert result.ok and gc.get_threshold() == thresholds
+    # Nothing of the run left frozen, nothing thawed (the count only drops, as frozen objects are freed).
+    assert (0 < gc.get_freeze_count() <= frozen) if frozen else gc.get_freeze_count() == 0
 
 
 def test_start_needs_the_suite_named_when_there_are_several(tmp_path: Path) -> None:

@@ -12,8 +12,9 @@ from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 from typer.testing import CliRunner
 
+from jurybox._cli.common import BUSY_TIMEOUT
 from jurybox.cli import app
-from jurybox.store import StoreAccessError, StoreError, lock_notice, open_store, shown_url, store_file
+from jurybox.store import Store, StoreAccessError, StoreError, lock_notice, open_store, shown_url, store_file
 from jurybox.store._engine import create_store_engine
 
 SUITE = """\
@@ -140,9 +141,19 @@ def test_an_unreachable_database_is_an_access_error_not_an_unreadable_store() ->
     assert "restore it from a backup" not in str(error)
 
 
-def test_a_command_on_a_locked_store_is_one_error_line_and_exit_2(folder: Path) -> None:
+def test_a_command_on_a_locked_store_is_one_error_line_and_exit_2(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with open_store("sqlite:///runs.db") as setup:
         setup.runs.begin("s", cases={"a": {}})
+    # The command gives up after its busy timeout (30 s); what it says then is the same after 0.2 s.
+    waited: list[float] = []
+
+    def open_briefly(url: str | None, *, busy_timeout: float) -> Store:
+        waited.append(busy_timeout)
+        return open_store(url, busy_timeout=0.2)
+
+    monkeypatch.setattr("jurybox._cli.common.open_store", open_briefly)
     holder = _hold_exclusive_lock(folder / "runs.db")
     try:
         result = CliRunner().invoke(app, ["history", "s", "--store", "sqlite:///runs.db"], env={"COLUMNS": "200"})
@@ -150,6 +161,7 @@ def test_a_command_on_a_locked_store_is_one_error_line_and_exit_2(folder: Path) 
         holder.execute("ROLLBACK")
         holder.close()
     assert result.exit_code == 2, result.output
+    assert waited == [BUSY_TIMEOUT]  # the command itself would have waited its whole timeout
     assert "error: the store sqlite:///runs.db cannot be used right now: database is locked" in result.output
     assert "Traceback" not in result.output and "[SQL:" not in result.output
 

@@ -38,8 +38,14 @@ def frozen_heap(threshold: int = RUN_GEN0_THRESHOLD) -> Iterator[None]:
     Objects that exist on entry are moved to the permanent generation
     (``gc.freeze``) and the young-generation threshold is raised, so the
     collector only looks at what the run itself allocates, and less often.
-    Both are undone on exit.
+    Both are undone on exit. A process that keeps a frozen heap of its own (a server's preloaded
+    application, a test session's modules) keeps it: ``gc.unfreeze`` would thaw that too, so only
+    the threshold is raised.
     """
+    if gc.get_freeze_count():
+        with _young_threshold(threshold):
+            yield
+        return
     gc.freeze()
     try:
         with _young_threshold(threshold):
