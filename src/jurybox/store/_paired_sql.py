@@ -78,7 +78,10 @@ def paired_from_sql(
     found = mean_of_counts("score", *score, resamples=resamples, seed=seed) if score[0] else None
     if found is not None:
         means.append(found)
-    for (kind, path), figures in sorted(_node_deltas(connection, run_a, run_b).items()):
+    nodes = _node_deltas(connection, run_a, run_b)
+    # Tiers, then judges, each by path: compare_runs's order.
+    for kind, path in sorted(nodes, key=lambda key: (key[0] != "tier", key[1])):
+        figures = nodes[(kind, path)]
         if figures[0] >= MIN_PAIRS:
             node = mean_of_counts(f"{kind}:{path}", *figures, resamples=resamples, seed=seed)
             if node is not None:
