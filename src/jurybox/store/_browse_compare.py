@@ -33,6 +33,8 @@ from jurybox.store._repository import Repository
 from jurybox.store._schema import results_table
 
 _PASS, _ERROR = Status.PASS.value, Status.ERROR.value
+PAGE_CACHE = 256
+"""Pages of case names kept (two final runs' comparison, one kind, one page each)."""
 COMMON_KINDS = ("broke", "fixed", "still_failing", "status", "scores")
 
 
@@ -44,6 +46,7 @@ class CompareBrowser(Repository):
         self._stats = stats
         # A comparison of two 100,000-case runs holds their case names: keep only a few.
         self._cache = LruCache(cache_size)
+        self._pages: LruCache = LruCache(PAGE_CACHE)  # a page is at most a few hundred names
         self._paired = PairedRepository(engine)
 
     def paired(self, run_a: RunInfo, run_b: RunInfo) -> PairedRuns:
@@ -70,9 +73,11 @@ class CompareBrowser(Repository):
         wanted: list[str] = []
         if offset < total:
             with self._read() as connection:
-                wanted = list(
-                    connection.execute(_page(connection, a_id, b_id, kind).offset(offset).limit(limit)).scalars()
-                )
+                # A page of two final runs never changes: kept, so showing it again is no new join and sort.
+                key = (*final_key(comparison.run_a), *final_key(comparison.run_b), kind, offset, limit)
+                keep = is_final(comparison.run_a) and is_final(comparison.run_b)
+                query = _page(connection, a_id, b_id, kind).offset(offset).limit(limit)
+                wanted = self._pages.get(key, lambda: list(connection.execute(query).scalars()), keep=keep)
                 if wanted:
                     rows = connection.execute(
                         select(r.c.run_id, r.c.case_name, r.c.status, r.c.score, r.c.duration).where(

@@ -170,6 +170,7 @@ def _trial_rates(connection: Connection, run_a: str, run_b: str) -> list[tuple[f
     from jurybox.store._paired import _trials  # the one reading of a malformed count
 
     r = results_table
+    present: ColumnElement[bool]
     if connection.dialect.name == "postgresql":
         present = r.c.extra.op("?")(TRIALS_KEY)
     else:
@@ -197,7 +198,7 @@ def _only(connection: Connection, run_id: str, other: str) -> tuple[str, ...]:
 def _undecided(connection: Connection, run_id: str) -> dict[str, int]:
     r = results_table
     counts: Mapping[str, int] = dict(
-        connection.execute(  # type: ignore[arg-type]
+        connection.execute(
             select(r.c.status, func.count())
             .where(r.c.run_id == run_id, r.c.status.in_((_ERROR, _ABSTAIN)))
             .group_by(r.c.status)
