@@ -20,7 +20,7 @@ from jurybox.stats import ALPHA, DEFAULT_RESAMPLES, CaseSide, adjust_for_many, c
 from jurybox.store._calibrations import CalibrationRepository
 from jurybox.store._models import RunInfo
 from jurybox.store._paired_models import PairedRuns, corrections, has_calibration
-from jurybox.store._paired_sql import paired_from_sql
+from jurybox.store._paired_sql import paired_from_sql, trial_counts
 from jurybox.store._paired_trials import group_trials
 from jurybox.store._repository import Repository
 from jurybox.store._schema import judgments_table, results_table, runs_table
@@ -107,7 +107,7 @@ class PairedRepository(Repository):
                 score,
                 tiers.get(result_id, {}),
                 judges.get(result_id, {}),
-                _trials(trials),
+                trial_counts(trials),
                 verdicts.get(result_id, {}),
             )
         rules = config.get("trials") if isinstance(config, Mapping) else None
@@ -184,12 +184,4 @@ def _undecided(run: RunSides) -> dict[str, int]:
     return {"error": len(run.errors), "abstain": len(run.abstains)}
 
 
-def _trials(found: Any) -> tuple[int, int] | None:
-    """(passes, trials) from a result's ``metadata["trials"]``, or None; anything malformed is no trial count."""
-    if not isinstance(found, Mapping):
-        return None
-    passes, trials = found.get("passes"), found.get("trials")
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (passes, trials)):
-        return None
-    assert isinstance(passes, int) and isinstance(trials, int)
-    return (passes, trials) if 0 <= passes <= trials and trials > 0 else None
+_trials = trial_counts  # the name the tests and older callers use

@@ -167,8 +167,6 @@ def _node_deltas(
 
 def _trial_rates(connection: Connection, run_a: str, run_b: str) -> list[tuple[float, float]]:
     """(A's, B's) per-case pass rate of trials for the cases both ran repeatedly (few or none: only those are read)."""
-    from jurybox.store._paired import _trials  # the one reading of a malformed count
-
     r = results_table
     present: ColumnElement[bool]
     if connection.dialect.name == "postgresql":
@@ -179,7 +177,7 @@ def _trial_rates(connection: Connection, run_a: str, run_b: str) -> list[tuple[f
     for run_id, name, value in connection.execute(
         select(r.c.run_id, r.c.case_name, r.c.extra[TRIALS_KEY]).where(r.c.run_id.in_((run_a, run_b)), present)
     ):
-        counted = _trials(value)
+        counted = trial_counts(value)
         if counted is not None:
             found[run_id][name] = counted
     a, b = found[run_a], found[run_b]
@@ -205,3 +203,14 @@ def _undecided(connection: Connection, run_id: str) -> dict[str, int]:
         ).all()
     )
     return {"error": int(counts.get(_ERROR, 0)), "abstain": int(counts.get(_ABSTAIN, 0))}
+
+
+def trial_counts(found: Any) -> tuple[int, int] | None:
+    """(passes, trials) from a result's ``metadata["trials"]``, or None; anything malformed is no trial count."""
+    if not isinstance(found, Mapping):
+        return None
+    passes, trials = found.get("passes"), found.get("trials")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (passes, trials)):
+        return None
+    assert isinstance(passes, int) and isinstance(trials, int)
+    return (passes, trials) if 0 <= passes <= trials and trials > 0 else None
