@@ -178,8 +178,8 @@ def test_a_judge_that_changed_between_the_runs_is_not_corrected(store: Store, st
     assert isinstance(paired, dict) and paired["corrected"] == []
 
 
-def test_the_comparison_of_big_runs_reads_each_run_in_two_queries(tmp_path: Path) -> None:
-    """Sides come from one results query and one judgments query per run, whatever the size."""
+def test_the_comparison_of_big_runs_is_a_fixed_number_of_aggregate_queries(tmp_path: Path) -> None:
+    """Both runs are joined and aggregated in SQL: the same few queries, whatever the size."""
     from sqlalchemy import event
 
     url = f"sqlite:///{tmp_path / 'big.db'}"
@@ -196,7 +196,7 @@ def test_the_comparison_of_big_runs_reads_each_run_in_two_queries(tmp_path: Path
         event.remove(store.engine, "before_cursor_execute", seen)
     selects = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
     assert found.pairs == 500
-    assert len(selects) <= 5  # two per run, and at most one calibration lookup
+    assert len(selects) <= 9  # the 2x2 table, undecided, scores, tiers and judges, trials, added, removed, errors x2
 
 
 def test_repeated_cases_compare_their_per_case_pass_rates(store: Store, store_url: str) -> None:

@@ -27,6 +27,8 @@ from jurybox.stats._compare import (
     compare_means,
     compare_pass_rates,
     compare_runs,
+    mean_of_counts,
+    pass_rate_of_counts,
 )
 from jurybox.stats._corrected import CorrectedDifference, JudgeCalibration, corrected_difference
 from jurybox.stats._sampling import binomial, multinomial
@@ -57,9 +59,11 @@ __all__ = [
     "matched_sets_p",
     "mcnemar_exact",
     "mean_interval",
+    "mean_of_counts",
     "multinomial",
     "p_text",
     "pairs_needed",
+    "pass_rate_of_counts",
     "percentile",
     "wilcoxon_signed_rank",
     "wilson_interval",

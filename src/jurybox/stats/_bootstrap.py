@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import math
 import random
-import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from jurybox.stats._sampling import multinomial
@@ -70,17 +69,22 @@ def percentile(ordered: Sequence[float], share: float) -> float:
 
 def bootstrap_means(values: Sequence[float], resamples: int, rng: random.Random) -> list[float]:
     """``resamples`` bootstrap means of ``values`` (multinomial over distinct values, or by index), sorted."""
-    n = len(values)
-    counts = Counter(values)
+    return _bootstrap_counts(Counter(values), len(values), resamples, rng)
+
+
+def _bootstrap_counts(counts: Mapping[float, int], n: int, resamples: int, rng: random.Random) -> list[float]:
+    # Levels in sorted order, not in the order values came: the same values (or the same counts of
+    # them, aggregated by the store in SQL) give the same interval whatever order the rows were read in.
+    levels = sorted(level for level, count in counts.items() if count)
     means: list[float]
-    if len(counts) <= MAX_CATEGORIES:
-        levels = list(counts)
+    if len(levels) <= MAX_CATEGORIES:
         weights = [counts[level] / n for level in levels]
         means = []
         for _ in range(resamples):
             drawn = multinomial(n, weights, rng)
             means.append(math.fsum(level * count for level, count in zip(levels, drawn, strict=True)) / n)
     else:
+        values = [level for level in levels for _ in range(counts[level])]
         means = [math.fsum(rng.choices(values, k=n)) / n for _ in range(resamples)]
     means.sort()
     return means
@@ -104,15 +108,37 @@ def mean_interval(
     Raises:
         ValueError: no values, or a level outside (0, 1).
     """
+    return counts_interval(Counter(values), confidence=confidence, resamples=resamples, seed=seed)
+
+
+def counts_interval(
+    counts: Mapping[float, int],
+    *,
+    confidence: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> Interval:
+    """``mean_interval`` of values given as how many times each occurs (``{value: count}``).
+
+    The store aggregates paired differences in SQL (``GROUP BY`` the difference), so two
+    100,000-case runs give a few thousand counts, not 100,000 values; the interval is the
+    one ``mean_interval`` gives the values themselves.
+
+    Raises:
+        ValueError: no values, or a level outside (0, 1).
+    """
     z = z_value(confidence)
-    n = len(values)
+    counts = {value: count for value, count in counts.items() if count > 0}
+    n = sum(counts.values())
     if n == 0:
         raise ValueError("an interval needs at least one pair")
-    distinct = len(set(values))
+    distinct = len(counts)
     if distinct <= ALWAYS_BOOTSTRAPPED or n * resamples <= BOOTSTRAP_BUDGET:
-        means = bootstrap_means(values, resamples, random.Random(seed))
+        means = _bootstrap_counts(counts, n, resamples, random.Random(seed))
         tail = (1.0 - confidence) / 2
         return Interval(percentile(means, tail), percentile(means, 1.0 - tail), confidence, BOOTSTRAP)
-    centre = math.fsum(values) / n
-    spread = z * statistics.pstdev(values) / math.sqrt(n - 1)
+    levels = sorted(counts)
+    centre = math.fsum(value * counts[value] for value in levels) / n
+    variance = math.fsum(counts[value] * (value - centre) ** 2 for value in levels) / n
+    spread = z * math.sqrt(variance) / math.sqrt(n - 1)
     return Interval(centre - spread, centre + spread, confidence, NORMAL)

@@ -16,12 +16,14 @@ left are decided pairs:
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jurybox.stats._bootstrap import DEFAULT_RESAMPLES, Interval, mean_interval
-from jurybox.stats._tests import holm, mcnemar_exact, pairs_needed, wilcoxon_signed_rank
+from jurybox.stats._bootstrap import DEFAULT_RESAMPLES, Interval, counts_interval
+from jurybox.stats._tests import holm, mcnemar_exact, pairs_needed, wilcoxon_counts
 from jurybox.stats._words import finding
 
 ALPHA = 0.05
@@ -220,11 +222,38 @@ def compare_pass_rates(
     Raises:
         ValueError: a level outside (0, 1) or a detectable difference outside (0, 1].
     """
-    pairs = len(outcomes)
-    a_passed = sum(1 for a, _ in outcomes if a)
-    b_passed = sum(1 for _, b in outcomes if b)
-    only_a = sum(1 for a, b in outcomes if a and not b)
-    only_b = sum(1 for a, b in outcomes if b and not a)
+    return pass_rate_of_counts(
+        len(outcomes),
+        sum(1 for a, _ in outcomes if a),
+        sum(1 for _, b in outcomes if b),
+        sum(1 for a, b in outcomes if a and not b),
+        sum(1 for a, b in outcomes if b and not a),
+        confidence=confidence,
+        alpha=alpha,
+        detectable=detectable,
+        resamples=resamples,
+        seed=seed,
+    )
+
+
+def pass_rate_of_counts(
+    pairs: int,
+    a_passed: int,
+    b_passed: int,
+    only_a: int,
+    only_b: int,
+    *,
+    confidence: float = 0.95,
+    alpha: float = ALPHA,
+    detectable: float = DETECTABLE,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> PassRateDifference:
+    """``compare_pass_rates`` from the 2x2 table of decided pairs alone (what a store counts in SQL).
+
+    Raises:
+        ValueError: a level outside (0, 1) or a detectable difference outside (0, 1].
+    """
     if pairs == 0:
         return PassRateDifference(0, 0, 0, 0, 0, None, None, None, None, detectable, alpha)
     difference = (b_passed - a_passed) / pairs
@@ -233,8 +262,9 @@ def compare_pass_rates(
         return PassRateDifference(
             pairs, a_passed, b_passed, only_a, only_b, difference, None, None, needed, detectable, alpha
         )
-    deltas = [float(b) - float(a) for a, b in outcomes]
-    interval = mean_interval(deltas, confidence=confidence, resamples=resamples, seed=seed)
+    # Each pair's difference is -1 (A only passed), +1 (B only) or 0: its counts are the whole sample.
+    deltas = {-1.0: only_a, 1.0: only_b, 0.0: pairs - only_a - only_b}
+    interval = counts_interval(deltas, confidence=confidence, resamples=resamples, seed=seed)
     p_value = mcnemar_exact(only_a, only_b)
     return PassRateDifference(
         pairs, a_passed, b_passed, only_a, only_b, difference, interval, p_value, needed, detectable, alpha
@@ -250,16 +280,42 @@ def compare_means(
     seed: int = 0,
 ) -> MeanDifference | None:
     """B's mean minus A's over paired (A value, B value); None with no pairs."""
+    return mean_of_counts(
+        name,
+        len(pairs),
+        math.fsum(a for a, _ in pairs),
+        math.fsum(b for _, b in pairs),
+        Counter(b - a for a, b in pairs),
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+    )
+
+
+def mean_of_counts(
+    name: str,
+    pairs: int,
+    sum_a: float,
+    sum_b: float,
+    deltas: Mapping[float, int],
+    *,
+    confidence: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> MeanDifference | None:
+    """``compare_means`` from aggregates: the pairs, each side's sum, and ``{B - A: how many pairs}``.
+
+    What a store computes in SQL (``SUM`` and ``GROUP BY`` the difference); the interval
+    and the Wilcoxon test only need the differences' counts.
+    """
     if not pairs:
         return None
-    a_mean = sum(a for a, _ in pairs) / len(pairs)
-    b_mean = sum(b for _, b in pairs) / len(pairs)
-    if len(pairs) < MIN_PAIRS:
-        return MeanDifference(name, len(pairs), a_mean, b_mean, b_mean - a_mean, None, None)
-    deltas = [b - a for a, b in pairs]
-    interval = mean_interval(deltas, confidence=confidence, resamples=resamples, seed=seed)
-    _, p_value = wilcoxon_signed_rank(deltas)
-    return MeanDifference(name, len(pairs), a_mean, b_mean, b_mean - a_mean, interval, p_value)
+    a_mean, b_mean = sum_a / pairs, sum_b / pairs
+    if pairs < MIN_PAIRS:
+        return MeanDifference(name, pairs, a_mean, b_mean, b_mean - a_mean, None, None)
+    interval = counts_interval(deltas, confidence=confidence, resamples=resamples, seed=seed)
+    _, p_value = wilcoxon_counts(deltas)
+    return MeanDifference(name, pairs, a_mean, b_mean, b_mean - a_mean, interval, p_value)
 
 
 def compare_runs(

@@ -90,15 +90,25 @@ class RegressionPolicy:
                     raise ValueError(f"{name} for {metric!r} must be a fraction in 0..1 (0.15 = 15%), got {value!r}")
         object.__setattr__(self, "thresholds", MappingProxyType(dict(self.thresholds)))
         object.__setattr__(self, "targets", MappingProxyType(dict(self.targets)))
+        # Each metric's threshold and target, looked up once: a 1,000-run trend asks for them per run.
+        object.__setattr__(self, "_looked_up", {})
 
     def threshold_for(self, metric: str) -> float:
         """The regression threshold of ``metric`` (0.15 when nothing matches)."""
-        found = _lookup(self.thresholds, metric)
-        return DEFAULT_THRESHOLDS["*"] if found is None else found
+        return self._looked_up_pair(metric)[0]
 
     def target_for(self, metric: str) -> float | None:
         """The target pass rate of ``metric``, or None when it has none."""
-        return _lookup(self.targets, metric)
+        return self._looked_up_pair(metric)[1]
+
+    def _looked_up_pair(self, metric: str) -> tuple[float, float | None]:
+        cache: dict[str, tuple[float, float | None]] = self.__dict__["_looked_up"]
+        found = cache.get(metric)
+        if found is None:
+            threshold = _lookup(self.thresholds, metric)
+            found = (DEFAULT_THRESHOLDS["*"] if threshold is None else threshold, _lookup(self.targets, metric))
+            cache[metric] = found
+        return found
 
     def meets_targets(self, metrics: Mapping[str, Rate]) -> bool:
         """Whether every metric with a target reaches it."""

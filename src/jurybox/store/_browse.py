@@ -59,7 +59,7 @@ class StoreBrowser:
         """A run's pass rates, scores, latency and tags (``of``), and the gate's verdict on it (``check``)."""
         self.cases = CaseBrowser(engine)
         """A run's cases a page at a time (``page``) and one case whole (``record``, ``definition``...)."""
-        self.comparisons = CompareBrowser(engine, cache_size=comparison_cache)
+        self.comparisons = CompareBrowser(engine, cache_size=comparison_cache, stats=self.stats)
         """Run A against run B (``compare``) and a page of one kind of change (``cases``)."""
         self.trends = TrendBrowser(engine, self.stats)
         """A suite's trend (``points``) and each case's status over its recent runs (``case_history``)."""

@@ -1,13 +1,17 @@
 """Two runs compared case by case, with the definitions of ``jurybox compare``, and a page of one kind of change.
 
-A comparison reads each run's case names, statuses, scores and durations
-once (two 100,000-case runs: two queries) and keeps, per kind of change, the
-case names in display order; a page of one kind then reads only its cases.
+Both runs' results are joined on the case name in SQL: one query counts every
+kind of change (and the cases only one run has), and a page of one kind reads
+only its cases, in display order, with ``ORDER BY`` ... ``LIMIT``. Two
+100,000-case runs are never read into Python; unchanged cases are only a count.
+Latency figures come from each run's stats (stored by ``finish_run``).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from typing import Any
+
+from sqlalchemy import and_, case, exists, func, literal, select
 from sqlalchemy.engine import Connection, Engine
 
 from jurybox.core import Status
@@ -20,6 +24,7 @@ from jurybox.store._browse_models import (
     Paged,
     page_bounds,
 )
+from jurybox.store._browse_stats import StatsBrowser
 from jurybox.store._compare import Latency
 from jurybox.store._models import RunInfo
 from jurybox.store._paired import PairedRepository
@@ -27,14 +32,21 @@ from jurybox.store._paired_models import PairedRuns
 from jurybox.store._repository import Repository
 from jurybox.store._schema import results_table
 
+_PASS, _ERROR = Status.PASS.value, Status.ERROR.value
+PAGE_CACHE = 256
+"""Pages of case names kept (two final runs' comparison, one kind, one page each)."""
+COMMON_KINDS = ("broke", "fixed", "still_failing", "status", "scores")
+
 
 class CompareBrowser(Repository):
     """Run A against run B, cached when both runs are final (``browser.comparisons``)."""
 
-    def __init__(self, engine: Engine, *, cache_size: int) -> None:
+    def __init__(self, engine: Engine, *, cache_size: int, stats: StatsBrowser | None = None) -> None:
         super().__init__(engine)
+        self._stats = stats
         # A comparison of two 100,000-case runs holds their case names: keep only a few.
         self._cache = LruCache(cache_size)
+        self._pages: LruCache = LruCache(PAGE_CACHE)  # a page is at most a few hundred names
         self._paired = PairedRepository(engine)
 
     def paired(self, run_a: RunInfo, run_b: RunInfo) -> PairedRuns:
@@ -54,79 +66,133 @@ class CompareBrowser(Repository):
     ) -> Paged[ComparedCase]:
         """One page of a comparison's cases of one kind, with both sides read from the store."""
         offset, limit = page_bounds(offset, limit)
-        all_names = comparison.names.get(kind, ())
-        wanted = list(all_names[offset : offset + limit])
+        a_id, b_id = comparison.run_a.id, comparison.run_b.id
+        total = comparison.counts.get(kind, 0)
         r = results_table
         sides: dict[tuple[str, str], ComparedSide] = {}
-        if wanted:
+        wanted: list[str] = []
+        if offset < total:
             with self._read() as connection:
-                rows = connection.execute(
-                    select(r.c.run_id, r.c.case_name, r.c.status, r.c.score, r.c.duration).where(
-                        r.c.run_id.in_([comparison.run_a.id, comparison.run_b.id]), r.c.case_name.in_(wanted)
-                    )
-                ).all()
-            sides = {
-                (run_id, name): ComparedSide(Status(status), score, dur) for run_id, name, status, score, dur in rows
-            }
-        items = [
-            ComparedCase(name, sides.get((comparison.run_a.id, name)), sides.get((comparison.run_b.id, name)))
-            for name in wanted
-        ]
-        return Paged(items, len(all_names), offset, limit)
+                # A page of two final runs never changes: kept, so showing it again is no new join and sort.
+                key = (*final_key(comparison.run_a), *final_key(comparison.run_b), kind, offset, limit)
+                keep = is_final(comparison.run_a) and is_final(comparison.run_b)
+                query = _page(connection, a_id, b_id, kind).offset(offset).limit(limit)
+                wanted = self._pages.get(key, lambda: list(connection.execute(query).scalars()), keep=keep)
+                if wanted:
+                    rows = connection.execute(
+                        select(r.c.run_id, r.c.case_name, r.c.status, r.c.score, r.c.duration).where(
+                            r.c.run_id.in_([a_id, b_id]), r.c.case_name.in_(wanted)
+                        )
+                    ).all()
+                    sides = {
+                        (run_id, name): ComparedSide(Status(status), score, dur)
+                        for run_id, name, status, score, dur in rows
+                    }
+        items = [ComparedCase(name, sides.get((a_id, name)), sides.get((b_id, name))) for name in wanted]
+        return Paged(items, total, offset, limit)
 
     def _compute(self, run_a: RunInfo, run_b: RunInfo) -> ComparisonSummary:
+        ra, rb = results_table.alias("ra"), results_table.alias("rb")
+        conditions = _conditions(ra, rb)
         with self._read() as connection:
-            sides_a = _sides(connection, run_a.id)
-            sides_b = _sides(connection, run_b.id)
-        names: dict[str, list[str]] = {kind: [] for kind in COMPARE_KINDS}
-        deltas: list[tuple[float, str]] = []
-        flip_size: dict[str, float] = {}
-        common = 0
-        for name in sorted(sides_b):
-            b = sides_b[name]
-            a = sides_a.get(name)
-            if a is None:
-                names["only_b"].append(name)
-                if b.status is Status.ERROR:
-                    names["new_errors"].append(name)
-                continue
-            common += 1
-            a_pass, b_pass = a.status is Status.PASS, b.status is Status.PASS
-            delta = None if a.score is None or b.score is None else b.score - a.score
-            if a_pass and not b_pass:
-                names["broke"].append(name)
-            elif b_pass and not a_pass:
-                names["fixed"].append(name)
-            elif not a_pass and not b_pass:
-                names["still_failing"].append(name)
-            if a_pass != b_pass:
-                flip_size[name] = abs(delta) if delta is not None else 1.0
-            if a.status is not b.status:
-                names["status"].append(name)
-            if b.status is Status.ERROR and a.status is not Status.ERROR:
-                names["new_errors"].append(name)
-            if delta:
-                deltas.append((-abs(delta), name))
-        names["only_a"] = sorted(name for name in sides_a if name not in sides_b)
-        deltas.sort()
-        names["scores"] = [name for _, name in deltas]
-        # Flipped cases: the biggest change first, as the issue asks of every list of changes.
-        for kind in ("broke", "fixed"):
-            names[kind].sort(key=lambda n: (-flip_size[n], n))
+            common_row = connection.execute(
+                select(func.count(), *(_count(conditions[kind]) for kind in (*COMMON_KINDS, "new_errors")))
+                .select_from(_joined(ra, rb, run_b.id))
+                .where(ra.c.run_id == run_a.id)
+            ).one()
+            only_b_row = connection.execute(
+                select(func.count(), _count(rb.c.status == _ERROR)).where(
+                    rb.c.run_id == run_b.id, _missing(rb, run_a.id)
+                )
+            ).one()
+            only_a = connection.execute(
+                select(func.count()).where(ra.c.run_id == run_a.id, _missing(ra, run_b.id))
+            ).scalar_one()
+            latency_a, latency_b = self._latency(connection, run_a), self._latency(connection, run_b)
+        common, *found = (int(v) for v in common_row)
+        counts = dict(zip((*COMMON_KINDS, "new_errors"), found, strict=True))
+        counts["new_errors"] += int(only_b_row[1])
+        counts["only_b"], counts["only_a"] = int(only_b_row[0]), int(only_a)
         return ComparisonSummary(
-            run_a,
-            run_b,
-            Latency.of([side.duration for side in sides_a.values()]),
-            Latency.of([side.duration for side in sides_b.values()]),
-            common,
-            {kind: tuple(items) for kind, items in names.items()},
+            run_a, run_b, latency_a, latency_b, common, {kind: counts[kind] for kind in COMPARE_KINDS}
         )
 
+    def _latency(self, connection: Connection, run: RunInfo) -> Latency:
+        """The run's latency figures: from its stats (stored for a finished run), else from its durations."""
+        if self._stats is not None:
+            return self._stats.of(run).latency
+        r = results_table
+        return Latency.of(list(connection.execute(select(r.c.duration).where(r.c.run_id == run.id)).scalars()))
 
-def _sides(connection: Connection, run_id: str) -> dict[str, ComparedSide]:
-    """Every case of a run: its status, score and duration, by name."""
-    r = results_table
-    rows = connection.execute(
-        select(r.c.case_name, r.c.status, r.c.score, r.c.duration).where(r.c.run_id == run_id)
-    ).all()
-    return {name: ComparedSide(Status(status), score, duration) for name, status, score, duration in rows}
+
+def _count(condition: Any) -> Any:
+    return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
+
+
+def _joined(ra: Any, rb: Any, run_b: str) -> Any:
+    return ra.join(rb, and_(rb.c.run_id == run_b, rb.c.case_name == ra.c.case_name))
+
+
+def _missing(r: Any, other: str) -> Any:
+    """The case is not in run ``other``."""
+    o = results_table.alias("o")
+    return ~exists(select(o.c.id).where(o.c.run_id == other, o.c.case_name == r.c.case_name))
+
+
+def _conditions(ra: Any, rb: Any) -> dict[str, Any]:
+    """Each kind of change of a case both runs have, as ``jurybox compare`` defines it."""
+    a_pass, b_pass = ra.c.status == _PASS, rb.c.status == _PASS
+    return {
+        "broke": and_(a_pass, ~b_pass),
+        "fixed": and_(b_pass, ~a_pass),
+        "still_failing": and_(~a_pass, ~b_pass),
+        "status": ra.c.status != rb.c.status,
+        "scores": and_(ra.c.score.is_not(None), rb.c.score.is_not(None), rb.c.score != ra.c.score),
+        "new_errors": and_(rb.c.status == _ERROR, ra.c.status != _ERROR),
+    }
+
+
+def _name(connection: Connection, column: Any) -> Any:
+    """Case names in Python's order (code points) on every database: PostgreSQL's collation may differ."""
+    return column.collate("C") if connection.dialect.name == "postgresql" else column
+
+
+def _page(connection: Connection, run_a: str, run_b: str, kind: str) -> Any:
+    """The names of one kind of change, in display order (biggest change first, then by name)."""
+    ra, rb = results_table.alias("ra"), results_table.alias("rb")
+    if kind == "only_a":
+        return (
+            select(ra.c.case_name)
+            .where(ra.c.run_id == run_a, _missing(ra, run_b))
+            .order_by(_name(connection, ra.c.case_name))
+        )
+    if kind == "only_b":
+        return (
+            select(rb.c.case_name)
+            .where(rb.c.run_id == run_b, _missing(rb, run_a))
+            .order_by(_name(connection, rb.c.case_name))
+        )
+    if kind == "new_errors":
+        # ERROR in B, and not an ERROR in A: a case A lacks counts too.
+        erred = exists(
+            select(ra.c.id).where(ra.c.run_id == run_a, ra.c.case_name == rb.c.case_name, ra.c.status == _ERROR)
+        )
+        return (
+            select(rb.c.case_name)
+            .where(rb.c.run_id == run_b, rb.c.status == _ERROR, ~erred)
+            .order_by(_name(connection, rb.c.case_name))
+        )
+    delta = rb.c.score - ra.c.score
+    query = (
+        select(ra.c.case_name)
+        .select_from(_joined(ra, rb, run_b))
+        .where(ra.c.run_id == run_a, _conditions(ra, rb)[kind])
+    )
+    name = _name(connection, ra.c.case_name)
+    if kind in ("broke", "fixed"):
+        # A flip's size: its score change, or a whole point when either score is missing.
+        size = case((and_(ra.c.score.is_not(None), rb.c.score.is_not(None)), func.abs(delta)), else_=literal(1.0))
+        return query.order_by(size.desc(), name)
+    if kind == "scores":
+        return query.order_by(func.abs(delta).desc(), name)
+    return query.order_by(name)

@@ -172,7 +172,7 @@ class ComparedCase:
 
 @dataclass(frozen=True)
 class ComparisonSummary:
-    """Run A against run B: the counts of ``jurybox compare`` and, per kind, the cases in display order.
+    """Run A against run B: the counts of ``jurybox compare``, per kind (counted in SQL; pages read by kind).
 
     The kinds follow ``CaseChange``: ``broke`` (passed in A, not in B), ``fixed``
     (the reverse), ``still_failing`` (not passed in either), ``scores`` (score
@@ -185,15 +185,11 @@ class ComparisonSummary:
     latency_a: Latency
     latency_b: Latency
     common: int
-    names: dict[str, tuple[str, ...]]
-
-    @property
-    def counts(self) -> dict[str, int]:
-        return {kind: len(names) for kind, names in self.names.items()}
+    counts: dict[str, int]
 
     @property
     def flipped(self) -> int:
-        return len(self.names["broke"]) + len(self.names["fixed"])
+        return self.counts["broke"] + self.counts["fixed"]
 
     @property
     def cost_delta(self) -> float | None:

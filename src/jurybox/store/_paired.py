@@ -19,7 +19,8 @@ from jurybox.core import Status
 from jurybox.stats import ALPHA, DEFAULT_RESAMPLES, CaseSide, adjust_for_many, compare_runs
 from jurybox.store._calibrations import CalibrationRepository
 from jurybox.store._models import RunInfo
-from jurybox.store._paired_models import PairedRuns, corrections
+from jurybox.store._paired_models import PairedRuns, corrections, has_calibration
+from jurybox.store._paired_sql import paired_from_sql, trial_counts
 from jurybox.store._paired_trials import group_trials
 from jurybox.store._repository import Repository
 from jurybox.store._schema import judgments_table, results_table, runs_table
@@ -106,7 +107,7 @@ class PairedRepository(Repository):
                 score,
                 tiers.get(result_id, {}),
                 judges.get(result_id, {}),
-                _trials(trials),
+                trial_counts(trials),
                 verdicts.get(result_id, {}),
             )
         rules = config.get("trials") if isinstance(config, Mapping) else None
@@ -140,32 +141,47 @@ class PairedRepository(Repository):
         """
         if len(runs) < 2:
             raise ValueError("a comparison needs at least two runs")
-        read = {run.id: self.sides(run.id, config=run.config) for run in runs}
+        by_case = {run.id for run in runs if _groups_trials(run)}
+        read: dict[str, RunSides] = {}
+
+        def sides(run: RunInfo) -> RunSides:
+            if run.id not in read:
+                read[run.id] = self.sides(run.id, config=run.config)
+            return read[run.id]
+
         found: list[PairedRuns] = []
         for i, run_a in enumerate(runs):
             for run_b in runs[i + 1 :]:
-                a, b = read[run_a.id], read[run_b.id]
-                comparison = compare_runs(
-                    a.sides, b.sides, a_name=run_a.id, b_name=run_b.id, alpha=alpha, resamples=resamples, seed=seed
-                )
-                fixes = corrections(self._calibrations, run_a, run_b, a.sides, b.sides, resamples=resamples, seed=seed)
-                found.append(PairedRuns(run_a, run_b, comparison, _undecided(a), _undecided(b), fixes))
+                if run_a.id in by_case or run_b.id in by_case or has_calibration(self._calibrations, run_a, run_b):
+                    # Grouped trials and calibrated judges need each case: read both runs case by case.
+                    a, b = sides(run_a), sides(run_b)
+                    comparison = compare_runs(
+                        a.sides, b.sides, a_name=run_a.id, b_name=run_b.id, alpha=alpha, resamples=resamples, seed=seed
+                    )
+                    fixes = corrections(
+                        self._calibrations, run_a, run_b, a.sides, b.sides, resamples=resamples, seed=seed
+                    )
+                    found.append(PairedRuns(run_a, run_b, comparison, _undecided(a), _undecided(b), fixes))
+                    continue
+                with self._read() as connection:
+                    comparison, undecided_a, undecided_b = paired_from_sql(
+                        connection, run_a.id, run_b.id, alpha=alpha, resamples=resamples, seed=seed
+                    )
+                found.append(PairedRuns(run_a, run_b, comparison, undecided_a, undecided_b))
         if len(runs) > 2:
             adjusted = adjust_for_many([p.comparison for p in found])
             found = [p.with_adjusted(value) for p, value in zip(found, adjusted, strict=True)]
         return found
 
 
+def _groups_trials(run: RunInfo) -> bool:
+    """True when the run's config groups repeated trials into cases (``trials`` rules)."""
+    rules = run.config.get("trials") if isinstance(run.config, Mapping) else None
+    return isinstance(rules, Mapping) and bool(rules)
+
+
 def _undecided(run: RunSides) -> dict[str, int]:
     return {"error": len(run.errors), "abstain": len(run.abstains)}
 
 
-def _trials(found: Any) -> tuple[int, int] | None:
-    """(passes, trials) from a result's ``metadata["trials"]``, or None; anything malformed is no trial count."""
-    if not isinstance(found, Mapping):
-        return None
-    passes, trials = found.get("passes"), found.get("trials")
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (passes, trials)):
-        return None
-    assert isinstance(passes, int) and isinstance(trials, int)
-    return (passes, trials) if 0 <= passes <= trials and trials > 0 else None
+_trials = trial_counts  # the name the tests and older callers use

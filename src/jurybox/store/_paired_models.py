@@ -147,6 +147,15 @@ def corrections(
     return tuple(found)
 
 
+def has_calibration(calibrations: CalibrationRepository, run_a: RunInfo, run_b: RunInfo) -> bool:
+    """True when some judge both runs ran with one identity has a stored calibration (``corrections`` may apply)."""
+    keys_a, keys_b = _identity_keys(run_a), _identity_keys(run_b)
+    return any(
+        keys_a[path] == keys_b[path] and calibrations.latest(keys_a[path]) is not None
+        for path in set(keys_a) & set(keys_b)
+    )
+
+
 def _identity_keys(run: RunInfo) -> dict[str, str]:
     identities = run.config.get(JUDGE_IDENTITIES_KEY) if isinstance(run.config, Mapping) else None
     if not isinstance(identities, Mapping):

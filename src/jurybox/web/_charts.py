@@ -179,11 +179,10 @@ def _stretch(points: list[tuple[int, int]]) -> str:
     (x, y), rest = points[0], points[1:]
     if not rest:
         return f"M{x} {y}"
-    text = [f"M{x} {y}l"]
-    first = True
+    numbers = []
     for (px, py), (nx, ny) in zip(points, rest, strict=False):
-        for number in (str(nx - px), str(ny - py)):
-            # A number needs a space before it unless it is the first after "l" or starts with its minus sign.
-            text.append(number if first or number.startswith("-") else f" {number}")
-            first = False
-    return "".join(text)
+        numbers.append(nx - px)
+        numbers.append(ny - py)
+    # Numbers are space-separated except before a minus sign (it separates them): one join, one replace,
+    # instead of a test per number (a 1,000-run trend draws 14 lines of 1,000 points each).
+    return f"M{x} {y}l" + " ".join(map(str, numbers)).replace(" -", "-")

@@ -169,12 +169,13 @@ def charts(data: dict[str, Any]) -> list[Chart]:
     the regression floor are the CI runs' (a production run neither makes nor meets one).
     """
     points = data["points"]
+    whens = [fmt.when(p["started_at"]) for p in points]  # parsed once for labels and ticks
     labels = [
-        f"{p['run_id']} ({'production, ' if p['kind'] == PRODUCTION else ''}{fmt.when(p['started_at'])})"
-        for p in points
+        f"{p['run_id']} ({'production, ' if p['kind'] == PRODUCTION else ''}{when})"
+        for p, when in zip(points, whens, strict=True)
     ]
     hrefs = [p["html"] for p in points]
-    ticks = [fmt.when(p["started_at"])[:16] for p in points]
+    ticks = [when[:16] for when in whens]
     every = len(points) <= EVERY_POINT_LIMIT
     found: list[Chart] = []
     for index, metric in enumerate(data["metrics"]):
