@@ -185,6 +185,7 @@ __all__ = [
 # part of the public API, so it may change without notice (the "as" form re-exports it).
 from jurybox.core._bounded import json_limit_breach as json_limit_breach
 from jurybox.core._context import freeze_mapping as freeze_mapping
+from jurybox.core._environ import environment as environment
 from jurybox.core._gc import freeze_for_life as freeze_for_life
 from jurybox.core._gc import frozen_heap as frozen_heap
 from jurybox.core._gc import paused_collector as paused_collector

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from jurybox.core import environment
+
 MAX_TOKENS = 256  # sentence_bert_config.json's max_seq_length: longer texts are cut, as sentence-transformers cuts them
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -46,17 +48,9 @@ def import_numpy() -> None:
     """
     if "numpy" in sys.modules:
         return
-    saved = {name: os.environ.get(name) for name in _THREAD_VARIABLES}
-    for name in _THREAD_VARIABLES:
-        os.environ.setdefault(name, "1")
-    try:
+    # Only what is not set already: a user's own BLAS setting wins.
+    with environment({name: "1" for name in _THREAD_VARIABLES if name not in os.environ}):
         import numpy  # noqa: F401
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def load_safetensors(path: Path) -> dict[str, Any]:

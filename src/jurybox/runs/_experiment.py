@@ -13,13 +13,13 @@ trial) is judged exactly once however often the experiment is killed.
 from __future__ import annotations
 
 import contextlib
-import os
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from jurybox.core import environment
 from jurybox.runs._request import RESUME_LAST, RunRequestError
 from jurybox.store import Store, StoreError
 from jurybox.suites import Suite, Variant, load_suite, trial_config, variant_suite_name
@@ -145,13 +145,5 @@ def variant_environment(env: Mapping[str, str]) -> Iterator[None]:
     The process's environment is one for all its threads: a server running several
     experiments at once would mix them, so the dashboard runs one run at a time.
     """
-    saved = {name: os.environ.get(name) for name in env}
-    os.environ.update(env)
-    try:
+    with environment(env):
         yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
