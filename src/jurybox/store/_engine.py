@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -161,7 +162,7 @@ def _sqlite_engine(url: URL, busy_timeout: float) -> Engine:
             cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
             if not in_memory:
                 # WAL: readers never block the writer and a killed process leaves no torn page.
-                cursor.execute("PRAGMA journal_mode = WAL")
+                _use_wal(cursor, busy_timeout)
                 cursor.execute("PRAGMA synchronous = NORMAL")
             cursor.execute("PRAGMA foreign_keys = ON")
         finally:
@@ -267,6 +268,27 @@ def lock_notice(url: str | None, busy_timeout: float) -> str | None:
     finally:
         probe.close()
     return None
+
+
+def _use_wal(cursor: Any, busy_timeout: float) -> None:
+    """Put the database in WAL mode unless it is already, waiting out other connections as a write would.
+
+    Asking to change the journal mode fails at once while another connection holds a lock, whatever
+    the busy timeout says: two commands opening a new store together, or one opening it while a run
+    writes. So the mode is read first (an open store is in WAL already) and the change retried.
+    """
+    deadline = time.monotonic() + busy_timeout
+    while True:
+        mode = cursor.execute("PRAGMA journal_mode").fetchone()
+        if mode is not None and str(mode[0]).lower() == "wal":
+            return
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
 
 
 def migrate(engine: Engine) -> None:
