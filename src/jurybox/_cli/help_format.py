@@ -8,11 +8,17 @@ the rich panel, for every jurybox command, in one place.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
+from importlib.abc import Loader, MetaPathFinder
+from importlib.machinery import ModuleSpec, PathFinder
+from types import ModuleType
 from typing import Any
 
 import typer
 from typer.core import TyperOption
+
+_RICH_UTILS = "typer.rich_utils"
 
 
 def hide_flag_types() -> None:
@@ -43,9 +49,20 @@ def short_usage_errors() -> None:
     Typer draws it as the usage line, a "Try ... --help" line and a boxed message: four
     lines or more for one mistake, and a box that wraps badly in a CI log. Exit code 2 as before.
     Safe to call twice.
-    """
-    from typer import rich_utils
 
+    Typer's ``rich_utils`` (rich's Markdown with markdown-it, its tracebacks: some 40 ms) is
+    imported only to draw help or an error; a command that runs without either never loads
+    it, so the change is made when it is imported, or now if it already was.
+    """
+    module = sys.modules.get(_RICH_UTILS)
+    if module is not None:
+        _shorten(module)
+    elif not any(isinstance(finder, _ShortenOnImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _ShortenOnImport())
+
+
+def _shorten(rich_utils: ModuleType) -> None:
+    """Put the one-line ``rich_format_error`` in typer's ``rich_utils`` (once)."""
     original: Callable[..., None] = rich_utils.rich_format_error
     if getattr(original, "_jurybox_short", False):
         return
@@ -60,4 +77,27 @@ def short_usage_errors() -> None:
         typer.echo(f"error: {message}{hint}", err=True)
 
     rich_format_error._jurybox_short = True  # type: ignore[attr-defined]
-    rich_utils.rich_format_error = rich_format_error
+    rich_utils.rich_format_error = rich_format_error  # type: ignore[attr-defined]
+
+
+class _ShortenOnImport(MetaPathFinder):
+    """Finds ``typer.rich_utils`` as the import system would, and shortens its errors once it has run."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if fullname != _RICH_UTILS:
+            return None
+        sys.meta_path.remove(self)  # needed once: the module is imported once
+        spec = PathFinder.find_spec(fullname, path, target)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader: Loader = spec.loader
+        run_module = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            run_module(module)
+            _shorten(module)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec

@@ -42,7 +42,7 @@ from jurybox._cli.run_views import build_report
 from jurybox.agents import TargetConfigError
 from jurybox.engine import RunResult
 from jurybox.executors import ExecutorError
-from jurybox.report import FORMATS, CalibratedJudge, check_report_output, write_reports
+from jurybox.report import FORMATS, CalibratedJudge, LiveTally, check_report_output, write_reports
 from jurybox.store import Store, StoreError
 from jurybox.suites import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT, JudgeModelError, Suite, SuiteError
 
@@ -314,8 +314,11 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
     # An unreachable judge would cost every case its retries; find out once, in a second or two
     # (a judge server that is down but whose replies are cached lets the run go on from the cache).
     checked = prepared.preflight() if request.preflight else None
-    if checked is not None and not servers_answer(checked, status):
-        return EXIT_USAGE
+    if checked is not None:
+        # Its own phase: a GET per server (the server's latency) and the HTTP client's import, not the store's.
+        startup.mark("servers checked")
+        if not servers_answer(checked, status):
+            return EXIT_USAGE
     try:
         prepared.open(lambda notice: print_notice(notice, status))
         startup.mark("store opened")
@@ -336,19 +339,29 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
 
         return RichProgress(status)
 
+    tallies: dict[int, LiveTally] = {}
+
+    def tallying(planned: runs.PlannedSuite) -> LiveTally:
+        # The report's totals, added up as the cases finish: no pass over the store to count them after.
+        tally = tallies[id(planned)] = LiveTally()
+        return tally
+
     def finished(planned: runs.PlannedSuite, result: RunResult) -> None:
         # An experiment's variants are read side by side at the end, not as one long table each.
         shown = request if planned.experiment is None else experiment_request(request)
         slot = planned.experiment
         resume = (slot.id, slot.suite) if slot is not None and slot.id is not None else None
-        codes.extend(_report(planned.suite, result, shown, prepared.store, console, status, experiment=resume))
+        tally = tallies.pop(id(planned), None)
+        codes.extend(
+            _report(planned.suite, result, shown, prepared.store, console, status, experiment=resume, tally=tally)
+        )
         if checked is not None:
             print_cache_only(checked, result, status)
         if exporter is not None:
             exporter.export_records(result.records, run_name=result.suite, run_id=result.run_id)
 
     try:
-        prepared.run(starting=starting, finished=finished)
+        prepared.run(starting=starting, finished=finished, tallying=tallying)
     except SuiteError as exc:  # a big cases file's bad lines, found while its run had started: it stopped
         status.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         if prepared.store is not None:
@@ -415,10 +428,11 @@ def _report(
     status: Console,
     *,
     experiment: tuple[str, str] | None = None,
+    tally: LiveTally | None = None,
 ) -> list[int]:
     """Write and print one suite's reports and its last lines; its exit codes."""
     codes = []
-    report = build_report(result, suite, _calibrations(store, suite, result, status))
+    report = build_report(result, suite, _calibrations(store, suite, result, status), tally=tally)
     try:
         rows = request.rows or None
         written = write_reports(

@@ -59,12 +59,15 @@ def judge_identities(suite: Suite) -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     for case in suite.sample_cases:
         for built in case.judges:
-            if built.tier != TIER_LLM:
+            place = f"{built.tier}/{built.key}"
+            # The first judge at a place names it: every case builds its own judge object, and identifying
+            # 10,000 of them (a prompt hash each) only to keep the first cost more than the rest of the report.
+            if built.tier != TIER_LLM or place in found:
                 continue
             identity = made.get(id(built.judge))
             if identity is None:
                 identity = made[id(built.judge)] = identify(built.judge, judge_name(built.judge)).to_dict()
-            found.setdefault(f"{built.tier}/{built.key}", identity)
+            found[place] = identity
     return found
 
 

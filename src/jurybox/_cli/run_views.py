@@ -13,7 +13,7 @@ from rich.text import Text
 from jurybox._cli.layout import fits
 from jurybox.core import CaseRecord, Status
 from jurybox.engine import LLM_SKIP_REASON, LLM_SKIPPED, RunResult
-from jurybox.report import CalibratedJudge, RunReport
+from jurybox.report import CalibratedJudge, LiveTally, RunReport
 from jurybox.suites import HOW_TO_ENABLE, TIER_LLM, TIERS, CasePlan, RunPlan, Suite
 
 CAPTION = (
@@ -145,8 +145,14 @@ def cache_note(calls: int, cache_hits: int) -> str | None:
     )
 
 
-def build_report(result: RunResult, suite: Suite, calibrations: Sequence[CalibratedJudge] = ()) -> RunReport:
-    """The RunReport of a run (the whole run, when it was resumed), with its judges' calibration notes."""
+def build_report(
+    result: RunResult, suite: Suite, calibrations: Sequence[CalibratedJudge] = (), *, tally: LiveTally | None = None
+) -> RunReport:
+    """The RunReport of a run (the whole run, when it was resumed), with its judges' calibration notes.
+
+    ``tally``: the run's totals added up as its cases finished; used unless the store may hold other
+    records than it saw (a resumed run, a failed write, a worker process that ended early).
+    """
     notes = []
     skipped = {}
     if result.llm_skipped:
@@ -179,4 +185,5 @@ def build_report(result: RunResult, suite: Suite, calibrations: Sequence[Calibra
         planned=result.total_cases,
         metadata={"suite_file": str(suite.path)},
         calibrations=calibrations,
+        tally=None if result.resumed or result.store_errors or result.worker_errors else tally,
     )

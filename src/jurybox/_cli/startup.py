@@ -34,7 +34,7 @@ def mark(phase: str) -> None:
 
 
 def summary() -> str:
-    """``start-up 0.41 s: imports 0.30 s, suites read 0.07 s, store opened 0.04 s`` up to now."""
+    """The phases up to now: ``start-up 0.41 s: imports 0.30 s, suites read 0.07 s, servers checked 0.03 s, ...``."""
     began = previous = process_started()
     parts = []
     for phase, at in _marks:

@@ -20,7 +20,14 @@ from jurybox.engine._executor import (
     WorkerPlacement,
 )
 from jurybox.engine._resume import resumable_cases
-from jurybox.engine._runner import DEFAULT_CONCURRENCY, ProgressSink, RunOptions, RunResult, SuiteRunner
+from jurybox.engine._runner import (
+    DEFAULT_CONCURRENCY,
+    ProgressSink,
+    RecordTally,
+    RunOptions,
+    RunResult,
+    SuiteRunner,
+)
 from jurybox.engine._sql import SqlPort
 from jurybox.engine._store_port import RecordSink, ResultLog, RunLog, RunStore
 from jurybox.engine._verdict import LLM_SKIP_REASON, LLM_SKIPPED, llm_was_skipped
@@ -38,6 +45,7 @@ __all__ = [
     "ExecutorSummary",
     "ProgressSink",
     "RecordSink",
+    "RecordTally",
     "ResultLog",
     "RunLog",
     "RunOptions",

@@ -55,6 +55,18 @@ class ProgressSink(Protocol):
     def stop(self) -> None: ...
 
 
+class RecordTally(Protocol):
+    """Told of each case as the run takes it (the report's ``LiveTally``, adding up the run's totals)."""
+
+    def add(self, record: CaseRecord) -> None:
+        """A finished case's record."""
+        ...
+
+    def miss(self, case: str) -> None:
+        """A finished case whose record this process never saw (a worker process stored it)."""
+        ...
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """How to run a suite.
@@ -179,6 +191,8 @@ class SuiteRunner:
         progress: A progress sink, or None.
         databases: Where SQL checks query the agent's databases (default: ``jurybox.judges.SqlDatabases``).
         on_open: Told the run's id as soon as the run is opened (or, resuming, found) in the store.
+        tally: Told of each case as it is taken (its record, or that a worker process kept it), so
+            the run's totals need not be read back from the store afterwards.
     """
 
     def __init__(
@@ -191,6 +205,7 @@ class SuiteRunner:
         progress: ProgressSink | None = None,
         databases: SqlPort | None = None,
         on_open: Callable[[str], None] | None = None,
+        tally: RecordTally | None = None,
     ) -> None:
         self.suite = suite
         self.options = options or RunOptions()
@@ -212,6 +227,7 @@ class SuiteRunner:
         self._llm_skipped_cases = 0
         self._kept: list[CaseRecord] | None = None
         self._on_open = on_open
+        self._tally = tally
         self._plan: PlanWriter | None = None
         self._rest_of_plan: tuple[PlanPairs, int] | None = None  # (pairs still to store, cases stored)
 
@@ -445,6 +461,11 @@ class SuiteRunner:
             self._llm_skipped_cases += 1
         if record is not None and self._kept is not None:
             self._kept.append(record)
+        if self._tally is not None:
+            if record is not None:
+                self._tally.add(record)
+            else:
+                self._tally.miss(done.case)
         if self.progress is not None:
             shown = record or CaseRecord(done.case, Judgment(done.status, reasoning="judged in a worker process"))
             self.progress.case_done(shown, done.spend)

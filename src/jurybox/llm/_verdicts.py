@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
-class ScoreVerdict(BaseModel):
+class _Verdict(BaseModel):
+    # Each model's validator and schema are built when a judge first uses it, not on import: a run
+    # builds the one or two its judges ask for, not all nine (some 50 ms of every start-up).
+    model_config = ConfigDict(defer_build=True)
+
+
+class ScoreVerdict(_Verdict):
     """A 0..1 score with reasons: correctness, ranking, and the JsonVerdict default."""
 
     score: float = Field(ge=0.0, le=1.0, description="0 = completely wrong, 1 = fully correct")
@@ -16,7 +22,7 @@ class ScoreVerdict(BaseModel):
     strengths: list[str] = Field(default_factory=list, description="What is done well")
 
 
-class HundredPointVerdict(BaseModel):
+class HundredPointVerdict(_Verdict):
     """A single 0-100 score with the issues and strengths behind it, and no reasoning field.
 
     Judges written for other tools often answer ``{"score": 85, "issues": [...],
@@ -41,7 +47,7 @@ class HundredPointVerdict(BaseModel):
         return ". ".join(parts) or f"score {self.score:g}/100"
 
 
-class RelevanceVerdict(BaseModel):
+class RelevanceVerdict(_Verdict):
     """Whether results are relevant to a query (the Spector relevance format)."""
 
     relevant: bool
@@ -49,7 +55,7 @@ class RelevanceVerdict(BaseModel):
     reasoning: str
 
 
-class RubricVerdict(BaseModel):
+class RubricVerdict(_Verdict):
     """A 0-100 score for each rubric criterion, with issues and strengths."""
 
     scores: dict[str, float] = Field(description="criterion name -> score from 0 to 100")
@@ -58,33 +64,33 @@ class RubricVerdict(BaseModel):
     strengths: list[str] = Field(default_factory=list)
 
 
-class TopicFinding(BaseModel):
+class TopicFinding(_Verdict):
     topic: str
     covered: bool
     evidence: str = Field(default="", description="The passage that covers it, or why it is missing")
 
 
-class CoverageVerdict(BaseModel):
+class CoverageVerdict(_Verdict):
     """Which of the requested topics the output covers."""
 
     topics: list[TopicFinding]
     reasoning: str = ""
 
 
-class ClaimFinding(BaseModel):
+class ClaimFinding(_Verdict):
     claim: str
     supported: bool
     source: int | None = Field(default=None, description="Number of the source that supports it, if any")
 
 
-class FaithfulnessVerdict(BaseModel):
+class FaithfulnessVerdict(_Verdict):
     """Every factual claim of the output and whether the sources support it."""
 
     claims: list[ClaimFinding]
     reasoning: str = ""
 
 
-class ClarificationVerdict(BaseModel):
+class ClarificationVerdict(_Verdict):
     """Whether a reply asks the user a question instead of answering."""
 
     asks_question: bool

@@ -17,6 +17,7 @@ from jurybox.report._json import SCHEMA_VERSION, from_json, iter_json, record_to
 from jurybox.report._junit import case_properties, iter_junit, to_junit
 from jurybox.report._markdown import MAX_SUMMARY_BYTES, to_markdown
 from jurybox.report._model import RunReport, SkippedTier, TierRate, Totals
+from jurybox.report._totals import LiveTally
 from jurybox.report._write import EXTENSIONS, FORMATS, check_report_output, report_filename, write_reports
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "CalibratedJudge",
     "CalibrationStatus",
     "CaseSummary",
+    "LiveTally",
     "ReportFormat",
     "RunReport",
     "RunStatus",

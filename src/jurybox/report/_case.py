@@ -105,8 +105,8 @@ def skipped_tiers(record: CaseRecord) -> dict[str, str]:
     return result
 
 
-def summarize_case(record: CaseRecord) -> CaseSummary:
-    """The facts about one case that every renderer shows."""
+def degraded_counts(record: CaseRecord) -> tuple[bool, int]:
+    """Whether any verdict of a case was degraded, and how many of its judges' own verdicts were."""
     # A cascade or jury marks itself degraded when a member was; count members, flag the case.
     degraded = False
     degraded_leaves = 0
@@ -114,6 +114,12 @@ def summarize_case(record: CaseRecord) -> CaseSummary:
         if judgment.degraded:
             degraded = True
             degraded_leaves += not judgment.children
+    return degraded, degraded_leaves
+
+
+def summarize_case(record: CaseRecord) -> CaseSummary:
+    """The facts about one case that every renderer shows."""
+    degraded, degraded_leaves = degraded_counts(record)
     return CaseSummary(
         record=record,
         reason=case_reason(record),

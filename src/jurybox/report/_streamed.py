@@ -16,13 +16,21 @@ from jurybox.core import Status
 from jurybox.report._case import CaseSummary, summarize_case
 from jurybox.store import StoredRecords
 
+PASS_RANK = 4
+"""The ``attention_rank`` of a plain pass (not degraded): the last group, the commonest case."""
+
 
 def attention_rank(case: CaseSummary) -> int:
     """Where a case goes in a failing-first listing: FAIL 0, ERROR 1, ABSTAIN 2, degraded PASS 3, PASS 4."""
-    rank = _ATTENTION_RANK.get(case.status)
+    return rank_of(case.status, case.degraded)
+
+
+def rank_of(status: Status, degraded: bool) -> int:
+    """``attention_rank`` of a case with this status, degraded or not."""
+    rank = _ATTENTION_RANK.get(status)
     if rank is not None:
         return rank
-    return 3 if case.degraded else 4
+    return 3 if degraded else PASS_RANK
 
 
 _ATTENTION_RANK = {Status.FAIL: 0, Status.ERROR: 1, Status.ABSTAIN: 2}

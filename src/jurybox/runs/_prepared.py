@@ -18,7 +18,15 @@ from types import TracebackType
 from typing import Any, Literal, cast
 
 from jurybox.core import frozen_heap, paused_collector
-from jurybox.engine import DEFAULT_CONCURRENCY, ProgressSink, RunOptions, RunResult, RunStore, SuiteRunner
+from jurybox.engine import (
+    DEFAULT_CONCURRENCY,
+    ProgressSink,
+    RecordTally,
+    RunOptions,
+    RunResult,
+    RunStore,
+    SuiteRunner,
+)
 from jurybox.executors import fork_available
 from jurybox.models import PROBE_TIMEOUT
 from jurybox.runs._check import cancel_check, settle_check, watch_check
@@ -43,6 +51,8 @@ Starting = Callable[["PlannedSuite"], ProgressSink | None]
 """Called as each suite's run starts (to say so); returns where its progress goes, or None."""
 Finished = Callable[["PlannedSuite", RunResult], None]
 """Called with each suite's result as its run ends (to report it)."""
+Tallying = Callable[["PlannedSuite"], RecordTally | None]
+"""Called as each suite's run starts; returns what is told of each case the run takes (its totals), or None."""
 
 
 @dataclass
@@ -313,6 +323,7 @@ class PreparedRun:
         *,
         progress: ProgressSink | None = None,
         on_open: Callable[[str], None] | None = None,
+        tally: RecordTally | None = None,
     ) -> RunResult:
         """Run one suite (the only one when ``planned`` is None) in this event loop; its result.
 
@@ -320,6 +331,7 @@ class PreparedRun:
             planned: One of ``suites``.
             progress: Where the run reports each finished case.
             on_open: Told the run's id as soon as the run is opened (or resumed) in the store.
+            tally: Told of each case the run takes (``jurybox.report.LiveTally``: the report's totals).
 
         Raises:
             RunRequestError: see ``options``.
@@ -334,7 +346,7 @@ class PreparedRun:
         self.open()
         options = self.options(planned)
         store = cast(RunStore | None, self.store)
-        runner = SuiteRunner(planned.suite, options, store=store, progress=progress, on_open=on_open)
+        runner = SuiteRunner(planned.suite, options, store=store, progress=progress, on_open=on_open, tally=tally)
         self._runner = runner
         if self._stopping:
             runner.stop()
@@ -353,7 +365,13 @@ class PreparedRun:
             raise SuiteError(list(problems))
         return result
 
-    def run(self, *, starting: Starting | None = None, finished: Finished | None = None) -> list[RunResult]:
+    def run(
+        self,
+        *,
+        starting: Starting | None = None,
+        finished: Finished | None = None,
+        tallying: Tallying | None = None,
+    ) -> list[RunResult]:
         """Run every suite, one after another, in one event loop of its own; their results.
 
         A run that was interrupted (Ctrl-C, ``stop()``) ends the request: the suites after it do
@@ -362,6 +380,7 @@ class PreparedRun:
         Args:
             starting: Called as each suite's run starts; returns where its progress goes.
             finished: Called with each suite's result as its run ends.
+            tallying: Called as each suite's run starts: what to tell of each case it takes.
         """
         self.open()
 
@@ -373,7 +392,8 @@ class PreparedRun:
                 if planned.experiment is not None and planned.experiment.done:
                     continue  # a variant a resumed experiment finished before
                 progress = starting(planned) if starting is not None else None
-                result = await self.start(planned, progress=progress)
+                tally = tallying(planned) if tallying is not None else None
+                result = await self.start(planned, progress=progress, tally=tally)
                 results.append(result)
                 if finished is not None:
                     finished(planned, result)

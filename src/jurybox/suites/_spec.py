@@ -70,8 +70,10 @@ def _calls_only(value: Any) -> Any:
 
 
 class _Strict(BaseModel):
-    # Unknown keys are errors: a misspelt key would otherwise be ignored silently.
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Unknown keys are errors: a misspelt key would otherwise be ignored silently. Validators are built
+    # on first use, once for the suite model with the case models inside it, not once per nested model
+    # on import as well.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 #: Other spellings of case and round keys (test-case dicts written for earlier tools), accepted as aliases.
