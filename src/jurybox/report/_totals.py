@@ -8,6 +8,7 @@ back from the store only to count it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -155,6 +156,41 @@ class Totals:
         return self.cases - self.passed
 
 
+class ExactSum:
+    """A running sum of floats, correctly rounded whatever the order of its terms (``math.fsum``, kept as it goes).
+
+    A live tally adds a run's cases in the order they finished, a report read from the store in
+    plan order: both must print the same cost and case time, to the last digit of the JSON.
+    """
+
+    __slots__ = ("_partials", "_special")
+
+    def __init__(self) -> None:
+        self._partials: list[float] = []  # non-overlapping, smallest first: their exact sum is the sum
+        self._special = 0.0  # infinities and NaN, summed plainly: they have no exact sum to keep
+
+    def add(self, value: float) -> None:
+        if not math.isfinite(value):
+            self._special += value
+            return
+        partials = self._partials
+        kept = 0
+        for kept_value in partials:
+            small, value = (value, kept_value) if abs(value) < abs(kept_value) else (kept_value, value)
+            high = value + small
+            low = small - (high - value)
+            if low:
+                partials[kept] = low
+                kept += 1
+            value = high
+        partials[kept:] = [value]
+
+    @property
+    def value(self) -> float:
+        total = math.fsum(self._partials)
+        return total + self._special if self._special else total
+
+
 class Tally:
     """The run-level figures, added up one case at a time; also each case's ``attention_rank``, in order."""
 
@@ -162,9 +198,9 @@ class Tally:
         self.by_status = dict.fromkeys(_STATUS_ORDER, 0)
         self.cases = 0
         self.tokens = self.tokens_known = 0
-        self.cost = 0.0
+        self.cost = ExactSum()
         self.cost_known = self.judge_calls = self.degraded_judgments = self.degraded_cases = 0
-        self.case_time = 0.0
+        self.case_time = ExactSum()
         self.tiers: dict[str, list[int]] = {}
         # Tiers the records say were left out: the first reason given for each, and how many cases.
         self.skipped_reasons: dict[str, str] = {}
@@ -183,9 +219,9 @@ class Tally:
             self.tokens += record.tokens
             self.tokens_known += 1
         if record.cost is not None:
-            self.cost += record.cost
+            self.cost.add(record.cost)
             self.cost_known += 1
-        self.case_time += record.duration
+        self.case_time.add(record.duration)
         self.judge_calls += record.judge_calls
         self.degraded_judgments += degraded_judgments
         self.degraded_cases += degraded
@@ -221,21 +257,22 @@ class Tally:
         for tier, reason in self.skipped_reasons.items():
             skipped_reasons.setdefault(tier, reason)
             skipped_counts[tier] = skipped_counts.get(tier, 0) + self.skipped_counts[tier]
+        case_time = self.case_time.value
         if report.started_at is not None and report.finished_at is not None:
             duration: float | None = max(0.0, (report.finished_at - report.started_at).total_seconds())
         else:
-            duration = self.case_time if cases else None
+            duration = case_time if cases else None
         return Totals(
             cases=cases,
             by_status=MappingProxyType(by_status),
             pass_rate=by_status[Status.PASS] / cases if cases else None,
             tokens=self.tokens if tokens_known else None,
             tokens_unknown=cases - tokens_known,
-            cost=self.cost if cost_known else None,
+            cost=self.cost.value if cost_known else None,
             cost_unknown=cases - cost_known,
             judge_calls=self.judge_calls,
             duration=duration,
-            case_time=self.case_time,
+            case_time=case_time,
             # In run order (deterministic, similarity, llm_operations, llm_judge).
             tiers=MappingProxyType({tier: TierRate(tier, *tiers[tier]) for tier in sorted(tiers, key=_tier_position)}),
             degraded_judgments=self.degraded_judgments,
