@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 import shlex
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from jurybox import runs
+from jurybox import cli, runs
 from jurybox._cli import run_executor as executors
 from jurybox._cli import startup
 from jurybox._cli.common import dashboard_hint
@@ -286,6 +287,10 @@ def execute(request: RunRequest, *, console: Console | None = None, status: Cons
     try:
         _check_request(request)
         prepared = runs.prepare(_service_request(request), tune_gc=True)
+        if cli.OWN_PROCESS:
+            # The loaded suites live as long as the process (main() froze the modules already): left
+            # out of every later collection, the report's included.
+            gc.freeze()
         check_variant_output(prepared, request.output)
         startup.mark("suites read")
     except runs.NoCasesError as exc:
