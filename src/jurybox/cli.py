@@ -73,13 +73,16 @@ def _command(argv: Sequence[str]) -> str | None:
     return argv[0]
 
 
-OWN_PROCESS = False
-"""True in a process that ``main()`` started: the command owns it, and may leave the long-lived heap frozen."""
+_STARTED_BY_MAIN: list[bool] = []
+
+
+def owns_process() -> bool:
+    """True in a process that ``main()`` started: the command owns it, and may leave its long-lived heap frozen."""
+    return bool(_STARTED_BY_MAIN)
 
 
 def main() -> None:
-    global OWN_PROCESS
-    OWN_PROCESS = True
+    _STARTED_BY_MAIN.append(True)
     # Importing a command's modules makes long-lived objects, not garbage: the collector's passes over
     # them while they load (young, then older generations: a tenth of a 200-case run's imports), and
     # every later full collection, would walk them for nothing. They are frozen once loaded instead.

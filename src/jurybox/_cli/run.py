@@ -287,7 +287,7 @@ def execute(request: RunRequest, *, console: Console | None = None, status: Cons
     try:
         _check_request(request)
         prepared = runs.prepare(_service_request(request), tune_gc=True)
-        if cli.OWN_PROCESS:
+        if cli.owns_process():
             # The loaded suites live as long as the process (main() froze the modules already): left
             # out of every later collection, the report's included.
             gc.freeze()
