@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
-import uuid
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -121,7 +121,8 @@ class CaseExecutor:
         session_id = ""
         lessons = self.lessons.get(case.name, ()) if self.lessons else ()
         for attempt in range(retries + 1):
-            session_id = f"{run_id[:12]}-{case.name}-{uuid.uuid4().hex[:8]}"
+            # 8 random hex digits, as uuid4().hex[:8] gave, without building a UUID per attempt.
+            session_id = f"{run_id[:12]}-{case.name}-{os.urandom(4).hex()}"
             try:
                 async with asyncio.timeout(timeout):
                     conversation = run_conversation(

@@ -106,14 +106,22 @@ def skipped_tiers(record: CaseRecord) -> dict[str, str]:
 
 
 def degraded_counts(record: CaseRecord) -> tuple[bool, int]:
-    """Whether any verdict of a case was degraded, and how many of its judges' own verdicts were."""
+    """Whether any verdict of a case was degraded, and how many of its judges' own verdicts were.
+
+    The verdicts of ``case_judgments``, walked without their paths: this runs for every case
+    of a run as it finishes (``LiveTally``).
+    """
     # A cascade or jury marks itself degraded when a member was; count members, flag the case.
     degraded = False
     degraded_leaves = 0
-    for _, judgment in case_judgments(record):
+    pending = [record.judgment]
+    pending.extend(round_.judgment for round_ in record.rounds if own_verdict(record, round_))
+    while pending:
+        judgment = pending.pop()
         if judgment.degraded:
             degraded = True
             degraded_leaves += not judgment.children
+        pending.extend(judgment.children.values())
     return degraded, degraded_leaves
 
 
