@@ -34,6 +34,12 @@ NEVER_ON_A_RUN = (
     "rich.progress",
     "jurybox.traces",
     "jurybox.agents._mcp",
+    # typer's help and error rendering (rich's Markdown with markdown-it, rich's tracebacks): only
+    # for --help or a usage error, whose one-line form jurybox puts in when it is imported.
+    "typer.rich_utils",
+    "markdown_it",
+    "rich.markdown",
+    "rich.traceback",
 )
 
 LIST_MODULES = """
@@ -115,3 +121,30 @@ def test_the_otel_option_names_the_variables_the_exporter_reads() -> None:
     from jurybox.traces import ENDPOINT_VARIABLES as READ
 
     assert ENDPOINT_VARIABLES == READ
+
+
+def test_a_usage_error_is_one_line_though_typers_error_rendering_loads_only_then(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "jurybox", "run", "--no-such-flag"],
+        check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=_environment(),
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: No such option: --no-such-flag (see python -m jurybox run --help)"
+    ]
+
+
+def test_the_judges_verdict_models_are_built_when_a_judge_first_uses_one() -> None:
+    code = (
+        "from jurybox.llm import _verdicts as v\n"
+        "models = [v.ScoreVerdict, v.RelevanceVerdict, v.RubricVerdict, v.CoverageVerdict, v.FaithfulnessVerdict]\n"
+        "before = [m.__pydantic_complete__ for m in models]\n"
+        "v.ScoreVerdict.model_validate({'score': 0.5, 'reasoning': 'ok'})\n"
+        "print(before, [m.__pydantic_complete__ for m in models])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=_environment())
+    assert done.stdout.split("] [") == ["[False, False, False, False, False", "True, False, False, False, False]\n"]
