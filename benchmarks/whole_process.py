@@ -21,6 +21,11 @@ Usage::
 
     .venv/bin/python benchmarks/whole_process.py                      # 200 @ 16 and 10000 @ 256, 3 pairs
     .venv/bin/python benchmarks/whole_process.py --sizes 200x16 --pairs 5
+    .venv/bin/python benchmarks/whole_process.py --against ../main/src   # also that tree's jurybox, interleaved
+
+``--against SRC`` runs a second jurybox (another checkout's ``src`` folder, put first on
+PYTHONPATH) in the same loop, each of its runs next to this tree's and the bare client's,
+and prints its line too: on a shared machine only figures measured side by side compare.
 """
 
 from __future__ import annotations
@@ -81,9 +86,14 @@ class Measured:
     peak_mb: float
 
 
-def child_env() -> dict[str, str]:
-    """This environment, with bytecode caching on (a user's installed jurybox has its .pyc files)."""
+def child_env(src: str | None = None) -> dict[str, str]:
+    """This environment, with bytecode caching on (a user's installed jurybox has its .pyc files).
+
+    ``src``: a jurybox source folder put first on PYTHONPATH (``--against``).
+    """
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join(part for part in (src, env.get("PYTHONPATH", "")) if part)
     if env.get("PYTHONPATH"):  # the runs start in a temporary folder: PYTHONPATH=src must still find src/
         env["PYTHONPATH"] = os.pathsep.join(str(Path(part).resolve()) for part in env["PYTHONPATH"].split(os.pathsep))
     env.update(JURYBOX_CACHE="off", HF_HUB_OFFLINE="1", NO_COLOR="1", COLUMNS="120")
@@ -155,15 +165,31 @@ def startup_line(command: list[str], cwd: Path, env: dict[str, str]) -> str:
     return next((line for line in done.stderr.splitlines() if line.startswith("start-up")), "(no start-up line)")
 
 
+def size_line(pairs: list[tuple[Measured, Measured]], cases: int, concurrency: int, latency: float) -> str:
+    """One size's figures: the median wall-time ratio, the jurybox process's CPU per case and peak RSS."""
+    ratio = statistics.median(ours.wall / theirs.wall for ours, theirs in pairs)
+    return (
+        f"{ratio:.2f}x the bare client "
+        f"(jurybox {statistics.median(o.wall for o, _ in pairs):.2f} s, "
+        f"bare {statistics.median(t.wall for _, t in pairs):.2f} s, "
+        f"ideal {cases * latency / concurrency:.2f} s); "
+        f"CPU {statistics.median(o.cpu for o, _ in pairs) * 1000 / cases:.2f} ms/case "
+        f"(bare {statistics.median(t.cpu for _, t in pairs) * 1000 / cases:.2f}); "
+        f"peak RSS {max(o.peak_mb for o, _ in pairs):.0f} MB (bare {max(t.peak_mb for _, t in pairs):.0f})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="200x16,10000x256", help="cases x concurrency, comma-separated")
     parser.add_argument("--pairs", type=int, default=3, help="jurybox and bare runs, alternating (median)")
     parser.add_argument("--latency", type=float, default=0.2, help="the stub's latency per call (s)")
     parser.add_argument("--top", type=int, default=10, help="packages in the import-time breakdown")
+    parser.add_argument("--against", help="another jurybox src folder, measured in the same loop")
     args = parser.parse_args()
     sizes = [tuple(int(part) for part in size.split("x")) for size in args.sizes.split(",")]
     env = child_env()
+    other_env = child_env(str(Path(args.against).resolve())) if args.against else None
     where = subprocess.run(
         [sys.executable, "-c", "import jurybox; print(jurybox.__file__)"],
         check=True,
@@ -184,20 +210,19 @@ def main() -> None:
                 jurybox = [sys.executable, "-m", "jurybox", "run", suite.name, "--concurrency", str(concurrency)]
                 jurybox += ["--no-progress", "--store", store]
                 bare = [sys.executable, "bare_client.py", f"{base_url}/chat/completions", str(cases), str(concurrency)]
+                other = [*jurybox[:-1], f"sqlite:///{folder / 'other-store.db'}"]  # its own store: its own schema
                 measure(jurybox, folder, env)  # warm-up: .pyc files written, the store created and migrated
-                pairs = [(measure(jurybox, folder, env), measure(bare, folder, env)) for _ in range(args.pairs)]
+                if other_env is not None:
+                    measure(other, folder, other_env)
+                pairs, other_pairs = [], []
+                for _ in range(args.pairs):
+                    pairs.append((measure(jurybox, folder, env), measure(bare, folder, env)))
+                    if other_env is not None:
+                        other_pairs.append((measure(other, folder, other_env), pairs[-1][1]))
                 rows.append((cases, concurrency, pairs))
-                ratio = statistics.median(ours.wall / theirs.wall for ours, theirs in pairs)
-                print(
-                    f"{cases} @ {concurrency}: {ratio:.2f}x the bare client "
-                    f"(jurybox {statistics.median(o.wall for o, _ in pairs):.2f} s, "
-                    f"bare {statistics.median(t.wall for _, t in pairs):.2f} s, "
-                    f"ideal {cases * args.latency / concurrency:.2f} s); "
-                    f"CPU {statistics.median(o.cpu for o, _ in pairs) * 1000 / cases:.2f} ms/case "
-                    f"(bare {statistics.median(t.cpu for _, t in pairs) * 1000 / cases:.2f}); "
-                    f"peak RSS {max(o.peak_mb for o, _ in pairs):.0f} MB (bare {max(t.peak_mb for _, t in pairs):.0f})",
-                    flush=True,
-                )
+                print(f"{cases} @ {concurrency}: {size_line(pairs, cases, concurrency, args.latency)}", flush=True)
+                if other_pairs:
+                    print(f"  --against: {size_line(other_pairs, cases, concurrency, args.latency)}", flush=True)
             smallest = write_suite(folder, sizes[0][0], base_url)
             command = [sys.executable, "-m", "jurybox", "run", smallest.name, "--concurrency", str(sizes[0][1])]
             command += ["--no-progress", "--store", store]
