@@ -15,6 +15,7 @@ from typing import IO, Any
 
 from jurybox.core import MAX_INPUT_BYTES, MAX_INPUT_DEPTH, MAX_INPUT_NODES, InputLimitError, read_json
 from jurybox.traces import _fast_json
+from jurybox.traces._otlp_json_fast import _deeper_than, fast_request_spans
 from jurybox.traces._otlp_values import (
     field_of,
     hex_id,
@@ -150,8 +151,9 @@ def read_json_lines(
             continue
         if not line.strip():
             continue
+        where = f"{source}:{number}"
         try:
-            data = load_line(line, f"{source}:{number}")
+            data, spans = _load_line_spans(line, where)
         except InputLimitError as exc:
             stats.skip("line over the input limits", str(exc))
             continue
@@ -159,9 +161,14 @@ def read_json_lines(
             if number == 1 and line.lstrip().startswith(b"{"):
                 yield from _read_whole(handle, line, stats, source)
                 return
-            stats.skip("malformed line", f"{source}:{number}: not JSON: {exc}")
+            stats.skip("malformed line", f"{where}: not JSON: {exc}")
             continue
-        yield from spans_from_request(data, stats, f"{source}:{number}")
+        if spans is None:
+            yield from spans_from_request(data, stats, where)
+        else:
+            stats.batches += 1
+            stats.spans += len(spans)
+            yield from spans
 
 
 def load_line(line: bytes, source: str) -> Any:
@@ -173,43 +180,38 @@ def load_line(line: bytes, source: str) -> Any:
     on what was built; anything unusual (not JSON, too deep to parse) goes through ``read_json``,
     so the error and its wording stay the same.
     """
+    return _load_line_spans(line, source, convert=False)[0]
+
+
+def _load_line_spans(line: bytes, source: str, *, convert: bool = True) -> tuple[Any, list[Span] | None]:
+    """``load_line``'s answer and, when the line is an export request of the usual shape, its spans.
+
+    The spans come from ``fast_request_spans`` (one pass that both converts and bounds the depth),
+    and the data is then not checked again; otherwise (None) the caller reads the checked data
+    with ``spans_from_request``.
+    """
     opens = line.count(b"[") + line.count(b"{")
     if opens <= MAX_INPUT_DEPTH or opens + line.count(b",") >= MAX_INPUT_NODES:
-        return read_json(line, source=source)  # its quick answer, or its exact count of the values
+        return read_json(line, source=source), None  # its quick answer, or its exact count of the values
     try:
         data = _fast_json.loads_fast(line)
     except (ValueError, RecursionError):
-        return read_json(line, source=source)
+        return read_json(line, source=source), None
+    if convert:
+        spans = fast_request_spans(data)
+        if spans is not None:
+            return data, spans
+    return _checked(data, line, source), None
+
+
+def _checked(data: Any, line: bytes, source: str) -> Any:
+    """What ``read_json(line)`` answers, given the line as ``loads_fast`` parsed it."""
     deep = _deeper_than(data, MAX_INPUT_DEPTH)
     if deep:
         raise InputLimitError(f"{source}: refused: nested deeper than {MAX_INPUT_DEPTH} levels")
     if deep is None:  # a float past 2**64: orjson's reading of a big integer, the standard library's is exact
         return json.loads(line)
     return data
-
-
-def _deeper_than(value: Any, limit: int) -> bool | None:
-    """True when arrays and objects nest more than ``limit`` levels in ``value``; level by level, no recursion.
-
-    None (when not too deep) when a float in it is at or past ``_fast_json.HUGE``.
-    """
-    huge = _fast_json.HUGE
-    suspect = False
-    level = [value] if type(value) is dict or type(value) is list else []
-    depth = 0
-    while level:
-        depth += 1
-        if depth > limit:
-            return True
-        below = []
-        for container in level:
-            for child in container.values() if type(container) is dict else container:
-                if type(child) is dict or type(child) is list:
-                    below.append(child)
-                elif type(child) is float and not -huge < child < huge:
-                    suspect = True
-        level = below
-    return None if suspect else False
 
 
 def _skip_rest_of_line(handle: IO[bytes]) -> None:
