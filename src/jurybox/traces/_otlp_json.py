@@ -9,6 +9,7 @@ a line; a file may also hold one request pretty-printed over many lines (what
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
@@ -149,11 +150,11 @@ def read_json_lines(
             _skip_rest_of_line(handle)
             stats.skip("oversized line", f"{source}:{number}: refused: a line over {max_line_bytes:,} bytes")
             continue
-        if not line.strip():
+        if line.isspace():
             continue
         where = f"{source}:{number}"
         try:
-            data, spans = _load_line_spans(line, where)
+            data, spans = _load_line_spans_paused(line, where)
         except InputLimitError as exc:
             stats.skip("line over the input limits", str(exc))
             continue
@@ -183,6 +184,21 @@ def load_line(line: bytes, source: str) -> Any:
     return _load_line_spans(line, source, convert=False)[0]
 
 
+def _load_line_spans_paused(line: bytes, source: str) -> tuple[Any, list[Span] | None]:
+    """``_load_line_spans`` with the garbage collector paused (unless it was off already).
+
+    A line builds a few hundred thousand containers, none in a cycle, and most are gone once its
+    spans are made: collections meanwhile would only walk them again and again.
+    """
+    if not gc.isenabled():
+        return _load_line_spans(line, source)
+    gc.disable()
+    try:
+        return _load_line_spans(line, source)
+    finally:
+        gc.enable()
+
+
 def _load_line_spans(line: bytes, source: str, *, convert: bool = True) -> tuple[Any, list[Span] | None]:
     """``load_line``'s answer and, when the line is an export request of the usual shape, its spans.
 
@@ -190,8 +206,7 @@ def _load_line_spans(line: bytes, source: str, *, convert: bool = True) -> tuple
     and the data is then not checked again; otherwise (None) the caller reads the checked data
     with ``spans_from_request``.
     """
-    opens = line.count(b"[") + line.count(b"{")
-    if opens <= MAX_INPUT_DEPTH or opens + line.count(b",") >= MAX_INPUT_NODES:
+    if _few_brackets_or_too_many_values(line):
         return read_json(line, source=source), None  # its quick answer, or its exact count of the values
     try:
         data = _fast_json.loads_fast(line)
@@ -202,6 +217,20 @@ def _load_line_spans(line: bytes, source: str, *, convert: bool = True) -> tuple
         if spans is not None:
             return data, spans
     return _checked(data, line, source), None
+
+
+def _few_brackets_or_too_many_values(line: bytes) -> bool:
+    """``read_json``'s first test (brackets within the depth limit, or brackets and commas past the node
+    limit), counting only what can change the answer: every value takes a byte, so a line shorter than
+    the node limit cannot break it."""
+    opens = line.count(b"{")
+    if opens <= MAX_INPUT_DEPTH:
+        opens += line.count(b"[")
+        if opens <= MAX_INPUT_DEPTH:
+            return True
+    if len(line) < MAX_INPUT_NODES:
+        return False
+    return line.count(b"{") + line.count(b"[") + line.count(b",") >= MAX_INPUT_NODES
 
 
 def _checked(data: Any, line: bytes, source: str) -> Any:

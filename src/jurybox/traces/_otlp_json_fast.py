@@ -17,7 +17,7 @@ from typing import Any
 
 from jurybox.core import MAX_INPUT_DEPTH
 from jurybox.traces import _fast_json
-from jurybox.traces._otlp_values import any_value, checked_ids, hex_id, key_values
+from jurybox.traces._otlp_values import any_value, hex_id, key_values
 from jurybox.traces._spans import STATUS_UNSET, Span, SpanEvent, status_name
 
 _REQUEST_KEYS = frozenset({"resourceSpans"})
@@ -114,7 +114,7 @@ def _unread(value: Any, level: int) -> None:
         raise _UnusualError
 
 
-_ids = checked_ids()
+_LOWER_HEX = "0123456789abcdef"
 
 
 def _span(raw: Any, service: str | None) -> Span:
@@ -124,19 +124,22 @@ def _span(raw: Any, service: str | None) -> Span:
         _unread(raw[key], _SPAN_FIELD_LEVEL)
     get = raw.get
     value = get("traceId")
-    trace_id = _ids.get(value) if value.__class__ is str else None
-    if trace_id is None or len(trace_id) != 32:
+    if value.__class__ is str and len(value) == 32 and not value.strip(_LOWER_HEX):
+        trace_id = value  # already as it is read: 32 lower-case hex digits
+    else:
         trace_id = hex_id(value, 32, "traceId")
     value = get("spanId")
-    span_id = _ids.get(value) if value.__class__ is str else None
-    if span_id is None or len(span_id) != 16:
+    if value.__class__ is str and len(value) == 16 and not value.strip(_LOWER_HEX):
+        span_id = value  # already as it is read: 16 lower-case hex digits
+    else:
         span_id = hex_id(value, 16, "spanId")
     value = get("parentSpanId")
     if value is None or value == "":
         parent_id = None
     else:
-        parent_id = _ids.get(value) if value.__class__ is str else None
-        if parent_id is None or len(parent_id) != 16:
+        if value.__class__ is str and len(value) == 16 and not value.strip(_LOWER_HEX):
+            parent_id = value
+        else:
             parent_id = hex_id(value, 16, "parentSpanId")
         if parent_id == _NO_PARENT:
             parent_id = None

@@ -135,11 +135,6 @@ _checked_ids: dict[str, str] = {}
 _CHECKED_IDS = 65_536
 
 
-def checked_ids() -> dict[str, str]:
-    """The ids ``hex_id`` read lately, as written -> as read (one dict for the process: cleared, never replaced)."""
-    return _checked_ids
-
-
 def _checked_id(value: str, length: int, what: str) -> str:
     if len(value) == length and _HEX.fullmatch(value):
         return value.lower()
