@@ -194,7 +194,10 @@ def _load_line_spans_paused(line: bytes, source: str) -> tuple[Any, list[Span] |
         return _load_line_spans(line, source)
     gc.disable()
     try:
-        return _load_line_spans(line, source)
+        data, spans = _load_line_spans(line, source)
+        if spans is not None:
+            data = None  # gone before the collector is back, or its next pass would walk it all
+        return data, spans
     finally:
         gc.enable()
 

@@ -36,6 +36,7 @@ _SPAN_KEYS = _READ_SPAN_KEYS | {
     "droppedEventsCount",
     "droppedLinksCount",
 }
+_USUAL_SPAN_KEYS = _READ_SPAN_KEYS | {"kind"}
 _EVENT_KEYS = frozenset({"timeUnixNano", "name", "attributes", "droppedAttributesCount"})
 _STATUS_KEYS = frozenset({"code", "message"})
 _NO_PARENT = "0" * 16
@@ -60,8 +61,8 @@ def fast_request_spans(data: Any) -> list[Span] | None:
     """
     try:
         return _request(data)
-    except (_UnusualError, ValueError, TypeError, OverflowError):
-        return None
+    except (_UnusualError, LookupError, ValueError, TypeError, AttributeError, OverflowError):
+        return None  # a shape the pass does not take, found by the type error it caused: the careful reader's turn
 
 
 def _request(data: Any) -> list[Span]:
@@ -118,11 +119,19 @@ _LOWER_HEX = "0123456789abcdef"
 
 
 def _span(raw: Any, service: str | None) -> Span:
-    if raw.__class__ is not dict or not raw.keys() <= _SPAN_KEYS:
+    if raw.__class__ is not dict:
         raise _UnusualError
-    for key in raw.keys() - _READ_SPAN_KEYS:
-        _unread(raw[key], _SPAN_FIELD_LEVEL)
     get = raw.get
+    keys = raw.keys()
+    if keys <= _USUAL_SPAN_KEYS:
+        kind = get("kind")
+        if kind.__class__ is dict or kind.__class__ is list:
+            _unread(kind, _SPAN_FIELD_LEVEL)
+    elif keys <= _SPAN_KEYS:
+        for key in keys - _READ_SPAN_KEYS:
+            _unread(raw[key], _SPAN_FIELD_LEVEL)
+    else:
+        raise _UnusualError
     value = get("traceId")
     if value.__class__ is str and len(value) == 32 and not value.strip(_LOWER_HEX):
         trace_id = value  # already as it is read: 32 lower-case hex digits
@@ -151,7 +160,7 @@ def _span(raw: Any, service: str | None) -> Span:
     raw_status = get("status")
     status = STATUS_UNSET
     message = ""
-    if raw_status is not None:
+    if raw_status:  # the careful reader reads any false value as no status, as OTLP/JSON writes ``{}``
         if raw_status.__class__ is not dict or not raw_status.keys() <= _STATUS_KEYS:
             raise _UnusualError
         code = raw_status.get("code")
@@ -225,31 +234,32 @@ def _attributes(raw: Any, level: int) -> dict[str, Any]:
         raise _UnusualError
     out: dict[str, Any] = {}
     for entry in raw:
-        if entry.__class__ is not dict or len(entry) != 2:
+        # Anything but {"key": str, "value": {kind: inner}} fails one of these (a key or type error).
+        if len(entry) != 2:
             raise _UnusualError
-        key = entry.get("key")
-        value = entry.get("value")
-        if key.__class__ is not str or value.__class__ is not dict or len(value) != 1:
+        key = entry["key"]
+        value = entry["value"]
+        ((kind, inner),) = value.items()
+        if key.__class__ is not str:
             raise _UnusualError
-        for kind, inner in value.items():
-            cls = inner.__class__
-            if cls is str:
-                if kind in _TEXT_KINDS:
-                    out[key] = inner
-                elif kind == "intValue":
-                    out[key] = int(inner)
-                else:
-                    raise _UnusualError
-            elif (cls is int and kind == "intValue") or (cls is bool and kind == "boolValue"):
+        cls = inner.__class__
+        if cls is str:
+            if kind in _TEXT_KINDS:
                 out[key] = inner
-            elif kind == "doubleValue" and (cls is float or cls is int) and -_HUGE < inner < _HUGE:
-                out[key] = float(inner)
-            elif cls is dict and kind in _NESTED_KINDS:
-                if _deeper_than(inner, MAX_INPUT_DEPTH - level + 1) is not False:
-                    raise _UnusualError  # too deep, or holding a float that may be a huge integer
-                out[key] = any_value(value)
+            elif kind == "intValue":
+                out[key] = int(inner)
             else:
                 raise _UnusualError
+        elif (cls is int and kind == "intValue") or (cls is bool and kind == "boolValue"):
+            out[key] = inner
+        elif kind == "doubleValue" and (cls is float or cls is int) and -_HUGE < inner < _HUGE:
+            out[key] = float(inner)
+        elif cls is dict and kind in _NESTED_KINDS:
+            if _deeper_than(inner, MAX_INPUT_DEPTH - level + 1) is not False:
+                raise _UnusualError  # too deep, or holding a float that may be a huge integer
+            out[key] = any_value(value)
+        else:
+            raise _UnusualError
     return out
 
 
