@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -211,7 +212,7 @@ def _nested(levels: int) -> Any:
 
 
 # Where a hostile value can sit: every place the fast pass does not convert field by field.
-PLACES = {
+PLACES: dict[str, Callable[[Any], dict[str, Any]]] = {
     "attribute": lambda deep: {"attributes": [{"key": "k", "value": deep}]},
     "event attribute": lambda deep: {"events": [{"name": "e", "attributes": [{"key": "k", "value": deep}]}]},
     "unread span field": lambda deep: {"kind": [deep]},
@@ -317,7 +318,9 @@ ODD_FIELDS = [
     *(("attributes", [{"key": "k", "value": v}]) for v in [{"doubleValue": "1.5"}, {"doubleValue": 2**64}, {}]),
     *(("attributes", [{"key": "k", "value": v}]) for v in [{"stringValue": 5}, {"string_value": "x"}, 5]),
     *(("attributes", [v]) for v in [{"key": 5, "value": {"stringValue": "x"}}, ["k", "v"], "kv", {"key": "k"}]),
-    *(("attributes", v) for v in [{}, "x", None]),
+    ("attributes", {}),
+    ("attributes", "x"),
+    ("attributes", None),
 ]
 
 
