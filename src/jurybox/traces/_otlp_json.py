@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from jurybox.core import MAX_INPUT_BYTES, MAX_INPUT_DEPTH, MAX_INPUT_NODES, InputLimitError, read_json
 from jurybox.traces import _fast_json
-from jurybox.traces._otlp_json_fast import _deeper_than, fast_request_spans
+from jurybox.traces._otlp_json_fast import deeper_than, fast_request_spans
 from jurybox.traces._otlp_values import (
     field_of,
     hex_id,
@@ -238,7 +238,7 @@ def _few_brackets_or_too_many_values(line: bytes) -> bool:
 
 def _checked(data: Any, line: bytes, source: str) -> Any:
     """What ``read_json(line)`` answers, given the line as ``loads_fast`` parsed it."""
-    deep = _deeper_than(data, MAX_INPUT_DEPTH)
+    deep = deeper_than(data, MAX_INPUT_DEPTH)
     if deep:
         raise InputLimitError(f"{source}: refused: nested deeper than {MAX_INPUT_DEPTH} levels")
     if deep is None:  # a float past 2**64: orjson's reading of a big integer, the standard library's is exact

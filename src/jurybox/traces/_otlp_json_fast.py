@@ -84,7 +84,7 @@ def _request(data: Any) -> list[Span]:
             # A resource is small and comes once a batch: measured whole (a float that may be a
             # huge integer read as one changes how a ``service.name`` reads, so it is unusual too).
             budget = MAX_INPUT_DEPTH - _RESOURCE_LEVEL + 1
-            if resource.__class__ is not dict or _deeper_than(resource, budget) is not False:
+            if resource.__class__ is not dict or deeper_than(resource, budget) is not False:
                 raise _UnusualError
             name = key_values(resource.get("attributes")).get("service.name")
             service = name if name.__class__ is str else None
@@ -111,7 +111,7 @@ def _request(data: Any) -> list[Span]:
 
 def _unread(value: Any, level: int) -> None:
     """A value the conversion does not read: only its nesting matters."""
-    if (value.__class__ is dict or value.__class__ is list) and _deeper_than(value, MAX_INPUT_DEPTH - level + 1):
+    if (value.__class__ is dict or value.__class__ is list) and deeper_than(value, MAX_INPUT_DEPTH - level + 1):
         raise _UnusualError
 
 
@@ -255,7 +255,7 @@ def _attributes(raw: Any, level: int) -> dict[str, Any]:
         elif kind == "doubleValue" and (cls is float or cls is int) and -_HUGE < inner < _HUGE:
             out[key] = float(inner)
         elif cls is dict and kind in _NESTED_KINDS:
-            if _deeper_than(inner, MAX_INPUT_DEPTH - level + 1) is not False:
+            if deeper_than(inner, MAX_INPUT_DEPTH - level + 1) is not False:
                 raise _UnusualError  # too deep, or holding a float that may be a huge integer
             out[key] = any_value(value)
         else:
@@ -263,7 +263,7 @@ def _attributes(raw: Any, level: int) -> dict[str, Any]:
     return out
 
 
-def _deeper_than(value: Any, limit: int) -> bool | None:
+def deeper_than(value: Any, limit: int) -> bool | None:
     """True when arrays and objects nest more than ``limit`` levels in ``value``; level by level, no recursion.
 
     None (when not too deep) when a float in it is at or past ``_fast_json.HUGE``.
