@@ -24,8 +24,17 @@ _REQUEST_KEYS = frozenset({"resourceSpans"})
 _RESOURCE_SPANS_KEYS = frozenset({"resource", "scopeSpans", "schemaUrl"})
 _SCOPE_SPANS_KEYS = frozenset({"scope", "spans", "schemaUrl"})
 _READ_SPAN_KEYS = frozenset(
-    {"traceId", "spanId", "parentSpanId", "name", "startTimeUnixNano", "endTimeUnixNano", "attributes", "status"}
-    | {"events"}
+    (
+        "traceId",
+        "spanId",
+        "parentSpanId",
+        "name",
+        "startTimeUnixNano",
+        "endTimeUnixNano",
+        "attributes",
+        "status",
+        "events",
+    )
 )
 _SPAN_KEYS = _READ_SPAN_KEYS | {
     "kind",
