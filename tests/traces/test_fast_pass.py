@@ -329,3 +329,18 @@ def test_an_odd_field_reads_as_the_careful_reader_reads_it(
     field: str, value: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _same_reading(json.dumps(_usual_line(**{field: value})).encode(), monkeypatch)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"attributes": [{"key": "n", "value": {"intValue": 2**64 + 1}}]}, {"events": [{"name": "e"}]}],
+    ids=["usual", "integer past 64 bits", "event"],
+)
+def test_without_orjson_the_fast_pass_reads_the_same(extra: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    from jurybox.traces import _fast_json
+
+    line = json.dumps(_usual_line(**extra)).encode()
+    with_orjson = _same_reading(line, monkeypatch)
+    monkeypatch.setattr(_fast_json, "loads_fast", json.loads)  # the standard library's parse, as without the extra
+    assert _otlp_json_fast.fast_request_spans(json.loads(line)) is not None
+    assert repr(_same_reading(line, monkeypatch)) == repr(with_orjson)
