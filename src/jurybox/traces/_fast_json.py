@@ -22,8 +22,10 @@ def _stdlib(text: str | bytes) -> Any:
     return json.loads(text)
 
 
-_LONG_NUMBER = re.compile(r"\d{20}")  # strings' digits included: that only costs the faster parse
-_LONG_NUMBER_BYTES = re.compile(rb"\d{20}")
+# Strings' digits included: that only costs the faster parse. ``[0-9]``, not ``\d``: a JSON number is
+# ASCII digits only, and the regular expression engine scans for a set of characters much faster.
+_LONG_NUMBER = re.compile(r"[0-9]{20}")
+_LONG_NUMBER_BYTES = re.compile(rb"[0-9]{20}")
 HUGE = 2.0**64
 """orjson reads an integer literal from here on as a float; a float this big parsed by ``loads_fast`` is suspect."""
 
