@@ -163,7 +163,8 @@ def attribute_bodies(values: Mapping[str, Any]) -> list[bytes]:
     for item in values.items():
         value = item[1]
         cls = value.__class__
-        if cls is list:  # not hashable, never remembered
+        if cls is list or cls is tuple or (cls is float and value == 0.0):
+            # Never remembered: equal keys can need other bytes, (1,) == (True,) and 0.0 == -0.0.
             body = _body(item[0], value)
             if body:
                 out.append(body)

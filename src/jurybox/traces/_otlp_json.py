@@ -241,7 +241,7 @@ def _checked(data: Any, line: bytes, source: str) -> Any:
     deep = deeper_than(data, MAX_INPUT_DEPTH)
     if deep:
         raise InputLimitError(f"{source}: refused: nested deeper than {MAX_INPUT_DEPTH} levels")
-    if deep is None:  # a float past 2**64: orjson's reading of a big integer, the standard library's is exact
+    if deep is None:  # a float of 2**63 or more: maybe orjson's reading of a big integer; json.loads is exact
         return json.loads(line)
     return data
 
