@@ -114,7 +114,7 @@ def compare_data(
             "pass_rate": _figure(a.pass_rate, b.pass_rate, _delta(a.pass_rate, b.pass_rate)),
             "errors": _figure(a.errored, b.errored, b.errored - a.errored),
             # No difference of two costs when either is only partly known: it would pass for exact.
-            "cost": _figure(a.cost, b.cost, summary.cost_delta if _exact_cost(a) and _exact_cost(b) else None),
+            "cost": _figure(a.cost, b.cost, summary.cost_delta),
             "tokens": _figure(
                 a.tokens, b.tokens, None if a.tokens is None or b.tokens is None else b.tokens - a.tokens
             ),
@@ -221,8 +221,3 @@ def compare_api(
     """Run A against run B: the figures of ``jurybox compare``, per-judge changes and one page of cases of a kind."""
     run_a, run_b = _resolve(request, a, "A"), _resolve(request, b, "B")
     return json_response(compare_data(browser(request), run_a, run_b, kind or None, page, per_page))
-
-
-def _exact_cost(run: RunInfo) -> bool:
-    """True unless some of the run's calls or cases had no known price (``cost`` is then a lower bound)."""
-    return not run.unpriced_calls and not run.cost_unknown
