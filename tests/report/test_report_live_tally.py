@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections.abc import Iterator
 from dataclasses import replace
@@ -139,3 +140,20 @@ def test_records_held_in_memory_are_counted_as_before(records: list[CaseRecord])
 
     assert replace(held, tally=tally_of(records[:2])).totals == held.totals
     assert json.loads(to_json(replace(held, tally=LiveTally())))["totals"] == json.loads(to_json(held))["totals"]
+
+
+def test_costs_and_case_times_add_up_to_the_same_digits_in_any_order() -> None:
+    from jurybox.report._totals import ExactSum
+
+    values = [0.1, 0.2, 0.3, 1e-9, 44.33, 0.000123, 12.5] * 7
+    sums = []
+    for seed in range(5):
+        total = ExactSum()
+        for value in random.Random(seed).sample(values, len(values)):
+            total.add(value)
+        sums.append(total.value)
+    assert len(set(sums)) == 1 and sums[0] == math.fsum(values)
+    unbounded = ExactSum()
+    for value in (1.0, float("inf"), 2.0):
+        unbounded.add(value)
+    assert unbounded.value == float("inf")
