@@ -4,10 +4,15 @@
     .venv/bin/python benchmarks/web_pages.py --backends sqlite     # SQLite only
     .venv/bin/python benchmarks/web_pages.py --big 20000           # a smaller big run, quicker
     .venv/bin/python benchmarks/web_pages.py --keep /tmp/webbench  # build once, measure again later
+    .venv/bin/python benchmarks/web_pages.py --store postgresql+psycopg://postgres@127.0.0.1:5432/jbx_web_100k --keep .
 
 With ``--keep DIR`` the SQLite store is ``DIR/bench-<big>.db`` and the PostgreSQL
 one the database ``jbx_webbench_<big>``; both are kept and reused by the next
 run with the same ``--keep`` (opening them migrates them to the current schema).
+``--store URL`` measures that one store instead: a PostgreSQL database of that
+name is created on the URL's server when missing (through its ``postgres``
+database) and dropped at the end unless ``--keep`` is given; a store already
+holding the benchmark's runs is reused, as with ``--keep``.
 
 The store: suite ``bench`` with 998 runs of 20 cases and suite ``big`` with two
 runs of 100,000 cases (a comparison of two 100,000-case runs needs two). Every
@@ -49,7 +54,8 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, insert, select, text, update
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import DBAPIError
 
 from jurybox.store import open_store
 from jurybox.store._schema import (
@@ -431,14 +437,45 @@ def _pg_url() -> tuple[str, Any]:
     return f"{PG_ADMIN_URL}?options=-csearch_path%3D{schema}", drop
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--backends", nargs="+", default=["sqlite", "postgresql"], choices=["sqlite", "postgresql"])
-    parser.add_argument("--big", type=int, default=100_000, help="cases in each of the two big runs")
-    parser.add_argument("--repeat", type=int, default=20, help="timed requests per page (after the cold one)")
-    parser.add_argument("--sweep", type=int, default=1000, help="requests of the memory check")
-    parser.add_argument("--keep", type=Path, help="keep the stores (SQLite in this folder) and reuse them")
-    args = parser.parse_args()
+def _pg_database(url: str) -> tuple[bool, Any]:
+    """Create ``url``'s PostgreSQL database when missing: whether it held the benchmark, and how to drop it."""
+    target = make_url(url)
+    name = target.database
+    assert name, "--store needs a database name"
+    admin = create_engine(target.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        found = connection.execute(text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": name}).first()
+        if found is None:
+            connection.execute(text(f'CREATE DATABASE "{name}"'))
+
+    def drop() -> None:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+    return found is not None and _holds_benchmark(url), drop
+
+
+def _holds_benchmark(url: str) -> bool:
+    try:
+        return len(_big_runs(url)) == 2
+    except DBAPIError:  # no tables yet
+        return False
+
+
+def _stores(args: argparse.Namespace) -> Iterator[tuple[str, str, bool, Any]]:
+    """(backend, URL, whether it holds the benchmark's runs already, cleanup or None) of each store to measure."""
+    if args.store:
+        url = args.store
+        if url.startswith("sqlite"):
+            path = Path(make_url(url).database or "")
+            exists = path.exists() and _holds_benchmark(url)
+            cleanup = None if args.keep else lambda: path.unlink(missing_ok=True)
+            yield "sqlite", url, exists, cleanup
+        else:
+            exists, drop = _pg_database(url)
+            yield "postgresql", url, exists, None if args.keep else drop
+        return
     for backend in args.backends:
         cleanup = None
         folder = str(args.keep) if args.keep else tempfile.mkdtemp(prefix="jbx-web-bench-")
@@ -452,6 +489,31 @@ def main() -> None:
             url, exists = _pg_kept(args.big)
         else:
             url, cleanup = _pg_url()
+        if not args.keep:
+            # the SQLite store of 220,000 cases is about 450 MB
+            cleanup = _both(cleanup, lambda folder=folder: shutil.rmtree(folder, ignore_errors=True))
+        yield backend, url, exists, cleanup
+
+
+def _both(first: Any, second: Any) -> Any:
+    def run() -> None:
+        if first is not None:
+            first()
+        second()
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backends", nargs="+", default=["sqlite", "postgresql"], choices=["sqlite", "postgresql"])
+    parser.add_argument("--big", type=int, default=100_000, help="cases in each of the two big runs")
+    parser.add_argument("--repeat", type=int, default=20, help="timed requests per page (after the cold one)")
+    parser.add_argument("--sweep", type=int, default=1000, help="requests of the memory check")
+    parser.add_argument("--keep", type=Path, help="keep the stores (SQLite in this folder) and reuse them")
+    parser.add_argument("--store", help="measure this store only (a PostgreSQL database is created when missing)")
+    args = parser.parse_args()
+    for backend, url, exists, cleanup in _stores(args):
         started = time.perf_counter()
         if exists:
             open_store(url).close()  # migrates a store kept from an older schema
@@ -469,8 +531,6 @@ def main() -> None:
         finally:
             if cleanup:
                 cleanup()
-            if not args.keep:
-                shutil.rmtree(folder, ignore_errors=True)  # the SQLite store of 220,000 cases is about 450 MB
         print(f"{'page':32} {'cold ms':>9} {'median ms':>10} {'cold CPU':>9} {'med CPU':>8} {'HTML KB':>8}")
         for row in rows:
             if "median_ms" in row:

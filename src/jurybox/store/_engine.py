@@ -22,7 +22,7 @@ DEFAULT_URL = "sqlite:///.jurybox/jurybox.db"
 
 ENV_VAR = "JURYBOX_STORE"
 
-SCHEMA_HEAD = "0013_web_speed"
+SCHEMA_HEAD = "0014_stored_comparisons"
 """The newest migration revision. Opening a store already at it skips loading Alembic
 (a test checks it matches the migration scripts)."""
 

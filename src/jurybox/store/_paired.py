@@ -20,9 +20,10 @@ from jurybox.stats import ALPHA, DEFAULT_RESAMPLES, CaseSide, adjust_for_many, c
 from jurybox.store._calibrations import CalibrationRepository
 from jurybox.store._models import RunInfo
 from jurybox.store._paired_models import PairedRuns, corrections, has_calibration
-from jurybox.store._paired_sql import paired_from_sql, trial_counts
+from jurybox.store._paired_sql import PairedFigures, paired_figures, paired_of_figures, trial_counts
 from jurybox.store._paired_trials import group_trials
 from jurybox.store._repository import Repository
+from jurybox.store._run_comparisons import keep, read_kept
 from jurybox.store._schema import judgments_table, results_table, runs_table
 
 _PASS, _FAIL, _ERROR, _ABSTAIN = (s.value for s in (Status.PASS, Status.FAIL, Status.ERROR, Status.ABSTAIN))
@@ -163,15 +164,53 @@ class PairedRepository(Repository):
                     )
                     found.append(PairedRuns(run_a, run_b, comparison, _undecided(a), _undecided(b), fixes))
                     continue
-                with self._read() as connection:
-                    comparison, undecided_a, undecided_b = paired_from_sql(
-                        connection, run_a.id, run_b.id, alpha=alpha, resamples=resamples, seed=seed
-                    )
+                figures = self.figures(run_a, run_b)
+                comparison, undecided_a, undecided_b = paired_of_figures(
+                    figures, run_a.id, run_b.id, alpha=alpha, resamples=resamples, seed=seed
+                )
                 found.append(PairedRuns(run_a, run_b, comparison, undecided_a, undecided_b))
         if len(runs) > 2:
             adjusted = adjust_for_many([p.comparison for p in found])
             found = [p.with_adjusted(value) for p, value in zip(found, adjusted, strict=True)]
         return found
+
+    def figures(self, run_a: RunInfo, run_b: RunInfo) -> PairedFigures:
+        """The aggregates B against A's statistics are computed from: kept ones, else computed (and kept when final).
+
+        Only for runs ``by_sql`` is true of (the case-by-case path needs each case).
+        """
+        with self._read() as connection:
+            kept = PairedFigures.from_json(read_kept(connection, run_a, run_b, "paired"))
+            if kept is not None:
+                return kept
+            figures = paired_figures(connection, run_a.id, run_b.id)
+        keep(self._engine, run_a, run_b, "paired", figures.to_json())
+        return figures
+
+    def kept(
+        self,
+        run_a: RunInfo,
+        run_b: RunInfo,
+        *,
+        alpha: float = ALPHA,
+        resamples: int = DEFAULT_RESAMPLES,
+        seed: int = 0,
+    ) -> PairedRuns | None:
+        """``compare(run_a, run_b)`` when its figures are kept (no join of the runs), else None."""
+        if not self.by_sql(run_a, run_b):
+            return None
+        with self._read() as connection:
+            figures = PairedFigures.from_json(read_kept(connection, run_a, run_b, "paired"))
+        if figures is None:
+            return None
+        comparison, undecided_a, undecided_b = paired_of_figures(
+            figures, run_a.id, run_b.id, alpha=alpha, resamples=resamples, seed=seed
+        )
+        return PairedRuns(run_a, run_b, comparison, undecided_a, undecided_b)
+
+    def by_sql(self, run_a: RunInfo, run_b: RunInfo) -> bool:
+        """True when B against A is computed from SQL aggregates: no grouped trials, no calibrated judge."""
+        return not (_groups_trials(run_a) or _groups_trials(run_b) or has_calibration(self._calibrations, run_a, run_b))
 
 
 def _groups_trials(run: RunInfo) -> bool:

@@ -6,6 +6,12 @@ a new error and a score change, the same latency statistics, and the same
 paired statistics (``paired``: the pass-rate difference with its interval and
 McNemar test, the paired mean differences, the judge-corrected differences),
 computed by the same function. The URL is the comparison, so it can be shared.
+
+The page comes at once: the counts and the first page of two final runs are kept once
+computed (``run_comparisons``), and so are the paired statistics' figures; when those
+are not kept yet (two big runs compared for the first time) the page shows "computing"
+and fetches the section from ``/compare/paired`` (htmx), which computes and keeps them.
+Either way the figures are the same ones ``/api/compare`` returns.
 """
 
 from __future__ import annotations
@@ -15,13 +21,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
-from jurybox.store import COMPARE_KINDS, ComparedSide, JudgeStats, RunInfo, StoreBrowser, StoreError
+from jurybox.store import COMPARE_KINDS, ComparedSide, JudgeStats, RunInfo, StoreBrowser, StoreError, first_kind
 from jurybox.web import _urls as urls
 from jurybox.web._common import (
     PER_PAGE,
     PageNumber,
     PerPage,
     browser,
+    is_fragment,
     json_response,
     page_info,
     paging,
@@ -42,7 +49,6 @@ KIND_LABELS = {
     "only_a": "Only in A (removed)",
     "only_b": "Only in B (added)",
 }
-DEFAULT_ORDER = ("broke", "new_errors", "fixed", "scores", "still_failing", "status", "only_b", "only_a")
 
 
 def _delta(a: float | None, b: float | None) -> float | None:
@@ -90,16 +96,28 @@ def _size_of_change(row: dict[str, Any]) -> tuple[float, float, str]:
 
 
 def compare_data(
-    reader: StoreBrowser, a: RunInfo, b: RunInfo, kind: str | None, page: int, per_page: int
+    reader: StoreBrowser,
+    a: RunInfo,
+    b: RunInfo,
+    kind: str | None,
+    page: int,
+    per_page: int,
+    *,
+    paired_later: bool = False,
 ) -> dict[str, Any]:
-    """The compare page's data (and the JSON of ``/api/compare``)."""
+    """The compare page's data (and the JSON of ``/api/compare``).
+
+    With ``paired_later`` (the HTML page) the paired statistics are included only when
+    ready without joining the runs (kept, or in memory); otherwise ``paired`` is None and
+    the page fetches them from ``links.paired``, which computes them (and keeps them).
+    """
     summary = reader.comparisons.compare(a, b)
     counts = summary.counts
-    chosen = kind or next((k for k in DEFAULT_ORDER if counts[k]), "broke")
+    chosen = kind or first_kind(counts)
     offset, limit = paging(page, per_page)
     cases = reader.comparisons.cases(summary, chosen, offset=offset, limit=limit)
     stats_a, stats_b = reader.stats.of(a), reader.stats.of(b)
-    paired = reader.comparisons.paired(a, b)
+    paired = reader.comparisons.paired_ready(a, b) if paired_later else reader.comparisons.paired(a, b)
     la, lb = summary.latency_a, summary.latency_b
 
     def link(number: int) -> str:
@@ -123,7 +141,7 @@ def compare_data(
             "latency_p95": _figure(la.p95, lb.p95, _delta(la.p95, lb.p95)),
         },
         "common": summary.common,
-        "paired": paired.to_dict(),
+        "paired": None if paired is None else paired.to_dict(),
         "flipped": summary.flipped,
         "counts": counts,
         "kind": chosen,
@@ -154,6 +172,7 @@ def compare_data(
         "judges": judges_data(stats_a.judges, stats_b.judges),
         "links": {
             "swap": urls.compare(b.id, a.id),
+            "paired": urls.compare_paired(a.id, b.id),
             "api": urls.api(urls.compare(a.id, b.id)),
             "cli": f"jurybox compare {a.id} {b.id}",
         },
@@ -202,7 +221,7 @@ def compare_page(
     if not a or not b:
         return render(request, "compare_pick.html", _picker(request, a, b), title="Compare two runs", nav="compare")
     run_a, run_b = _resolve(request, a, "A"), _resolve(request, b, "B")
-    data = compare_data(browser(request), run_a, run_b, kind or None, page, per_page)
+    data = compare_data(browser(request), run_a, run_b, kind or None, page, per_page, paired_later=True)
     refresh = run_a.status == "running" or run_b.status == "running"
     return render(
         request, "compare.html", data, title=f"Compare {run_a.id} → {run_b.id}", refresh=refresh, nav="compare"
@@ -221,6 +240,42 @@ def compare_api(
     """Run A against run B: the figures of ``jurybox compare``, per-judge changes and one page of cases of a kind."""
     run_a, run_b = _resolve(request, a, "A"), _resolve(request, b, "B")
     return json_response(compare_data(browser(request), run_a, run_b, kind or None, page, per_page))
+
+
+def paired_data(reader: StoreBrowser, a: RunInfo, b: RunInfo) -> dict[str, Any]:
+    """The paired statistics of B against A alone (``/compare/paired``, fetched by the compare page)."""
+    return {
+        "a": a.id,
+        "b": b.id,
+        "paired": reader.comparisons.paired(a, b).to_dict(),
+        "links": {"compare": urls.compare(a.id, b.id), "api": urls.api(urls.compare_paired(a.id, b.id))},
+    }
+
+
+@router.get("/compare/paired", response_class=HTMLResponse)
+def paired_page(
+    request: Request,
+    a: Annotated[str, Query(max_length=64, description="Run A: id, unique prefix or 'last'.")],
+    b: Annotated[str, Query(max_length=64, description="Run B: id, unique prefix or 'last'.")],
+) -> Response:
+    """The compare page's statistics section (for htmx), or a page of its own (a plain link)."""
+    run_a, run_b = _resolve(request, a, "A"), _resolve(request, b, "B")
+    data = paired_data(browser(request), run_a, run_b)
+    if is_fragment(request, "paired"):
+        return render(request, "compare_paired.html", data, title="Is B better than A?")
+    title = f"Statistics · {run_a.id} → {run_b.id}"
+    return render(request, "compare_paired_page.html", data, title=title, nav="compare")
+
+
+@router.get("/api/compare/paired")
+def paired_api(
+    request: Request,
+    a: Annotated[str, Query(max_length=64, description="Run A: id, unique prefix or 'last'.")],
+    b: Annotated[str, Query(max_length=64, description="Run B: id, unique prefix or 'last'.")],
+) -> Response:
+    """Run B against run A: the paired statistics alone (pass-rate difference, mean differences, corrected)."""
+    run_a, run_b = _resolve(request, a, "A"), _resolve(request, b, "B")
+    return json_response(paired_data(browser(request), run_a, run_b))
 
 
 def _exact_cost(run: RunInfo) -> bool:
