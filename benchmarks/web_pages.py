@@ -33,6 +33,14 @@ CPU time (steadier than wall time on a shared machine), the HTML size, and the
 server's RSS before and after 1,000 more requests spread over the pages. A page
 is flagged over budget when its cold load takes 300 ms or more (search: 50 ms),
 or the trends page weighs 150 KB or more.
+
+Comparisons (schema 0014): as ``finish_run`` does, each completed run's comparison
+with its baseline is computed and kept when the store is built, so "compare 100k vs
+100k" (the second big run against the first, its baseline) reads the kept figures.
+"compare, a new pair" is the two big runs the other way round, whose kept comparison
+is dropped before each measurement: its page counts the kinds of change now and
+shows "computing" for the statistics, which it then fetches ("new pair's stats",
+an htmx request the page makes after it is shown; kept from then on).
 """
 
 from __future__ import annotations
@@ -53,7 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine, insert, select, text, update
+from sqlalchemy import create_engine, delete, insert, select, text, update
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DBAPIError
 
@@ -70,6 +78,8 @@ from jurybox.web import WebSettings, create_app
 
 PG_ADMIN_URL = os.environ.get("JURYBOX_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 CHUNK = 10_000
+AFTER_THE_PAGE = {"compare, new pair's stats"}
+"""Requests a page makes after it is shown (htmx), so not held to a page's budget."""
 SMALL_RUNS = 998
 SMALL_CASES = 20
 
@@ -336,6 +346,37 @@ def summarise(url: str) -> None:
                 write_summary(connection, run_id, finished_at)
             connection.execute(text("UPDATE runs SET unpriced_calls = 0, cost_unknown = 0 WHERE cost_unknown IS NULL"))
         connection.execute(text("ANALYZE"))  # the planner's statistics, on both databases
+    keep_comparisons(engine)
+    engine.dispose()
+
+
+def keep_comparisons(engine: Engine) -> None:
+    """Keep each completed run's comparison with its baseline, as ``finish_run`` does (schema 0014), where missing."""
+    try:
+        from jurybox.store._schema import run_comparisons_table
+        from jurybox.store._store import keep_baseline_comparison
+    except ImportError:  # a jurybox before schema 0014
+        return
+    with engine.connect() as connection:
+        missing = connection.execute(
+            select(runs_table.c.id)
+            .where(runs_table.c.status == "completed", runs_table.c.id.not_in(select(run_comparisons_table.c.run_b)))
+            .order_by(runs_table.c.started_at)
+        ).scalars()
+        run_ids = list(missing)
+    for run_id in run_ids:
+        keep_baseline_comparison(engine, run_id)
+
+
+def forget_comparison(url: str, run_a: str, run_b: str) -> None:
+    """Drop the kept comparison of B against A, so the next load computes it as a first look at a new pair does."""
+    try:
+        from jurybox.store._schema import run_comparisons_table as table
+    except ImportError:  # a jurybox before schema 0014 keeps none
+        return
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(delete(table).where(table.c.run_a == run_a, table.c.run_b == run_b))
     engine.dispose()
 
 
@@ -367,7 +408,9 @@ def measure(url: str, big_runs: list[str], repeat: int, sweep: int, big: int) ->
         "big run, failing, by score": f"/runs/{b}?status=fail&sort=score&order=desc",
         "big run, search": f"/runs/{b}?q=case-0999",
         "one case": f"/runs/{b}/case?name=case-{big // 2:06d}",  # a case in the middle, whatever --big is
-        "compare 100k vs 100k": f"/compare?a={a}&b={b}",
+        "compare 100k vs 100k": f"/compare?a={a}&b={b}",  # B against its baseline: kept when B finished
+        "compare, a new pair": f"/compare?a={b}&b={a}",  # never compared before: counted now
+        "compare, new pair's stats": f"/compare/paired?a={b}&b={a}",  # what the page then fetches (htmx)
         "trends, 1000 runs": "/suites/bench/trends?runs=1000",
         "runs JSON": "/api/runs",
         "review queue": "/reviews",
@@ -375,6 +418,8 @@ def measure(url: str, big_runs: list[str], repeat: int, sweep: int, big: int) ->
         "review queue, failing, page 3": "/reviews?status=fail&offset=100",
     }
     rows = []
+    forget_comparison(url, b, a)
+    fetched = {"compare, new pair's stats": {"HX-Request": "true", "HX-Target": "paired"}}
     app = create_app(url, settings=WebSettings(compile_templates=True))  # as `jurybox serve` starts
     with TestClient(app) as client:
         for label, path in pages.items():
@@ -382,13 +427,14 @@ def measure(url: str, big_runs: list[str], repeat: int, sweep: int, big: int) ->
             # wall time counts other jobs' turns, the CPU time only this request's work (the database
             # server's, on PostgreSQL, is not in it).
             started, cpu = time.perf_counter(), time.process_time()
-            response = client.get(path)
+            headers = fetched.get(label)
+            response = client.get(path, headers=headers)
             cold, cold_cpu = time.perf_counter() - started, time.process_time() - cpu
             assert response.status_code == 200, (path, response.text[:300])
             times, cpus = [], []
             for _ in range(repeat):
                 started, cpu = time.perf_counter(), time.process_time()
-                client.get(path)
+                client.get(path, headers=headers)
                 times.append(time.perf_counter() - started)
                 cpus.append(time.process_time() - cpu)
             rows.append(
@@ -537,6 +583,8 @@ def main() -> None:
                 search = "search" in row["page"]
                 over = row["cold_ms"] >= (50 if search else 300) or ("trends" in row["page"] and row["kb"] >= 150)
                 flag = "  <-- over budget" if over else ""
+                if row["page"] in AFTER_THE_PAGE:
+                    flag = "  (fetched after the page)"
                 print(
                     f"{row['page']:32} {row['cold_ms']:9.1f} {row['median_ms']:10.1f} {row['cold_cpu_ms']:9.1f}"
                     f" {row['median_cpu_ms']:8.1f} {row['kb']:8.1f}{flag}"

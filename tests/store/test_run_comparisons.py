@@ -56,21 +56,28 @@ def test_finish_run_keeps_the_comparison_with_the_baseline_and_it_reads_back_the
     assert _kept(store) == {(a, b, True, True)}  # the first run has no baseline: nothing kept for it
     run_a, run_b = _info(store, a), _info(store, b)
 
-    kept_paired = store.paired.compare(run_a, run_b).to_dict()
+    kept = store.paired.compare(run_a, run_b)  # the statistics finish_run kept
+    kept_paired = kept.to_dict()
     kept_browser = StoreBrowser(store.engine)
     kept_summary = kept_browser.comparisons.compare(run_a, run_b)
     kept_page = kept_browser.comparisons.cases(kept_summary, "broke")
     _forget(store)
-    computed_paired = store.paired.compare(run_a, run_b).to_dict()
+    computed = store.paired.compare(run_a, run_b)
+    computed_paired = computed.to_dict()
     computed_browser = StoreBrowser(store.engine)
     computed_summary = computed_browser.comparisons.compare(run_a, run_b)
 
-    assert kept_paired == computed_paired  # every figure: pairs, intervals, p-values, added, removed
+    assert kept.comparison == computed.comparison  # every figure: pairs, intervals, p-values, added, removed
+    assert kept_paired == computed_paired
     assert computed_paired["added"] == ["new-case"] and len(computed_paired["removed"]) == 2
     assert kept_summary == computed_summary
     assert kept_summary.counts["broke"] > 0 and kept_summary.counts["only_b"] == 1
     assert kept_page == computed_browser.comparisons.cases(computed_summary, "broke")
     assert _kept(store) == {(a, b, True, True)}  # computing it again kept it again
+    # Statistics kept at another level are not taken for these: computed again from the kept figures.
+    strict = store.paired.compare(run_a, run_b, alpha=0.01)
+    assert strict.comparison.pass_rate.alpha == 0.01
+    assert store.paired.compare(run_a, run_b).comparison == computed.comparison
 
 
 def test_kept_figures_read_back_bit_for_bit(store: Store) -> None:

@@ -37,7 +37,7 @@ from jurybox.store._paired import PairedRepository
 from jurybox.store._paired_models import PairedRuns
 from jurybox.store._repository import Repository
 from jurybox.store._run_comparisons import KeptSummary, read_kept
-from jurybox.store._run_comparisons import keep as keep_part
+from jurybox.store._run_comparisons import keep as keep_parts
 from jurybox.store._schema import results_table
 
 _PASS, _ERROR = Status.PASS.value, Status.ERROR.value
@@ -141,7 +141,7 @@ class CompareBrowser(Repository):
                     names = tuple(connection.execute(query).scalars())
                 kept = KeptSummary(common, counts, first, names)
         if counted and final:
-            keep_part(self._engine, run_a, run_b, "summary", kept.to_json())
+            keep_parts(self._engine, run_a, run_b, {"summary": kept.to_json()})
         if kept.first_kind is not None and final:
             # The page shown first is then read from memory, as a page shown before is.
             self._pages.put(_page_key(run_a, run_b, kept.first_kind, 0, FIRST_PAGE), list(kept.first_names))

@@ -28,8 +28,17 @@ from sqlalchemy import and_, case, exists, func, literal, select, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
+from jurybox import __version__
 from jurybox.core import Status
-from jurybox.stats import MIN_PAIRS, MeanDifference, PairedComparison, mean_of_counts, pass_rate_of_counts
+from jurybox.stats import (
+    MIN_PAIRS,
+    Interval,
+    MeanDifference,
+    PairedComparison,
+    PassRateDifference,
+    mean_of_counts,
+    pass_rate_of_counts,
+)
 from jurybox.store._schema import TRIALS_ROWS, judgments_table, results_table
 
 _PASS, _FAIL, _ERROR, _ABSTAIN = (s.value for s in (Status.PASS, Status.FAIL, Status.ERROR, Status.ABSTAIN))
@@ -139,6 +148,99 @@ def _figures_json(found: Figures) -> list[Any]:
 def _figures_of(data: Any) -> Figures:
     pairs, sum_a, sum_b, deltas = data
     return int(pairs), float(sum_a), float(sum_b), {float(delta): int(count) for delta, count in deltas}
+
+
+def statistics_json(
+    comparison: PairedComparison,
+    undecided_a: Mapping[str, int],
+    undecided_b: Mapping[str, int],
+    *,
+    alpha: float,
+    resamples: int,
+    seed: int,
+) -> dict[str, Any]:
+    """Statistics computed from figures, with what they were computed at (kept beside the figures)."""
+    return {
+        "made_by": __version__,
+        "alpha": alpha,
+        "resamples": resamples,
+        "seed": seed,
+        "comparison": comparison.to_dict(),
+        "undecided_a": dict(undecided_a),
+        "undecided_b": dict(undecided_b),
+    }
+
+
+def statistics_of(
+    data: Any, *, alpha: float, resamples: int, seed: int
+) -> tuple[PairedComparison, dict[str, int], dict[str, int]] | None:
+    """The kept statistics when computed at this level, resamples and seed by this jurybox, else None.
+
+    Another version may resample or test differently: its statistics are computed again from the figures.
+    """
+    if not isinstance(data, dict):
+        return None
+    if (data.get("made_by"), data.get("alpha"), data.get("resamples"), data.get("seed")) != (
+        __version__,
+        alpha,
+        resamples,
+        seed,
+    ):
+        return None
+    try:
+        found = data["comparison"]
+        comparison = PairedComparison(
+            str(found["a"]),
+            str(found["b"]),
+            _pass_rate_of(found["pass_rate"]),
+            tuple(_mean_of(m) for m in found["means"]),
+            tuple(str(name) for name in found["added"]),
+            tuple(str(name) for name in found["removed"]),
+            tuple(str(name) for name in found["undecided"]),
+        )
+        return comparison, _undecided_of(data["undecided_a"]), _undecided_of(data["undecided_b"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _interval_of(data: Any) -> Interval | None:
+    if data is None:
+        return None
+    return Interval(float(data["low"]), float(data["high"]), float(data["confidence"]), str(data["method"]))
+
+
+def _optional(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _pass_rate_of(data: Any) -> PassRateDifference:
+    needed = data["needed"]
+    return PassRateDifference(
+        int(data["pairs"]),
+        int(data["a_passed"]),
+        int(data["b_passed"]),
+        int(data["only_a"]),
+        int(data["only_b"]),
+        _optional(data["difference"]),
+        _interval_of(data["interval"]),
+        _optional(data["p_value"]),
+        None if needed is None else int(needed),
+        float(data["detectable"]),
+        float(data["alpha"]),
+    )
+
+
+def _mean_of(data: Any) -> MeanDifference:
+    return MeanDifference(
+        str(data["name"]),
+        int(data["pairs"]),
+        float(data["a_mean"]),
+        float(data["b_mean"]),
+        float(data["difference"]),
+        _interval_of(data["interval"]),
+        _optional(data["p_value"]),
+        _optional(data["adjusted_p"]),
+    )
 
 
 def paired_from_sql(

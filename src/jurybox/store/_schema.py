@@ -135,8 +135,8 @@ run_summaries_table = Table(
 
 run_comparisons_table = Table(
     # Run B against run A as the compare page computes it, kept for that finish of both runs (schema 0014):
-    # the counts of each kind of change with the first page shown (``summary``) and the paired
-    # statistics' aggregates (``paired``), each NULL until computed.
+    # the counts of each kind of change with the first page shown (``summary``), the paired statistics'
+    # aggregates (``paired``) and the statistics last computed from them (``statistics``), each NULL until computed.
     "run_comparisons",
     metadata,
     Column("run_a", String(64), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
@@ -145,6 +145,7 @@ run_comparisons_table = Table(
     _when("b_finished_at"),
     Column("summary", JsonType, nullable=True),
     Column("paired", JsonType, nullable=True),
+    Column("statistics", JsonType, nullable=True),
     Index("ix_run_comparisons_b", "run_b"),
 )
 

@@ -3,8 +3,9 @@
 * ``run_comparisons``: what the compare page computes of run B against run A, kept by
   the pair of run ids with both runs' finish times (a resumed run finishes again, so a
   kept comparison of an earlier finish is never taken for the new one): the counts of
-  each kind of change, the first page of the kind shown first, and the aggregates of the
-  paired statistics (2x2 table, differences' counts per score, tier and judge). Results
+  each kind of change, the first page of the kind shown first, the aggregates of the
+  paired statistics (2x2 table, differences' counts per score, tier and judge), and the
+  statistics last computed from them (with the level, resamples and seed). Results
   of a finished run never change, so the figures stay right. ``finish_run`` writes the
   comparison of a run against its baseline; the dashboard writes any other pair it
   computes. Stores without a row compute the comparison as before.
@@ -43,6 +44,7 @@ def upgrade() -> None:
         sa.Column("b_finished_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("summary", sa.JSON().with_variant(JSONB(), "postgresql"), nullable=True),
         sa.Column("paired", sa.JSON().with_variant(JSONB(), "postgresql"), nullable=True),
+        sa.Column("statistics", sa.JSON().with_variant(JSONB(), "postgresql"), nullable=True),
     )
     # Deleting a run deletes its comparisons as B too: the cascade reads this index.
     op.create_index("ix_run_comparisons_b", "run_comparisons", ["run_b"])
