@@ -172,11 +172,31 @@ def test_filters_update_the_case_table_in_place_and_the_url_is_shareable(
     assert watch.clean(), watch
 
 
+def test_statistics_computed_after_the_page_arrive_with_the_apis_figures(
+    page: tuple[Any, Watch], server: DashboardServer, web_store: WebStore
+) -> None:
+    tab, watch = page
+    # Two runs no page compared before, the later one first: not kept, so computed after the page.
+    a, b = web_store.hostile_runs[3], web_store.hostile_runs[1]
+    served = tab.request.get(server.base + f"/compare?a={a}&b={b}").text()
+    assert "Computing the paired statistics" in served  # as the server sends it: the section comes later
+    tab.goto(server.base + f"/compare?a={a}&b={b}")
+    section = tab.locator("#paired")
+    expect(section.locator(".paired-summary .verdict")).to_be_visible()  # swapped in by htmx
+    assert "Computing" not in section.inner_text()
+    api = tab.request.get(server.base + f"/api/compare?a={a}&b={b}").json()["paired"]
+    assert api["summary"] in section.locator(".paired-summary").inner_text()
+    assert f"{api['pairs']} decided pairs" in section.locator(".paired-basis").inner_text()
+    assert tab.locator("#paired").count() == 1  # replaced, not nested
+    assert watch.clean(), watch
+
+
 def _hostile_paths(store: WebStore) -> list[str]:
     hostile = store.hostile_runs[-1]
     suite = quote(HOSTILE_SUITE, safe="")
     paths = ["/runs", f"/runs?suite={suite}", f"/runs/{hostile}", "/suites", f"/suites/{suite}/trends"]
     paths += [f"/suites/{suite}/cases", "/lessons", f"/compare?a={store.hostile_runs[-2]}&b={hostile}"]
+    paths += [f"/compare?a={hostile}&b={store.hostile_runs[0]}"]  # statistics fetched after the page
     paths += ["/calibrations", "/calibrations/1"]  # the hostile calibration is the store's only one
     paths += [f"/runs/{hostile}/case?name={quote(name, safe='')}" for name in store.hostile_case_names]
     return paths
