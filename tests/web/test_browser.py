@@ -23,6 +23,7 @@ from webkit import HOSTILE_SUITE, REPO, DashboardServer, WebStore
 
 from jurybox.core import CaseRecord, Judgment
 from jurybox.store import import_suite_file, open_store
+from jurybox.web import WebSettings
 from jurybox.web._case_form import PASS_MARK_RANGE
 
 pytestmark = pytest.mark.browser
@@ -172,22 +173,33 @@ def test_filters_update_the_case_table_in_place_and_the_url_is_shareable(
     assert watch.clean(), watch
 
 
-def test_statistics_computed_after_the_page_arrive_with_the_apis_figures(
-    page: tuple[Any, Watch], server: DashboardServer, web_store: WebStore
+@pytest.fixture(scope="module")
+def later_server(web_store: WebStore) -> Iterator[DashboardServer]:
+    """The dashboard as it serves two big runs: a comparison not kept yet comes after its page."""
+    running = DashboardServer(web_store.url, settings=WebSettings(compare_inline_cases=0))
+    yield running
+    running.stop()
+
+
+def test_a_comparison_computed_after_the_page_arrives_with_the_apis_figures(
+    page: tuple[Any, Watch], later_server: DashboardServer, web_store: WebStore
 ) -> None:
     tab, watch = page
+    base = later_server.base
     # Two runs no page compared before, the later one first: not kept, so computed after the page.
     a, b = web_store.hostile_runs[3], web_store.hostile_runs[1]
-    served = tab.request.get(server.base + f"/compare?a={a}&b={b}").text()
-    assert "Computing the paired statistics" in served  # as the server sends it: the section comes later
-    tab.goto(server.base + f"/compare?a={a}&b={b}")
+    served = tab.request.get(base + f"/compare?a={a}&b={b}").text()
+    assert "Computing the paired statistics" in served and "Counting what changed" in served  # both come later
+    tab.goto(base + f"/compare?a={a}&b={b}")
     section = tab.locator("#paired")
     expect(section.locator(".paired-summary .verdict")).to_be_visible()  # swapped in by htmx
-    assert "Computing" not in section.inner_text()
-    api = tab.request.get(server.base + f"/api/compare?a={a}&b={b}").json()["paired"]
-    assert api["summary"] in section.locator(".paired-summary").inner_text()
-    assert f"{api['pairs']} decided pairs" in section.locator(".paired-basis").inner_text()
-    assert tab.locator("#paired").count() == 1  # replaced, not nested
+    expect(tab.locator("#compare-cases")).to_be_visible()
+    assert "Computing" not in section.inner_text() and "Counting" not in tab.locator("#changes").inner_text()
+    api = tab.request.get(base + f"/api/compare?a={a}&b={b}").json()
+    assert api["paired"]["summary"] in section.locator(".paired-summary").inner_text()
+    assert f"{api['paired']['pairs']} decided pairs" in section.locator(".paired-basis").inner_text()
+    assert f"of {api['common']} in both runs" in tab.locator(".counts").inner_text()
+    assert tab.locator("#paired").count() == 1 and tab.locator("#changes").count() == 1  # replaced, not nested
     assert watch.clean(), watch
 
 

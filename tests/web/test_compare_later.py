@@ -13,15 +13,22 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from jurybox.core import CaseRecord, Judgment
 from jurybox.store import open_store
 from jurybox.store._schema import run_comparisons_table
-from jurybox.web import create_app
+from jurybox.web import WebSettings, create_app
 
 FRAGMENT = {"HX-Request": "true", "HX-Target": "paired"}
+CHANGES = {"HX-Request": "true", "HX-Target": "changes"}
+
+
+def _app(url: str, inline_cases: int = 0) -> FastAPI:
+    """The dashboard; by default every comparison not kept comes after its page (as two big runs' do)."""
+    return create_app(url, settings=WebSettings(compare_inline_cases=inline_cases))
 
 
 def _records(fail_every: int) -> list[CaseRecord]:
@@ -65,16 +72,18 @@ def _kept_pairs(url: str) -> set[tuple[str, str]]:
 
 
 def test_a_new_pair_shows_computing_then_the_same_figures_as_the_api(three_runs: tuple[str, tuple[str, ...]]) -> None:
+    """The statistics and the changes of a pair never compared come after the page, the same as computed with it."""
     url, (first, _, third) = three_runs
     assert (first, third) not in _kept_pairs(url)  # the third run's baseline is the second: never compared so
-    with TestClient(create_app(url)) as client:
+    with TestClient(_app(url)) as client:
         page = client.get("/compare", params={"a": first, "b": third}).text
         later = _section(page)
         assert "Computing the paired statistics" in later
         link = f"/compare/paired?a={first}&amp;b={third}"
         assert f'hx-get="{link}"' in later and 'hx-trigger="load"' in later
         assert f'href="{link}"' in later  # without JavaScript: a link to them
-        assert "Newly failing" in page and "latency p95" in page  # the rest of the page is all there
+        assert "latency p95" in page and "Counting what changed" in page  # the figures at once, the counts later
+        assert "Newly failing" not in page
         fragment = client.get("/compare/paired", params={"a": first, "b": third}, headers=FRAGMENT)
         assert fragment.status_code == 200
         api = client.get("/api/compare", params={"a": first, "b": third}).json()["paired"]
@@ -89,8 +98,16 @@ def test_a_new_pair_shows_computing_then_the_same_figures_as_the_api(three_runs:
         assert "<html" in whole and _section(whole) == section  # its own page, for a plain link
         # Computed once: the page now has them in it.
         assert _section(client.get("/compare", params={"a": first, "b": third}).text) == section
+        changes = client.get("/compare", params={"a": first, "b": third}, headers=CHANGES).text
+        assert changes.lstrip().startswith('<div id="changes">') and "<html" not in changes
+        inline = TestClient(_app(url, inline_cases=10**9))  # computed with the page: the same counts and cases
+        with inline:
+            whole_page = inline.get("/compare", params={"a": first, "b": third}).text
+        start = whole_page.index('<div id="changes">')
+        assert whole_page[start : start + len(changes.strip())] == changes.strip()
+        assert "Newly failing" in changes and "Counting" not in changes
     assert (first, third) in _kept_pairs(url)
-    with TestClient(create_app(url)) as restarted:  # a new server: read from the store, not computed again
+    with TestClient(_app(url)) as restarted:  # a new server: read from the store, not computed again
         again = restarted.get("/compare", params={"a": first, "b": third}).text
         assert _section(again) == section
 
@@ -98,8 +115,10 @@ def test_a_new_pair_shows_computing_then_the_same_figures_as_the_api(three_runs:
 def test_a_run_against_its_baseline_shows_the_statistics_in_the_page(three_runs: tuple[str, tuple[str, ...]]) -> None:
     url, (_, second, third) = three_runs
     assert (second, third) in _kept_pairs(url)  # kept by finish_run
-    with TestClient(create_app(url)) as client:
-        section = _section(client.get("/compare", params={"a": second, "b": third}).text)
+    with TestClient(_app(url)) as client:
+        page = client.get("/compare", params={"a": second, "b": third}).text
+        section = _section(page)
         api = client.get("/api/compare", params={"a": second, "b": third}).json()["paired"]
     assert "Computing" not in section and "hx-get" not in section
+    assert "Counting" not in page and "Newly failing" in page  # the kept counts, in the page itself
     assert api["summary"] in section and "Mean score differences" in section

@@ -85,6 +85,18 @@ class CompareBrowser(Repository):
                 self._cache.put(key, found)
         return found
 
+    def compare_ready(self, run_a: RunInfo, run_b: RunInfo) -> ComparisonSummary | None:
+        """``compare(run_a, run_b)`` when it needs no join of the runs (in memory, or its counts kept), else None."""
+        if not (is_final(run_a) and is_final(run_b)):
+            return None
+        key = ("compare", *final_key(run_a), *final_key(run_b))
+        found: ComparisonSummary | None = self._cache.peek(key)
+        if found is None:
+            found = self._summary(run_a, run_b, count=False)
+            if found is not None:
+                self._cache.put(key, found)
+        return found
+
     def compare(self, run_a: RunInfo, run_b: RunInfo) -> ComparisonSummary:
         """Run A against run B with the figures of ``jurybox compare`` (cached when both runs are final).
 
@@ -93,7 +105,12 @@ class CompareBrowser(Repository):
         """
         key = ("compare", *final_key(run_a), *final_key(run_b))
         keep = is_final(run_a) and is_final(run_b)
-        return self._cache.get(key, lambda: self._summary(run_a, run_b), keep=keep)
+        return self._cache.get(key, lambda: self._counted(run_a, run_b), keep=keep)
+
+    def _counted(self, run_a: RunInfo, run_b: RunInfo) -> ComparisonSummary:
+        found = self._summary(run_a, run_b, count=True)
+        assert found is not None  # counted when not kept
+        return found
 
     def cases(
         self, comparison: ComparisonSummary, kind: str, *, offset: int = 0, limit: int = 50
@@ -125,14 +142,16 @@ class CompareBrowser(Repository):
         items = [ComparedCase(name, sides.get((a_id, name)), sides.get((b_id, name))) for name in wanted]
         return Paged(items, total, offset, limit)
 
-    def _summary(self, run_a: RunInfo, run_b: RunInfo) -> ComparisonSummary:
-        """The comparison's counts: kept ones, else counted (and kept, with the first page, when both are final)."""
+    def _summary(self, run_a: RunInfo, run_b: RunInfo, *, count: bool) -> ComparisonSummary | None:
+        """The comparison's counts: kept ones, else (``count``) counted and kept with the first page when final."""
         final = is_final(run_a) and is_final(run_b)
         with self._read() as connection:
             kept = KeptSummary.from_json(read_kept(connection, run_a, run_b, "summary"))
             latency_a, latency_b = self._latency(connection, run_a), self._latency(connection, run_b)
             counted = kept is None
             if kept is None:
+                if not count:
+                    return None
                 common, counts = self._count(connection, run_a, run_b)
                 first = first_kind(counts)
                 names: tuple[str, ...] = ()

@@ -8,10 +8,12 @@ McNemar test, the paired mean differences, the judge-corrected differences),
 computed by the same function. The URL is the comparison, so it can be shared.
 
 The page comes at once: the counts and the first page of two final runs are kept once
-computed (``run_comparisons``), and so are the paired statistics' figures; when those
-are not kept yet (two big runs compared for the first time) the page shows "computing"
-and fetches the section from ``/compare/paired`` (htmx), which computes and keeps them.
-Either way the figures are the same ones ``/api/compare`` returns.
+computed (``run_comparisons``), and so are the paired statistics; when those are not
+kept yet and the runs are big (``WebSettings.compare_inline_cases``), the page shows
+"counting" and "computing" and fetches those parts after it (htmx): the changes from
+this URL (``HX-Target: changes``), the statistics from ``/compare/paired``, each of
+which computes and keeps them. Either way the figures are the ones ``/api/compare``
+returns.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from jurybox.web._common import (
     paging,
     render,
     run_summary,
+    state,
     store,
 )
 
@@ -103,26 +106,29 @@ def compare_data(
     page: int,
     per_page: int,
     *,
-    paired_later: bool = False,
+    later: bool = False,
 ) -> dict[str, Any]:
     """The compare page's data (and the JSON of ``/api/compare``).
 
-    With ``paired_later`` (the HTML page) the paired statistics are included only when
-    ready without joining the runs (kept, or in memory); otherwise ``paired`` is None and
-    the page fetches them from ``links.paired``, which computes them (and keeps them).
+    With ``later`` (the HTML page of two big runs) the parts that join both runs case by
+    case are included only when ready without the join (kept, or in memory): otherwise
+    ``counts`` (with the cases) or ``paired`` is None, and the page fetches them from
+    ``links.changes`` and ``links.paired``, which compute (and keep) them.
     """
-    summary = reader.comparisons.compare(a, b)
-    counts = summary.counts
-    chosen = kind or first_kind(counts)
-    offset, limit = paging(page, per_page)
-    cases = reader.comparisons.cases(summary, chosen, offset=offset, limit=limit)
+    comparisons = reader.comparisons
+    summary = comparisons.compare_ready(a, b) if later else comparisons.compare(a, b)
+    paired = comparisons.paired_ready(a, b) if later else comparisons.paired(a, b)
     stats_a, stats_b = reader.stats.of(a), reader.stats.of(b)
-    paired = reader.comparisons.paired_ready(a, b) if paired_later else reader.comparisons.paired(a, b)
-    la, lb = summary.latency_a, summary.latency_b
+    la, lb = stats_a.latency, stats_b.latency  # what the comparison's latency figures are made of
+    counts = None if summary is None else summary.counts
+    chosen = kind or (first_kind(counts) if counts is not None else None)
+    offset, limit = paging(page, per_page)
+    cases = None if summary is None or chosen is None else comparisons.cases(summary, chosen, offset=offset, limit=limit)
 
     def link(number: int) -> str:
         return urls.compare(a.id, b.id, kind=chosen, page=number, per_page=per_page if per_page != PER_PAGE else None)
 
+    shown = {"kind": kind, "page": page if page > 1 else None, "per_page": per_page if per_page != PER_PAGE else None}
     return {
         "a": run_summary(a),
         "b": run_summary(b),
@@ -132,7 +138,7 @@ def compare_data(
             "pass_rate": _figure(a.pass_rate, b.pass_rate, _delta(a.pass_rate, b.pass_rate)),
             "errors": _figure(a.errored, b.errored, b.errored - a.errored),
             # No difference of two costs when either is only partly known: it would pass for exact.
-            "cost": _figure(a.cost, b.cost, summary.cost_delta if _exact_cost(a) and _exact_cost(b) else None),
+            "cost": _figure(a.cost, b.cost, _cost_delta(a, b)),
             "tokens": _figure(
                 a.tokens, b.tokens, None if a.tokens is None or b.tokens is None else b.tokens - a.tokens
             ),
@@ -140,9 +146,9 @@ def compare_data(
             "latency_p50": _figure(la.p50, lb.p50, _delta(la.p50, lb.p50)),
             "latency_p95": _figure(la.p95, lb.p95, _delta(la.p95, lb.p95)),
         },
-        "common": summary.common,
+        "common": None if summary is None else summary.common,
         "paired": None if paired is None else paired.to_dict(),
-        "flipped": summary.flipped,
+        "flipped": None if summary is None else summary.flipped,
         "counts": counts,
         "kind": chosen,
         "kinds": [
@@ -153,7 +159,7 @@ def compare_data(
                 "html": urls.compare(a.id, b.id, kind=k),
                 "current": k == chosen,
             }
-            for k in COMPARE_KINDS
+            for k in (COMPARE_KINDS if counts is not None else ())
         ],
         "rows": [
             {
@@ -166,17 +172,24 @@ def compare_data(
                     "b": urls.case(b.id, item.case) if item.b else None,
                 },
             }
-            for item in cases.items
+            for item in (cases.items if cases is not None else ())
         ],
-        "page": page_info(cases, link),
+        "page": None if cases is None else page_info(cases, link),
         "judges": judges_data(stats_a.judges, stats_b.judges),
         "links": {
             "swap": urls.compare(b.id, a.id),
             "paired": urls.compare_paired(a.id, b.id),
+            "changes": urls.compare(a.id, b.id, **shown, now=1),
             "api": urls.api(urls.compare(a.id, b.id)),
             "cli": f"jurybox compare {a.id} {b.id}",
         },
     }
+
+
+def _cost_delta(a: RunInfo, b: RunInfo) -> float | None:
+    if not (_exact_cost(a) and _exact_cost(b)) or a.cost is None or b.cost is None:
+        return None
+    return b.cost - a.cost
 
 
 def _resolve(request: Request, ref: str, label: str) -> RunInfo:
@@ -209,6 +222,9 @@ def _picker(request: Request, a: str | None, b: str | None) -> dict[str, Any]:
     }
 
 
+Now = Annotated[bool, Query(description="Count and compute everything before answering (no part comes later).")]
+
+
 @router.get("/compare", response_class=HTMLResponse)
 def compare_page(
     request: Request,
@@ -217,12 +233,17 @@ def compare_page(
     kind: Kind = None,
     page: PageNumber = 1,
     per_page: PerPage = PER_PAGE,
+    now: Now = False,
 ) -> Response:
     if not a or not b:
         return render(request, "compare_pick.html", _picker(request, a, b), title="Compare two runs", nav="compare")
     run_a, run_b = _resolve(request, a, "A"), _resolve(request, b, "B")
-    data = compare_data(browser(request), run_a, run_b, kind or None, page, per_page, paired_later=True)
+    # Two big runs compared for the first time take seconds to join: their page comes first, those parts after.
+    later = not now and run_a.recorded + run_b.recorded >= state(request).settings.compare_inline_cases
+    data = compare_data(browser(request), run_a, run_b, kind or None, page, per_page, later=later)
     refresh = run_a.status == "running" or run_b.status == "running"
+    if is_fragment(request, "changes"):
+        return render(request, "compare_changes.html", data, title="What changed", refresh=refresh)
     return render(
         request, "compare.html", data, title=f"Compare {run_a.id} → {run_b.id}", refresh=refresh, nav="compare"
     )
