@@ -123,7 +123,9 @@ def compare_data(
     counts = None if summary is None else summary.counts
     chosen = kind or (first_kind(counts) if counts is not None else None)
     offset, limit = paging(page, per_page)
-    cases = None if summary is None or chosen is None else comparisons.cases(summary, chosen, offset=offset, limit=limit)
+    cases = None
+    if summary is not None and chosen is not None:
+        cases = comparisons.cases(summary, chosen, offset=offset, limit=limit)
 
     def link(number: int) -> str:
         return urls.compare(a.id, b.id, kind=chosen, page=number, per_page=per_page if per_page != PER_PAGE else None)
