@@ -157,11 +157,11 @@ def compare_data(
             {
                 "kind": k,
                 "label": KIND_LABELS[k],
-                "count": counts[k],
+                "count": n,
                 "html": urls.compare(a.id, b.id, kind=k),
                 "current": k == chosen,
             }
-            for k in (COMPARE_KINDS if counts is not None else ())
+            for k, n in (counts or {}).items()
         ],
         "rows": [
             {
