@@ -38,9 +38,10 @@ Comparisons (schema 0014): as ``finish_run`` does, each completed run's comparis
 with its baseline is computed and kept when the store is built, so "compare 100k vs
 100k" (the second big run against the first, its baseline) reads the kept figures.
 "compare, a new pair" is the two big runs the other way round, whose kept comparison
-is dropped before each measurement: its page counts the kinds of change now and
-shows "computing" for the statistics, which it then fetches ("new pair's stats",
-an htmx request the page makes after it is shown; kept from then on).
+is dropped before each measurement: its page shows "counting" and "computing",
+then fetches the counts with the cases ("new pair's changes") and the statistics
+("new pair's stats"): htmx requests the page makes after it is shown, each of
+which computes its part and keeps it.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ from jurybox.web import WebSettings, create_app
 
 PG_ADMIN_URL = os.environ.get("JURYBOX_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 CHUNK = 10_000
-AFTER_THE_PAGE = {"compare, new pair's stats"}
+AFTER_THE_PAGE = {"compare, new pair's changes", "compare, new pair's stats"}
 """Requests a page makes after it is shown (htmx), so not held to a page's budget."""
 SMALL_RUNS = 998
 SMALL_CASES = 20
@@ -416,7 +417,8 @@ def measure(url: str, big_runs: list[str], repeat: int, sweep: int, big: int) ->
         "one case": f"/runs/{b}/case?name=case-{big // 2:06d}",  # a case in the middle, whatever --big is
         "compare 100k vs 100k": f"/compare?a={a}&b={b}",  # B against its baseline: kept when B finished
         "compare, a new pair": f"/compare?a={b}&b={a}",  # never compared before: counted now
-        "compare, new pair's stats": f"/compare/paired?a={b}&b={a}",  # what the page then fetches (htmx)
+        "compare, new pair's changes": f"/compare?a={b}&b={a}&now=1",  # what the page then fetches (htmx)...
+        "compare, new pair's stats": f"/compare/paired?a={b}&b={a}",  # ...beside this
         "trends, 1000 runs": "/suites/bench/trends?runs=1000",
         "runs JSON": "/api/runs",
         "review queue": "/reviews",
@@ -425,7 +427,10 @@ def measure(url: str, big_runs: list[str], repeat: int, sweep: int, big: int) ->
     }
     rows = []
     forget_comparison(url, b, a)
-    fetched = {"compare, new pair's stats": {"HX-Request": "true", "HX-Target": "paired"}}
+    fetched = {
+        "compare, new pair's changes": {"HX-Request": "true", "HX-Target": "changes"},
+        "compare, new pair's stats": {"HX-Request": "true", "HX-Target": "paired"},
+    }
     app = create_app(url, settings=WebSettings(compile_templates=True))  # as `jurybox serve` starts
     with TestClient(app) as client:
         for label, path in pages.items():
