@@ -107,6 +107,7 @@ def compare_data(
     per_page: int,
     *,
     later: bool = False,
+    paired_later: bool | None = None,
 ) -> dict[str, Any]:
     """The compare page's data (and the JSON of ``/api/compare``).
 
@@ -114,10 +115,13 @@ def compare_data(
     case are included only when ready without the join (kept, or in memory): otherwise
     ``counts`` (with the cases) or ``paired`` is None, and the page fetches them from
     ``links.changes`` and ``links.paired``, which compute (and keep) them.
+    ``paired_later`` says it of the statistics alone (the counts' own request leaves them
+    to theirs); None: as ``later``.
     """
     comparisons = reader.comparisons
     summary = comparisons.compare_ready(a, b) if later else comparisons.compare(a, b)
-    paired = comparisons.paired_ready(a, b) if later else comparisons.paired(a, b)
+    paired_later = later if paired_later is None else paired_later
+    paired = comparisons.paired_ready(a, b) if paired_later else comparisons.paired(a, b)
     stats_a, stats_b = reader.stats.of(a), reader.stats.of(b)
     la, lb = stats_a.latency, stats_b.latency  # what the comparison's latency figures are made of
     counts = None if summary is None else summary.counts
@@ -242,10 +246,13 @@ def compare_page(
     run_a, run_b = _resolve(request, a, "A"), _resolve(request, b, "B")
     # Two big runs compared for the first time take seconds to join: their page comes first, those parts after.
     later = not now and run_a.recorded + run_b.recorded >= state(request).settings.compare_inline_cases
-    data = compare_data(browser(request), run_a, run_b, kind or None, page, per_page, later=later)
     refresh = run_a.status == "running" or run_b.status == "running"
+    reader = browser(request)
     if is_fragment(request, "changes"):
+        # The counts and the cases only: the statistics come by their own request, beside this one.
+        data = compare_data(reader, run_a, run_b, kind or None, page, per_page, paired_later=True)
         return render(request, "compare_changes.html", data, title="What changed", refresh=refresh)
+    data = compare_data(reader, run_a, run_b, kind or None, page, per_page, later=later)
     return render(
         request, "compare.html", data, title=f"Compare {run_a.id} → {run_b.id}", refresh=refresh, nav="compare"
     )
