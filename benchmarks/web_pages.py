@@ -402,6 +402,13 @@ def _big_runs(url: str) -> list[str]:
     return ids
 
 
+def _served() -> WebSettings:
+    """The settings `jurybox serve` starts the app with (those this jurybox knows)."""
+    known = getattr(WebSettings, "__dataclass_fields__", {})
+    wanted = {"compile_templates": True, "freeze_startup": True}
+    return WebSettings(**{name: value for name, value in wanted.items() if name in known})
+
+
 def rss_mb() -> float:
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
@@ -431,7 +438,7 @@ def measure(url: str, big_runs: list[str], repeat: int, sweep: int, big: int) ->
         "compare, new pair's changes": {"HX-Request": "true", "HX-Target": "changes"},
         "compare, new pair's stats": {"HX-Request": "true", "HX-Target": "paired"},
     }
-    app = create_app(url, settings=WebSettings(compile_templates=True))  # as `jurybox serve` starts
+    app = create_app(url, settings=_served())
     with TestClient(app) as client:
         for label, path in pages.items():
             # CPU time of this process too (the app runs in the client's thread): on a busy machine the

@@ -84,6 +84,8 @@ def test_a_new_pair_shows_computing_then_the_same_figures_as_the_api(three_runs:
         assert f'href="{link}"' in later  # without JavaScript: a link to them
         assert "latency p95" in page and "Counting what changed" in page  # the figures at once, the counts later
         assert "Newly failing" not in page
+        changes = client.get("/compare", params={"a": first, "b": third, "now": 1}, headers=CHANGES).text
+        assert (first, third) not in _kept_pairs(url)  # the counts' request leaves the statistics to theirs
         fragment = client.get("/compare/paired", params={"a": first, "b": third}, headers=FRAGMENT)
         assert fragment.status_code == 200
         api = client.get("/api/compare", params={"a": first, "b": third}).json()["paired"]
@@ -98,7 +100,6 @@ def test_a_new_pair_shows_computing_then_the_same_figures_as_the_api(three_runs:
         assert "<html" in whole and _section(whole) == section  # its own page, for a plain link
         # Computed once: the page now has them in it.
         assert _section(client.get("/compare", params={"a": first, "b": third}).text) == section
-        changes = client.get("/compare", params={"a": first, "b": third}, headers=CHANGES).text
         assert changes.lstrip().startswith('<div id="changes">') and "<html" not in changes
         inline = TestClient(_app(url, inline_cases=10**9))  # computed with the page: the same counts and cases
         with inline:
