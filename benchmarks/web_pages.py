@@ -35,7 +35,8 @@ is flagged over budget when its cold load takes 300 ms or more (search: 50 ms),
 or the trends page weighs 150 KB or more.
 
 Comparisons (schema 0014): as ``finish_run`` does, each completed run's comparison
-with its baseline is computed and kept when the store is built, so "compare 100k vs
+with its baseline is computed and kept when the store is built (runs of
+``KEEP_AT_FINISH`` cases or more: the two big ones), so "compare 100k vs
 100k" (the second big run against the first, its baseline) reads the kept figures.
 "compare, a new pair" is the two big runs the other way round, whose kept comparison
 is dropped before each measurement: its page shows "counting" and "computing",
@@ -361,13 +362,17 @@ def keep_comparisons(engine: Engine) -> None:
     """Keep each completed run's comparison with its baseline, as ``finish_run`` does (schema 0014), where missing."""
     try:
         from jurybox.store._schema import run_comparisons_table
-        from jurybox.store._store import keep_baseline_comparison
+        from jurybox.store._store import KEEP_AT_FINISH, keep_baseline_comparison
     except ImportError:  # a jurybox before schema 0014
         return
     with engine.connect() as connection:
         missing = connection.execute(
             select(runs_table.c.id)
-            .where(runs_table.c.status == "completed", runs_table.c.id.not_in(select(run_comparisons_table.c.run_b)))
+            .where(
+                runs_table.c.status == "completed",
+                runs_table.c.total >= KEEP_AT_FINISH,
+                runs_table.c.id.not_in(select(run_comparisons_table.c.run_b)),
+            )
             .order_by(runs_table.c.started_at)
         ).scalars()
         run_ids = list(missing)

@@ -16,6 +16,12 @@ from jurybox.store._paired_sql import PairedFigures, paired_figures
 from jurybox.store._schema import run_comparisons_table
 
 
+@pytest.fixture(autouse=True)
+def keep_every_comparison(monkeypatch: pytest.MonkeyPatch) -> None:
+    """finish_run keeps the comparison of runs of any size (it does from ``KEEP_AT_FINISH`` cases)."""
+    monkeypatch.setattr("jurybox.store._store.KEEP_AT_FINISH", 0)
+
+
 def _records(prefix: str, count: int, fail_every: int) -> list[CaseRecord]:
     return [
         make_record(f"{prefix}{i:02d}", llm=i % fail_every != 0, duration=0.1 + i / 100, cost=0.001)
@@ -109,6 +115,15 @@ def test_a_run_resumed_and_finished_again_is_compared_afresh(store: Store) -> No
     assert store.paired.kept(run_a, stopped) is None
     with store.engine.connect() as connection:
         assert connection.execute(select(func.count()).select_from(run_comparisons_table)).scalar_one() == 1
+
+
+def test_a_small_run_is_compared_when_shown_not_when_it_finishes(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("jurybox.store._store.KEEP_AT_FINISH", 13)
+    _run(store, _records("case-", 12, 2))
+    _run(store, _records("case-", 12, 3))
+    assert _kept(store) == set()  # 12 cases: milliseconds to compute when first shown
+    _run(store, _records("case-", 13, 3))
+    assert len(_kept(store)) == 1
 
 
 def test_a_running_run_is_never_kept(store: Store) -> None:

@@ -46,8 +46,9 @@ def _records(fail_every: int) -> list[CaseRecord]:
 
 
 @pytest.fixture
-def three_runs(tmp_path: Path) -> Iterator[tuple[str, tuple[str, str, str]]]:
+def three_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, tuple[str, str, str]]]:
     """A store with three finished runs of one suite (each one's baseline comparison kept by finish_run)."""
+    monkeypatch.setattr("jurybox.store._store.KEEP_AT_FINISH", 0)  # as for big runs
     url = f"sqlite:///{tmp_path / 'later.db'}"
     runs = []
     with open_store(url) as store:

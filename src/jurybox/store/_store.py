@@ -27,6 +27,10 @@ from jurybox.store._runs import RunRepository, RunStatus
 
 logger = logging.getLogger(__name__)
 
+KEEP_AT_FINISH = 1000
+"""Cases from which ``finish_run`` computes and keeps the run's comparison with its baseline. A smaller
+comparison takes milliseconds when first shown; this spares every small run the work and the imports."""
+
 if TYPE_CHECKING:
     from jurybox.store._authoring import AuthoringRepository
     from jurybox.store._paired import PairedRepository
@@ -127,9 +131,10 @@ class Store:
         """Close a run with a final status and its totals.
 
         A completed run is then checked against its suite's baselines with
-        :attr:`policy`; each regression found is written as a lesson. Its comparison
-        with its baseline (the suite's latest completed run before it) is computed and
-        kept, so the dashboard's "compare with baseline" opens at once.
+        :attr:`policy`; each regression found is written as a lesson. A run of
+        ``KEEP_AT_FINISH`` cases or more has its comparison with its baseline (the
+        suite's latest completed run before it) computed and kept, so the dashboard's
+        "compare with baseline" opens at once.
 
         Raises:
             ValueError: ``status`` is not completed, interrupted or failed.
@@ -138,7 +143,8 @@ class Store:
         self.runs.finish(run_id, status)
         if status == "completed":
             self.check_regressions(run_id)
-            keep_baseline_comparison(self._engine, run_id)
+            if self.runs.get(run_id).recorded >= KEEP_AT_FINISH:
+                keep_baseline_comparison(self._engine, run_id)
 
     def check_regressions(
         self, run_id: str, policy: RegressionPolicy | None = None, *, record_lessons: bool = True
