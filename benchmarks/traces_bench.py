@@ -7,7 +7,8 @@ the exporter adding under 5% to a run's CPU.
 1. read: writes an OTLP/JSON export of agent traces (one export request a line, 50 traces a
    request, four spans a trace with messages and a tool call, as the Collector's file exporter
    writes them) of ``--mb`` megabytes, then reads it into Contexts in a child process and
-   prints MB/s, traces/s and the child's peak RSS.
+   prints MB/s of CPU (the child's process time: what one core takes) and of wall time,
+   traces/s and the child's peak RSS.
 2. receive: starts ``jurybox serve --otlp`` as it runs (uvicorn, one process, 127.0.0.1, a
    SQLite store, a deterministic judge, the worker polling but settling for an hour so it judges
    nothing meanwhile) and posts ``--requests`` protobuf bodies of one trace each to ``/v1/traces``
@@ -141,14 +142,17 @@ def write_export(path: Path, megabytes: float, per_request: int = 50) -> int:
 
 def read_child(path: str) -> None:
     """Run in a child process: read the export, print the figures as JSON."""
-    from jurybox.traces import ReadStats, read_traces
+    from jurybox.traces import ReadStats, _fast_json, read_traces
 
     stats = ReadStats()
+    wall = time.perf_counter()
     started = time.process_time()
     tools = sum(len(context.tool_calls) for context in read_traces(path, stats=stats))
     cpu = time.process_time() - started
+    wall = time.perf_counter() - wall
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"cpu": cpu, "contexts": stats.contexts, "spans": stats.spans, "tools": tools, "peak_mb": peak}))
+    figures = {"cpu": cpu, "wall": wall, "contexts": stats.contexts, "spans": stats.spans, "tools": tools}
+    print(json.dumps({**figures, "peak_mb": peak, "orjson": _fast_json.ACCELERATED}))
 
 
 def bench_read(megabytes: float) -> None:
@@ -161,10 +165,11 @@ def bench_read(megabytes: float) -> None:
         )
         figures = json.loads(done.stdout)
     cpu = figures["cpu"]
+    parser = "orjson" if figures["orjson"] else "json (no orjson)"
     print(f"read: {size:.1f} MB, {traces:,} traces, {figures['spans']:,} spans -> {figures['contexts']:,} contexts")
     print(
-        f"read: {size / cpu:.1f} MB/s, {figures['contexts'] / cpu:,.0f} traces/s of CPU; "
-        f"peak RSS {figures['peak_mb']:.0f} MB"
+        f"read: {size / cpu:.1f} MB/s of CPU (one core; {size / figures['wall']:.1f} MB/s wall), "
+        f"{figures['contexts'] / cpu:,.0f} traces/s of CPU; peak RSS {figures['peak_mb']:.0f} MB; {parser}"
     )
 
 

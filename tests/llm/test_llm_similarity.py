@@ -90,6 +90,33 @@ def test_numpy_is_loaded_with_one_blas_thread_and_the_environment_put_back(monke
     assert seen == ["1"] and "OPENBLAS_NUM_THREADS" not in os.environ
 
 
+def test_loading_the_encoder_loads_numpy_with_one_blas_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jurybox.llm import _minilm
+
+    monkeypatch.setattr(module, "_loaded", {})
+    monkeypatch.delitem(sys.modules, "numpy", raising=False)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    seen: list[str | None] = []
+    real_import_numpy = _minilm.import_numpy
+
+    def watch() -> None:
+        seen.append("numpy loaded" if "numpy" in sys.modules else None)
+        real_import_numpy()
+
+    monkeypatch.setattr(_minilm, "import_numpy", watch)
+    real_import = builtins.__import__
+
+    def numpy_watch(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "numpy" and "numpy" not in sys.modules:
+            seen.append(os.environ.get("OPENBLAS_NUM_THREADS"))
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", numpy_watch)
+    module.load_encoder()
+    # import_numpy ran before anything had loaded numpy, and numpy loaded with one BLAS thread.
+    assert seen[:2] == [None, "1"] and "OPENBLAS_NUM_THREADS" not in os.environ
+
+
 async def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     real_import = builtins.__import__
 

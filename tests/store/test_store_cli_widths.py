@@ -12,6 +12,7 @@ and statuses are whole on one line, and the first line of every reason is comple
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -105,3 +106,8 @@ def test_compare(width: int, sqlite_store: tuple[Store, str], snapshot: Snapshot
     assert f"{CASES[1]}: answer missing" in flat
     assert "…" not in out
     snapshot(f"compare-{width}", normalise(out))
+    assert "B's cost is a lower bound (price unknown for 1 case)" in out  # the errored case has no cost
+    code, raw = invoke(url, 200, "compare", a, b, "--json")
+    data = json.loads(raw)
+    assert data["cost_change"] is None and data["b"]["cost_exact"] is False and data["b"]["cost_unknown"] == 1
+    assert data["a"]["cost_exact"] is True

@@ -6,7 +6,10 @@ import sqlite3
 import threading
 from pathlib import Path
 
+import pytest
+
 from jurybox.store import open_store
+from jurybox.store._engine import _use_wal
 
 
 def test_threads_opening_a_new_store_together_all_open_it(tmp_path: Path) -> None:
@@ -43,3 +46,43 @@ def test_a_store_being_written_can_still_be_opened(tmp_path: Path) -> None:
     finally:
         writer.execute("ROLLBACK")
         writer.close()
+
+
+class _FlakyCursor:
+    """A cursor whose journal-mode change fails ``locked`` times as SQLite's deadlock check makes it fail."""
+
+    def __init__(self, locked: int, error: str = "database is locked", mode: str = "delete") -> None:
+        self.locked, self.error, self.mode, self.changes = locked, error, mode, 0
+
+    def execute(self, sql: str) -> _FlakyCursor:
+        if sql == "PRAGMA journal_mode = WAL":
+            self.changes += 1
+            if self.locked:
+                self.locked -= 1
+                raise sqlite3.OperationalError(self.error)
+            self.mode = "wal"
+        return self
+
+    def fetchone(self) -> tuple[str]:
+        return (self.mode,)
+
+
+def test_switching_to_wal_is_retried_while_another_connection_holds_the_lock() -> None:
+    cursor = _FlakyCursor(locked=3)
+    _use_wal(cursor, busy_timeout=5.0)
+    assert cursor.mode == "wal" and cursor.changes == 4
+
+
+def test_a_store_already_in_wal_is_not_switched_again() -> None:
+    cursor = _FlakyCursor(locked=99, mode="wal")
+    _use_wal(cursor, busy_timeout=0.0)
+    assert cursor.changes == 0
+
+
+def test_a_lock_held_past_the_busy_timeout_and_other_errors_are_raised() -> None:
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        _use_wal(_FlakyCursor(locked=10**6), busy_timeout=0.2)
+    broken = _FlakyCursor(locked=5, error="disk I/O error")
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+        _use_wal(broken, busy_timeout=5.0)
+    assert broken.changes == 1  # not retried: only a lock is worth waiting for

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 from suite_helpers import TOY_HEADER
 
@@ -120,3 +123,52 @@ def test_the_command_names_a_late_bad_line_and_exits_2(toy_suite: Callable[..., 
     code = execute(request, console=Console(file=io.StringIO(), width=200), status=Console(file=err, width=400))
     assert code == 2
     assert f"{file}:28: invalid JSON" in err.getvalue()
+
+
+def test_a_suite_that_fails_after_its_file_check_started_stops_the_child(
+    toy_suite: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[_case_file_check.BackgroundCheck] = []
+    real = _loader_stream.BackgroundCheck
+
+    def spy(*args: object, **kwargs: object) -> _case_file_check.BackgroundCheck:
+        check = real(*args, **kwargs)  # type: ignore[arg-type]
+        started.append(check)
+        return check
+
+    monkeypatch.setattr(_loader_stream, "BackgroundCheck", spy)
+    path = toy_suite(STREAMED.replace("toy_agent:make_agent", "no_such_module_here:make_agent"))
+    write(path, 50)
+    with pytest.raises(SuiteError, match="no_such_module_here"):
+        load_suite(path, check_cases_file="background")
+    [check] = started
+    assert check._reaping  # reaped: no child left checking a file nobody will run, no open pipe
+    with pytest.raises(ChildProcessError):
+        os.waitpid(check._pid, os.WNOHANG)
+
+
+LINE_OF_CASE = st.builds(
+    lambda name, skip, key: json.dumps({"name": name, key: skip, "prompt": "x"}, ensure_ascii=False),
+    st.uuids().map(str),
+    st.sampled_from([True, False, None, "true", 1]),
+    st.sampled_from(["skip", "sk\\u0069p", "\\u0073kip", "skipped", "tags"]),
+)
+BLANK = st.text(alphabet=" \t\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2028\u3000\ufeff", max_size=4)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.one_of(LINE_OF_CASE, BLANK), max_size=25))
+def test_the_count_made_while_the_check_runs_equals_what_the_loader_reads(tmp_path: Path, lines: list[str]) -> None:
+    file = tmp_path / "cases.jsonl"
+    # JSON text written with its escapes as they are: a key spelt "sk\u0069p" is the key skip.
+    file.write_bytes("\n".join(line.replace("\\\\u", "\\u") for line in lines).encode() + b"\n")
+    read = [text for text in file.read_text(encoding="utf-8").split("\n") if text.strip()]
+    cases = [text for text in read if not _marked_skip(text)]
+    assert _case_file_check.count_cases(file, _loader_stream._skipped) == (len(cases), len(read))
+
+
+def _marked_skip(text: str) -> bool:
+    try:
+        return json.loads(text).get("skip") is True
+    except ValueError:  # a line that will not load (a stray BOM): a case to the count, a problem to the check
+        return False

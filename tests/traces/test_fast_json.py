@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jurybox.core import InputLimitError
 from jurybox.traces import _fast_json
@@ -34,8 +36,8 @@ def _answer(parse: object, text: str | bytes) -> str:
 
 @pytest.mark.parametrize("text", TEXTS)
 def test_the_same_answer_or_error_as_the_standard_library(text: str) -> None:
-    for given in (text, text.encode("utf-8", "surrogatepass")):
-        assert _answer(_fast_json.loads, given) == _answer(json.loads, given)
+    for spelt in (text, text.encode("utf-8", "surrogatepass")):
+        assert _answer(_fast_json.loads, spelt) == _answer(json.loads, spelt)
 
 
 def _line(tail: str) -> bytes:
@@ -67,3 +69,16 @@ def test_attribute_json_text_parses_alike(monkeypatch: pytest.MonkeyPatch) -> No
     fast = [repr(parse_json_text(text)) for text in texts]
     monkeypatch.setattr(_fast_json, "loads", json.loads)
     assert [repr(parse_json_text(text)) for text in texts] == fast
+
+
+EDGES = [2**63 - 1, 2**63, 2**64 - 1, 2**64, -(2**63), -(2**63) - 1, -(10**19) + 1, -(10**19), -(2**64) - 1, 10**18]
+
+
+@settings(max_examples=150, deadline=None)
+@given(number=st.one_of(st.sampled_from(EDGES), st.integers(min_value=-(2**70), max_value=2**70)))
+def test_every_integer_reads_exactly_short_text_or_export_line(number: int) -> None:
+    text = json.dumps({"amount": number, "list": [number, {"n": number}]})
+    assert _answer(_fast_json.loads, text) == _answer(json.loads, text)
+    assert repr(parse_json_text(text)) == repr(json.loads(text))
+    line = _line(json.dumps({"amount": number}))
+    assert repr(load_line(line, "f")) == repr(json.loads(line))

@@ -166,6 +166,62 @@ def test_one_production_run_per_suite_and_day_and_the_day_before_is_finished(
     assert runs["2026-03-01"].recorded == 1 and runs["2026-03-02"].recorded == 1
 
 
+def test_a_quiet_day_is_finished_after_midnight_without_a_new_trace(
+    store_url: str, token: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = {"now": datetime(2026, 3, 1, 23, 59, tzinfo=UTC)}
+
+    class Clock(datetime):
+        @classmethod
+        def now(cls, tz: object = None) -> datetime:  # type: ignore[override]
+            return clock["now"]
+
+    def open_days() -> list[tuple[str, str]]:
+        with open_store(store_url) as store:
+            return sorted((r.suite, r.config["day"]) for r in store.runs.newest(status="running") if r.production)
+
+    monkeypatch.setattr(worker_module, "datetime", Clock)
+    settings = otlp_settings(None, "travel", 1.0, None, None, None, ["weather-*=weather"])
+    settings.settle_seconds, settings.worker = 0.0, False
+    with TestClient(create_app(store_url, otlp=settings)) as client:
+        worker = _worker(client)
+        _send(client, token, genai_agent)
+        _send(client, token, openinference_agent, service="weather-bot")
+        assert worker.run_once() == 2
+        assert worker.run_once() == 0  # idle, same day: both days stay open
+        assert open_days() == [("travel", "2026-03-01"), ("weather", "2026-03-01")]
+        clock["now"] = datetime(2026, 3, 2, 0, 0, 5, tzinfo=UTC)
+        assert worker.run_once() == 0  # no trace came: the day is over all the same
+        assert open_days() == []
+        _send(client, token, genai_agent)
+        assert worker.run_once() == 1
+        assert open_days() == [("travel", "2026-03-02")]
+    with open_store(store_url) as store:
+        finished = sorted((r.suite, r.config["day"], r.status) for r in store.runs.newest() if r.production)
+    assert finished[:2] == [("travel", "2026-03-01", "completed"), ("travel", "2026-03-02", "running")]
+    assert finished[2] == ("weather", "2026-03-01", "completed")
+
+
+def test_a_day_left_open_by_a_stopped_server_is_finished_at_start(
+    client: TestClient, token: str, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = {"now": datetime(2026, 3, 1, 12, 0, tzinfo=UTC)}
+
+    class Clock(datetime):
+        @classmethod
+        def now(cls, tz: object = None) -> datetime:  # type: ignore[override]
+            return clock["now"]
+
+    monkeypatch.setattr(worker_module, "datetime", Clock)
+    _send(client, token, genai_agent)
+    _worker(client).run_once()
+    clock["now"] = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)  # the server was down for days
+    assert _worker(client).run_once() == 0
+    with open_store(store_url) as store:
+        runs = [r for r in store.runs.newest("travel") if r.production]
+    assert [(r.config["day"], r.status) for r in runs] == [("2026-03-01", "completed")]
+
+
 def test_a_trace_whose_suite_is_missing_waits_in_the_queue(client: TestClient, token: str, store_url: str) -> None:
     _send(client, token, genai_agent)
     assert _worker(client, _settings(suite="gone")).run_once() == 0

@@ -191,3 +191,42 @@ def test_the_spans_written_directly_are_the_bytes_the_sdk_encoder_writes() -> No
     assert export_request(exporter._resource_attributes, SCOPE, [span_bytes(s) for s in written]) == (
         export_request(exporter._resource_attributes, SCOPE, written)
     )
+
+
+def test_a_repeated_judgment_reuses_its_bytes_and_they_stay_the_sdk_encoders() -> None:
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    from jurybox.core import CaseRecord, Judgment
+    from jurybox.traces._exporter import SCOPE
+    from jurybox.traces._otlp_encode import SpanRecord, export_request
+
+    class Keep:
+        def __init__(self) -> None:
+            self.spans: list[object] = []
+
+        def export(self, spans: list[object]) -> None:
+            self.spans.extend(spans)
+
+        def shutdown(self) -> None:
+            pass
+
+    def case(score: float) -> Judgment:  # the same short explanation each time: remembered after the first
+        child = Judgment.failed(score, "found nothing", judge="contains")
+        return Judgment.failed(score, "no", judge="case", children={"contains": child})
+
+    records = [CaseRecord(case=f"c{i}", judgment=case(score)) for i, score in enumerate([0.0, 0.0, -0.0, 0.25, 0.0])]
+    keep = Keep()
+    exporter = OtlpExporter(span_exporter=keep)
+    written: list[SpanRecord] = []
+    add = exporter._add
+    exporter._add = lambda span: (written.append(span), add(span))  # type: ignore[method-assign]
+    exporter.export_records(records, run_name="r")
+    exporter.close()
+    judged = [span for span in written if span.name == "evaluation contains"]
+    assert judged[0].bodies is judged[1].bodies is judged[4].bodies  # reused
+    assert judged[2].bodies is not judged[0].bodies  # -0.0 is written with its sign
+    mine = ExportTraceServiceRequest()
+    mine.ParseFromString(export_request(exporter._resource_attributes, SCOPE, written))
+    assert MessageToDict(mine) == MessageToDict(encode_spans(keep.spans))  # type: ignore[arg-type]

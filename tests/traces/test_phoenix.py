@@ -1,8 +1,9 @@
 """Judgments sent to a real Arize Phoenix (started here on 127.0.0.1) and read back through its REST API.
 
-Phoenix is a server of its own, with dependencies of its own: point ``JURYBOX_PHOENIX`` at its
-``phoenix`` command (``python -m venv /tmp/phoenix && /tmp/phoenix/bin/pip install arize-phoenix``)
-or put it on PATH; without it this test is skipped.
+Phoenix is a server of its own, with dependencies of its own: ``bash scripts/phoenix.sh`` installs
+the pinned version into ``.phoenix/`` (``scripts/test.sh``, hence CI, does so and sets
+``JURYBOX_PHOENIX``); point ``JURYBOX_PHOENIX`` at a ``phoenix`` command or put one on PATH to run
+it by hand. Without one this test is skipped.
 """
 
 from __future__ import annotations

@@ -14,10 +14,8 @@ docs/images/traces/*.png.
 from __future__ import annotations
 
 import json
-import os
 import random
 import sqlite3
-import subprocess
 import sys
 import tempfile
 from datetime import UTC, datetime, timedelta
@@ -32,7 +30,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from screenshots import CHROMIUM_ARGS
-from webkit import REPO, DashboardServer
+from webkit import REPO, DashboardServer, run_jurybox
 
 from jurybox.runs import import_suite
 from jurybox.store import open_store
@@ -117,18 +115,7 @@ def main() -> None:
 
 
 def _ci_run(folder: Path, url: str, broken: str) -> str:
-    env = dict(os.environ, TRAVEL_BROKEN=broken, NO_COLOR="1")
-    done = subprocess.run(
-        [sys.executable, "-m", "jurybox", "run", "travel.yaml", "--store", url, "--no-progress"],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    if done.returncode not in (0, 1):
-        raise RuntimeError(f"jurybox run failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    run_jurybox("travel.yaml", "--store", url, cwd=folder, env={"TRAVEL_BROKEN": broken})
     with open_store(url) as store:
         return next(r.id for r in store.runs.newest("travel") if not r.production)
 

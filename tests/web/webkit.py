@@ -67,20 +67,25 @@ class WebStore:
     hostile_case_names: tuple[str, ...]
 
 
-def _run_example(suite_file: Path, store_url: str) -> None:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", NO_COLOR="1")
+def run_jurybox(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None) -> None:
+    """``jurybox run ARGS --no-progress`` in a child process, as a user starts it; raises if the run broke."""
+    environ = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", NO_COLOR="1", **(env or {}))
     done = subprocess.run(
-        [sys.executable, "-m", "jurybox", "run", str(suite_file), "--store", store_url, "--no-progress"],
-        cwd=REPO,
-        env=env,
+        [sys.executable, "-m", "jurybox", "run", *args, "--no-progress"],
+        cwd=cwd,
+        env=environ,
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
-    # 0: every case passed; 1: some did not (the changed copy). Anything else is a broken run.
+    # 0: every case passed; 1: some did not. Anything else is a broken run.
     if done.returncode not in (0, 1):
         raise RuntimeError(f"jurybox run failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+
+
+def _run_example(suite_file: Path, store_url: str) -> None:
+    run_jurybox(str(suite_file), "--store", store_url)
 
 
 def changed_suite(folder: Path) -> Path:

@@ -10,10 +10,10 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from jurybox._cli.common import StoreOption, console, fail, money, opened_store, pct, seconds
+from jurybox._cli.common import StoreOption, console, fail, opened_store, pct, seconds
 from jurybox._cli.compare_stats import print_many, print_paired
 from jurybox._cli.layout import print_fitted, stacked_row
-from jurybox.report import terminal_safe
+from jurybox.report import cost_gaps, cost_text, terminal_safe
 from jurybox.stats import ALPHA
 from jurybox.store import PairedRuns, RunComparison, RunInfo, compare_runs, resolve_runs
 
@@ -80,7 +80,8 @@ def compare(
     summary.add_row("cases", str(a.recorded), str(b.recorded), f"{b.recorded - a.recorded:+d}")
     summary.add_row("pass rate", pct(a.pass_rate), pct(b.pass_rate), _points(rate_change))
     summary.add_row("errors", str(a.errored), str(b.errored), f"{b.errored - a.errored:+d}")
-    summary.add_row("cost", money(a.cost), money(b.cost), _money_delta(result.cost_delta))
+    (cost_a, gaps_a), (cost_b, gaps_b) = _cost(a), _cost(b)
+    summary.add_row("cost", cost_a, cost_b, _money_delta(result.cost_delta))
     summary.add_row("tokens", _int(a.tokens), _int(b.tokens), _int_delta(a.tokens, b.tokens))
     for label, la, lb in (
         ("latency mean", result.latency_a.mean, result.latency_b.mean),
@@ -89,6 +90,9 @@ def compare(
         delta = None if la is None or lb is None else lb - la
         summary.add_row(label, seconds(la), seconds(lb), "-" if delta is None else f"{delta:+.2f}s")
     out.print(summary)
+    for side, gaps in (("A", gaps_a), ("B", gaps_b)):
+        if gaps:
+            out.print(Text(f"{side}'s cost is a lower bound ({gaps})"))
     print_paired(out, found[0])
 
     flipped = result.flipped
@@ -174,8 +178,23 @@ def _run_json(info: RunInfo) -> dict[str, Any]:
         "abstained": info.abstained,
         "pass_rate": info.pass_rate,
         "cost": info.cost,
+        "cost_exact": info.cost_exact,
+        "unpriced_calls": info.unpriced_calls,
+        "cost_unknown": info.cost_unknown,
         "tokens": info.tokens,
     }
+
+
+def _cost(info: RunInfo) -> tuple[str, str]:
+    """The run's cost for a table cell (``$0.0040``, ``≥ $0.0030``, ``unknown``) and what it leaves out, or ``""``.
+
+    A lower bound says so and an unknown cost is never $0; the note goes under the table so the
+    cell fits a narrow terminal.
+    """
+    gaps = cost_gaps(info.unpriced_calls, info.cost_unknown)
+    if not gaps:
+        return ("-" if info.cost is None else cost_text(info.cost, 0)), ""
+    return (f"≥ {cost_text(info.cost, 0)}" if info.cost else "unknown"), gaps
 
 
 def comparison_json(result: RunComparison, paired: PairedRuns) -> dict[str, Any]:

@@ -76,6 +76,8 @@ def normalize(score: Score | bool | float | int) -> float:
     0..1; anything else raises rather than being clipped, so an out-of-range
     judge is noticed instead of silently capped.
     """
+    if score.__class__ is float and 0.0 <= score <= 1.0:
+        return score  # what NumericScore(score).normalized() answers, without building one (scores are read often)
     if isinstance(score, BooleanScore | NumericScore | CategoricalScore):
         return score.normalized()
     if isinstance(score, bool):

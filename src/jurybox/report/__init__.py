@@ -9,7 +9,7 @@ from jurybox.report._calibrations import CALIBRATION_STATUSES, CalibratedJudge, 
 from jurybox.report._case import CaseSummary, explain, skipped_tiers, summarize_case, tier_verdicts
 from jurybox.report._console import render_console
 from jurybox.report._console_case import terminal_safe
-from jurybox.report._format import cost_text, judge_calls_text, judgment_score
+from jurybox.report._format import cost_gaps, cost_text, judge_calls_text, judgment_score
 from jurybox.report._formats import ReportFormat, register_report_format, report_formats
 from jurybox.report._from_store import CALIBRATIONS_KEY, report_from_store, stored_calibrations
 from jurybox.report._html import iter_html, to_html
@@ -38,6 +38,7 @@ __all__ = [
     "Totals",
     "case_properties",
     "check_report_output",
+    "cost_gaps",
     "cost_text",
     "explain",
     "from_json",

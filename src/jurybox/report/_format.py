@@ -98,16 +98,24 @@ def cost(totals: Totals) -> str:
     return cost_text(known, totals.cost_unknown if totals.cost is not None else totals.cases, "case")
 
 
-def cost_text(known: float, unpriced: int, noun: str = "call") -> str:
+def cost_text(known: float, unpriced: int, noun: str = "call", *, unknown_cases: int = 0) -> str:
     """The one wording of a cost every report and the command line use; unknown is never shown as zero.
 
     ``$0.0123`` when every ``noun`` had a known price; ``≥ $0.0123 (price unknown for 2 calls)``
     when some had none; ``unknown (price unknown for 45 calls)`` when nothing known was spent.
+    ``unknown_cases`` adds cases stored with no cost at all (``... for 2 calls and 3 cases``).
     """
-    if not unpriced:
+    what = cost_gaps(unpriced, unknown_cases, noun)
+    if not what:
         return usd(known)
-    what = f"price unknown for {unpriced} {noun}{'' if unpriced == 1 else 's'}"
     return f"≥ {usd(known)} ({what})" if known > 0 else f"unknown ({what})"
+
+
+def cost_gaps(unpriced: int | None, unknown_cases: int | None = 0, noun: str = "call") -> str:
+    """What a cost leaves out: ``price unknown for 2 calls and 3 cases``, or ``""`` when nothing."""
+    counts = ((unpriced, noun), (unknown_cases, "case"))
+    missing = [f"{count} {word}{'' if count == 1 else 's'}" for count, word in counts if count]
+    return f"price unknown for {' and '.join(missing)}" if missing else ""
 
 
 def judge_calls_text(calls: int, cache_hits: int | None, *more: str) -> str:

@@ -202,8 +202,10 @@ class ComparisonSummary:
 
     @property
     def cost_delta(self) -> float | None:
-        if self.run_a.cost is None or self.run_b.cost is None:
+        """B's cost minus A's; None unless both are exact (a lower bound minus another says nothing)."""
+        if not (self.run_a.cost_exact and self.run_b.cost_exact):
             return None
+        assert self.run_a.cost is not None and self.run_b.cost is not None
         return self.run_b.cost - self.run_a.cost
 
 

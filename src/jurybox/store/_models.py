@@ -57,6 +57,11 @@ class RunInfo:
     """Cases whose cost is unknown altogether (none of it is in ``cost``)."""
 
     @property
+    def cost_exact(self) -> bool:
+        """True when ``cost`` is the whole cost: no call or case of the run went unpriced."""
+        return self.cost is not None and not self.unpriced_calls and not self.cost_unknown
+
+    @property
     def partial(self) -> bool:
         """A run of some of the suite's cases (a filter, one case), or of production traces: never gated,
         never in a baseline.

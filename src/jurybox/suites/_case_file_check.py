@@ -53,8 +53,15 @@ class BackgroundCheck:
         self._path = path
         self._lock = threading.Lock()
         self._outcome: CheckOutcome | None = None
+        self._reap_lock = threading.Lock()
+        self._reaping = False
         read, write = os.pipe()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read)
+            os.close(write)
+            raise
         if pid == 0:  # the child: check, send the outcome, and leave without running the parent's exit code
             os.close(read)
             _child(check, write, path)
@@ -71,9 +78,11 @@ class BackgroundCheck:
 
     def terminate(self) -> None:
         """Stop the child without waiting (safe on the event loop): a ``wait()`` under way then returns at once."""
-        if self._outcome is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self._pid, signal.SIGTERM)
+        # Under the lock _collect takes before reaping: once reaped, the pid may be another process's.
+        with self._reap_lock:
+            if not self._reaping:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self._pid, signal.SIGTERM)
 
     def cancel(self) -> None:
         """Stop the child (a run interrupted before its check ended) and reap it; ``wait()`` then returns no problem."""
@@ -85,6 +94,8 @@ class BackgroundCheck:
         with os.fdopen(self._read, "rb") as pipe:
             while chunk := pipe.read(1 << 16):
                 chunks.append(chunk)
+        with self._reap_lock:  # the pipe closed: the child is exiting, and a zombie keeps its pid until reaped
+            self._reaping = True
         _, status = os.waitpid(self._pid, 0)
         try:
             outcome = pickle.loads(b"".join(chunks))
@@ -126,15 +137,27 @@ def _die_with_parent() -> None:
 def count_cases(path: Path, skipped: Callable[[bytes], bool]) -> tuple[int, int]:
     """(cases not marked ``skip``, non-blank lines) of a cases file, by a scan that parses only ``skip`` lines.
 
-    Exact for a valid file (a line that will not load counts as a case here: the check reports it).
+    Exact for a valid file, blank lines and ``skip`` keys counted as ``CaseFile.lines`` and the
+    loader see them (a line that will not load counts as a case here: the check reports it).
     """
     cases = lines = 0
     with path.open("rb") as handle:
         for raw in handle:
-            if raw.isspace() or not raw:
+            if _blank(raw):
                 continue
             lines += 1
-            if b'"skip"' in raw and skipped(raw):
+            # A key can be spelt with escapes ("sk\u0069p"): such a line is parsed to be sure.
+            if (b"skip" in raw or b"\\u" in raw) and skipped(raw):
                 continue
             cases += 1
     return cases, lines
+
+
+def _blank(raw: bytes) -> bool:
+    """Whether a line is blank as ``str.strip`` sees it, decoding only a line that is not plain ASCII at its ends."""
+    stripped = raw.strip()
+    if not stripped:
+        return True
+    if 0x20 < stripped[0] < 0x80 and 0x20 < stripped[-1] < 0x80:
+        return False  # a printable ASCII character at either end is not whitespace to str.strip either
+    return not raw.decode("utf-8", errors="replace").strip()

@@ -15,6 +15,7 @@ from jurybox.inputs import InputError, read_text
 from jurybox.models import MeteredModel
 from jurybox.suites._build import BuildFailedError, Calls, JudgeBuilder, built, entry_label, import_module
 from jurybox.suites._case import BuiltJudge, Case, RoundPlan, Suite
+from jurybox.suites._case_file import StreamedCases
 from jurybox.suites._errors import Problem, SuiteError
 from jurybox.suites._experiment_spec import TrialsModel, VariantModel
 from jurybox.suites._judge_model import JudgeModelError, model_label, resolve_judge_model
@@ -161,6 +162,8 @@ def load_suite(
     variants, variant_problems = build_variants(doc, spec.agent, spec.variants, folder, seeds, check=check_agent)
     problems.extend(variant_problems)
     if problems:
+        if isinstance(all_cases, StreamedCases) and all_cases.file.pending is not None:
+            all_cases.file.pending.cancel()  # the suite will not run: its file's check must not go on alone
         raise SuiteError(problems)
     return Suite(
         name=spec.name,

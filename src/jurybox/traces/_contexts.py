@@ -52,24 +52,26 @@ def contexts_of_trace(spans: Iterable[Span], stats: ReadStats | None = None) -> 
         else:
             roots.append(span)
     stats.traces += 1
-    if not any(speaks_genai(span) for span in spans):
+    # Each span's role is read several times below (agents, sibling groups, the Context): worked out once.
+    roles = {id(span): role_of(span) for span in spans}
+    if all(role == OTHER for role in roles.values()) and not any(speaks_genai(span) for span in spans):
         stats.skip("trace with no GenAI or OpenInference span")
         return []
     if not roots:
         stats.skip("trace with no root span (its parent ids form a cycle)")
         return []
-    units = _merge_sibling_agents(_top_agents(roots, children), by_id) or roots
+    units = _merge_sibling_agents(_top_agents(roots, children, roles), by_id) or roots
     contexts = []
     for unit in sorted(units, key=lambda span: span.start_ns):
         subtree = _subtree(unit, children)
-        context = _context(unit, subtree, stats)
+        context = _context(unit, subtree, stats, roles)
         if context is not None:
             contexts.append(context)
     stats.contexts += len(contexts)
     return contexts
 
 
-def _top_agents(roots: list[Span], children: Mapping[str | None, list[Span]]) -> list[Span]:
+def _top_agents(roots: list[Span], children: Mapping[str | None, list[Span]], roles: Mapping[int, str]) -> list[Span]:
     """Agent spans with no agent above them (walked without recursion: a hostile trace may be deep)."""
     found: list[Span] = []
     stack = list(roots)
@@ -79,7 +81,7 @@ def _top_agents(roots: list[Span], children: Mapping[str | None, list[Span]]) ->
         if span.span_id in seen:
             continue
         seen.add(span.span_id)
-        if role_of(span) == AGENT:
+        if roles[id(span)] == AGENT:
             found.append(span)
             continue
         stack.extend(children.get(span.span_id, ()))
@@ -121,18 +123,26 @@ def _subtree(unit: Span, children: Mapping[str | None, list[Span]]) -> list[Span
     return out
 
 
-def _context(unit: Span, subtree: list[Span], stats: ReadStats) -> Context | None:
-    roles = [(span, role_of(span)) for span in subtree]
-    models = [span for span, role in roles if role == MODEL]
-    tools = [span for span, role in roles if role == TOOL]
-    unknown = sum(1 for span, role in roles if role == OTHER and span is not unit)
+def _context(unit: Span, subtree: list[Span], stats: ReadStats, roles: Mapping[int, str]) -> Context | None:
+    models: list[Span] = []
+    tools: list[Span] = []
+    unknown = 0
+    for span in subtree:
+        role = roles[id(span)]
+        if role == MODEL:
+            models.append(span)
+        elif role == TOOL:
+            tools.append(span)
+        elif role == OTHER and span is not unit:
+            unknown += 1
     if unknown:
         stats.skip("span of no known shape", count=unknown)
     calls = [(span, *call_messages(span)) for span in models]
     user, answer = agent_io(unit)
-    if user is None and role_of(unit) == OTHER and "input.value" in unit.attributes:
+    unit_role = roles[id(unit)]
+    if user is None and unit_role == OTHER and "input.value" in unit.attributes:
         user = readable_input(unit.attributes["input.value"])
-    if answer is None and role_of(unit) == OTHER and "output.value" in unit.attributes:
+    if answer is None and unit_role == OTHER and "output.value" in unit.attributes:
         answer = readable_output(unit.attributes["output.value"])
     if user is None:
         user = next((text for _, inputs, _ in calls if (text := last_text(inputs, "user"))), None)

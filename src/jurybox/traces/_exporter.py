@@ -29,7 +29,7 @@ from typing import Any
 
 from jurybox.core import CaseRecord, Judgment
 from jurybox.traces._endpoint import traces_endpoint
-from jurybox.traces._otlp_encode import STATUS_ERROR, SpanRecord, export_request, span_bytes
+from jurybox.traces._otlp_encode import STATUS_ERROR, SpanRecord, attribute_bodies, export_request, span_bytes
 
 logger = logging.getLogger("jurybox.traces.exporter")
 SCOPE = "jurybox.exporter"
@@ -207,9 +207,7 @@ class OtlpExporter:
     def _judgment(self, path: str, judgment: Judgment, trace_id: int, parent: int, start_ns: int, end_ns: int) -> int:
         """One judgment's span (and its model call's); how many spans it made."""
         name = judgment.judge or path
-        attributes = _evaluation(name, judgment)
-        attributes["jurybox.judgment.path"] = path
-        attributes.update(SPAN_KINDS["evaluation"])
+        attributes, bodies = _judgment_attributes(name, path, judgment)
         span_id = _new_id(64)
         span = SpanRecord(
             trace_id,
@@ -220,6 +218,7 @@ class OtlpExporter:
             end_ns,
             attributes,
             (("gen_ai.evaluation.result", end_ns, attributes),),
+            bodies=bodies,
         )
         model = judgment.metadata.get("model")
         tokens = judgment.metadata.get("tokens")
@@ -375,6 +374,41 @@ def _evaluation(name: str, judgment: Judgment) -> dict[str, Any]:
     if judgment.degraded:
         out["jurybox.judgment.degraded"] = judgment.degraded
     return out
+
+
+# A judgment span's attributes and their wire bytes, by what they are made of (threads share it:
+# a lost entry is only a miss).
+_judgment_spans: dict[tuple[Any, ...], tuple[dict[str, Any], list[bytes]]] = {}
+_JUDGMENT_SPANS = 4096
+
+
+def _judgment_attributes(name: str, path: str, judgment: Judgment) -> tuple[dict[str, Any], list[bytes]]:
+    """A judgment span's attributes (its event's too) and their encoded bodies.
+
+    A deterministic judge says the same few things case after case (``found 'EUR'``), so a
+    judgment of the same name, path, score, label and explanation as one before reuses its
+    attributes and their bytes. The dict is shared between spans and never changed.
+    """
+    reasoning = judgment.reasoning
+    value = judgment.value
+    # The score by its bits (float.hex): 0.0 and -0.0 are equal keys but not the same bytes.
+    score = value.hex() if value is not None else None
+    key = (name, path, score, judgment.status, reasoning, judgment.decided_by, judgment.degraded)
+    found = _judgment_spans.get(key)
+    if found is not None:
+        return found
+    attributes = _evaluation(name, judgment)
+    attributes["jurybox.judgment.path"] = path
+    attributes.update(SPAN_KINDS["evaluation"])
+    made = (attributes, attribute_bodies(attributes))
+    if len(reasoning) <= _REMEMBERED_REASONING:
+        if len(_judgment_spans) >= _JUDGMENT_SPANS:
+            _judgment_spans.clear()
+        _judgment_spans[key] = made
+    return made
+
+
+_REMEMBERED_REASONING = 200  # a longer explanation is a model's, said once
 
 
 def _clean(attributes: Mapping[str, Any]) -> dict[str, Any]:

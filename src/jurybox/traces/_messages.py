@@ -114,7 +114,7 @@ def _genai_messages(value: Any) -> list[ModelMessage]:
         return []
     messages = []
     for item in data:
-        if not isinstance(item, Mapping):
+        if item.__class__ is not dict and not isinstance(item, Mapping):
             continue
         role = str(item.get("role") or "")
         parts = item.get("parts")
@@ -123,7 +123,7 @@ def _genai_messages(value: Any) -> list[ModelMessage]:
         texts: list[str] = []
         if isinstance(parts, list):
             for part in parts:
-                if not isinstance(part, Mapping):
+                if part.__class__ is not dict and not isinstance(part, Mapping):
                     continue
                 kind = str(part.get("type") or "")
                 if kind == "tool_call":
@@ -248,10 +248,10 @@ def call_messages(span: Span) -> tuple[list[ModelMessage], list[ModelMessage]]:
     """(input, output) messages of a model-call span, from whichever form it carries."""
     attributes = span.attributes
     if INPUT_MESSAGES in attributes or OUTPUT_MESSAGES in attributes:
-        return (
-            system_instructions(span) + genai_messages(attributes.get(INPUT_MESSAGES)),
-            genai_messages(attributes.get(OUTPUT_MESSAGES)),
-        )
+        inputs = genai_messages(attributes.get(INPUT_MESSAGES))
+        if SYSTEM_INSTRUCTIONS in attributes:
+            inputs = system_instructions(span) + inputs
+        return inputs, genai_messages(attributes.get(OUTPUT_MESSAGES))
     if any(key.startswith("llm.input_messages.") or key.startswith("llm.output_messages.") for key in attributes):
         return (
             openinference_messages(attributes, "llm.input_messages"),

@@ -31,6 +31,7 @@ class SpanRecord:
 
     __slots__ = (
         "attributes",
+        "bodies",
         "end_ns",
         "events",
         "links",
@@ -54,6 +55,8 @@ class SpanRecord:
         events: Sequence[tuple[str, int, Mapping[str, Any]]] = (),
         links: Sequence[tuple[int, int, Mapping[str, Any]]] = (),
         status: tuple[int, str] | None = None,
+        *,
+        bodies: list[bytes] | None = None,
     ) -> None:
         self.trace_id = trace_id
         self.span_id = span_id
@@ -65,6 +68,7 @@ class SpanRecord:
         self.events = events  # (name, time, attributes): the attributes may be the span's own mapping
         self.links = links  # (trace id, span id, attributes) of a remote span
         self.status = status  # (code, message), None: unset
+        self.bodies = bodies  # ``attribute_bodies(attributes)`` when the caller has them already
 
 
 def _varint(number: int) -> bytes:
@@ -159,7 +163,8 @@ def attribute_bodies(values: Mapping[str, Any]) -> list[bytes]:
     for item in values.items():
         value = item[1]
         cls = value.__class__
-        if cls is list:  # not hashable, never remembered
+        if cls is list or cls is tuple or (cls is float and value == 0.0):
+            # Never remembered: equal keys can need other bytes, (1,) == (True,) and 0.0 == -0.0.
             body = _body(item[0], value)
             if body:
                 out.append(body)
@@ -226,7 +231,7 @@ def _text(tag: bytes, text: str) -> bytes:
 def span_bytes(span: SpanRecord) -> bytes:
     """One ``Span`` message's bytes."""
     values = span.attributes
-    bodies = attribute_bodies(values)
+    bodies = span.bodies if span.bodies is not None else attribute_bodies(values)
     trace_id = span.trace_id
     parts = [_HEAD.pack(0x0A10, trace_id >> 64, trace_id & _LOW64, 0x1208, span.span_id)]
     if span.parent_id is not None:

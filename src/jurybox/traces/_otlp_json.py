@@ -9,12 +9,14 @@ a line; a file may also hold one request pretty-printed over many lines (what
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 from jurybox.core import MAX_INPUT_BYTES, MAX_INPUT_DEPTH, MAX_INPUT_NODES, InputLimitError, read_json
 from jurybox.traces import _fast_json
+from jurybox.traces._otlp_json_fast import deeper_than, fast_request_spans
 from jurybox.traces._otlp_values import (
     field_of,
     hex_id,
@@ -148,10 +150,11 @@ def read_json_lines(
             _skip_rest_of_line(handle)
             stats.skip("oversized line", f"{source}:{number}: refused: a line over {max_line_bytes:,} bytes")
             continue
-        if not line.strip():
+        if line.isspace():
             continue
+        where = f"{source}:{number}"
         try:
-            data = load_line(line, f"{source}:{number}")
+            data, spans = _load_line_spans_paused(line, where)
         except InputLimitError as exc:
             stats.skip("line over the input limits", str(exc))
             continue
@@ -159,9 +162,14 @@ def read_json_lines(
             if number == 1 and line.lstrip().startswith(b"{"):
                 yield from _read_whole(handle, line, stats, source)
                 return
-            stats.skip("malformed line", f"{source}:{number}: not JSON: {exc}")
+            stats.skip("malformed line", f"{where}: not JSON: {exc}")
             continue
-        yield from spans_from_request(data, stats, f"{source}:{number}")
+        if spans is None:
+            yield from spans_from_request(data, stats, where)
+        else:
+            stats.batches += 1
+            stats.spans += len(spans)
+            yield from spans
 
 
 def load_line(line: bytes, source: str) -> Any:
@@ -173,43 +181,69 @@ def load_line(line: bytes, source: str) -> Any:
     on what was built; anything unusual (not JSON, too deep to parse) goes through ``read_json``,
     so the error and its wording stay the same.
     """
-    opens = line.count(b"[") + line.count(b"{")
-    if opens <= MAX_INPUT_DEPTH or opens + line.count(b",") >= MAX_INPUT_NODES:
-        return read_json(line, source=source)  # its quick answer, or its exact count of the values
+    return _load_line_spans(line, source, convert=False)[0]
+
+
+def _load_line_spans_paused(line: bytes, source: str) -> tuple[Any, list[Span] | None]:
+    """``_load_line_spans`` with the garbage collector paused (unless it was off already).
+
+    A line builds a few hundred thousand containers, none in a cycle, and most are gone once its
+    spans are made: collections meanwhile would only walk them again and again.
+    """
+    if not gc.isenabled():
+        return _load_line_spans(line, source)
+    gc.disable()
+    try:
+        data, spans = _load_line_spans(line, source)
+        if spans is not None:
+            data = None  # gone before the collector is back, or its next pass would walk it all
+        return data, spans
+    finally:
+        gc.enable()
+
+
+def _load_line_spans(line: bytes, source: str, *, convert: bool = True) -> tuple[Any, list[Span] | None]:
+    """``load_line``'s answer and, when the line is an export request of the usual shape, its spans.
+
+    The spans come from ``fast_request_spans`` (one pass that both converts and bounds the depth),
+    and the data is then not checked again; otherwise (None) the caller reads the checked data
+    with ``spans_from_request``.
+    """
+    if _few_brackets_or_too_many_values(line):
+        return read_json(line, source=source), None  # its quick answer, or its exact count of the values
     try:
         data = _fast_json.loads_fast(line)
     except (ValueError, RecursionError):
-        return read_json(line, source=source)
-    deep = _deeper_than(data, MAX_INPUT_DEPTH)
+        return read_json(line, source=source), None
+    if convert:
+        spans = fast_request_spans(data)
+        if spans is not None:
+            return data, spans
+    return _checked(data, line, source), None
+
+
+def _few_brackets_or_too_many_values(line: bytes) -> bool:
+    """``read_json``'s first test (brackets within the depth limit, or brackets and commas past the node
+    limit), counting only what can change the answer: every value takes a byte, so a line shorter than
+    the node limit cannot break it."""
+    opens = line.count(b"{")
+    if opens <= MAX_INPUT_DEPTH:
+        opens += line.count(b"[")
+        if opens <= MAX_INPUT_DEPTH:
+            return True
+    if len(line) < MAX_INPUT_NODES:
+        return False
+    return line.count(b"{") + line.count(b"[") + line.count(b",") >= MAX_INPUT_NODES
+
+
+def _checked(data: Any, line: bytes, source: str) -> Any:
+    """What ``read_json(line)`` answers, given the line as ``loads_fast`` parsed it."""
+    deep = deeper_than(data, MAX_INPUT_DEPTH)
     if deep:
         raise InputLimitError(f"{source}: refused: nested deeper than {MAX_INPUT_DEPTH} levels")
-    if deep is None:  # a float past 2**64: orjson's reading of a big integer, the standard library's is exact
+    if deep is None:  # a float of 2**63 or more: maybe orjson's reading of a big integer; json.loads is exact
         return json.loads(line)
     return data
-
-
-def _deeper_than(value: Any, limit: int) -> bool | None:
-    """True when arrays and objects nest more than ``limit`` levels in ``value``; level by level, no recursion.
-
-    None (when not too deep) when a float in it is at or past ``_fast_json.HUGE``.
-    """
-    huge = _fast_json.HUGE
-    suspect = False
-    level = [value] if type(value) is dict or type(value) is list else []
-    depth = 0
-    while level:
-        depth += 1
-        if depth > limit:
-            return True
-        below = []
-        for container in level:
-            for child in container.values() if type(container) is dict else container:
-                if type(child) is dict or type(child) is list:
-                    below.append(child)
-                elif type(child) is float and not -huge < child < huge:
-                    suspect = True
-        level = below
-    return None if suspect else False
 
 
 def _skip_rest_of_line(handle: IO[bytes]) -> None:

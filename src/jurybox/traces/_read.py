@@ -28,6 +28,7 @@ SETTLE_BATCHES = 64
 MAX_PENDING_SPANS = 1_000_000
 """Spans held waiting for their trace to complete; past this the oldest traces are handed on early."""
 MAX_DONE_REMEMBERED = 100_000
+_READ_BUFFER = 1024 * 1024  # an export line is ~100 KB: the default 8 KB buffer reads it in many pieces
 
 
 @dataclass(slots=True)
@@ -121,7 +122,7 @@ def read_spans(path: str | Path, stats: ReadStats, *, format: Format = "auto") -
         OSError: the file cannot be opened.
     """
     file = Path(path)
-    with file.open("rb") as handle:
+    with file.open("rb", buffering=_READ_BUFFER) as handle:
         chosen = (
             format if format != "auto" else file_format(file, handle.peek(64)[:64] if hasattr(handle, "peek") else b"")
         )

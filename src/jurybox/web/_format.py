@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jurybox.core import Judgment
+from jurybox.report import cost_gaps
 from jurybox.report import judgment_score as report_judgment_score
 
 DASH = "—"
@@ -45,14 +46,10 @@ def cost_parts(
     known: float | None, unpriced_calls: int | None = None, unknown_cases: int | None = None
 ) -> tuple[str, str]:
     """``cost_label`` in two: the figure (``≥ $0.0123``, ``unknown``) and what is missing from it, or ``""``."""
-    missing = []
-    if unpriced_calls:
-        missing.append(f"{unpriced_calls} call{'' if unpriced_calls == 1 else 's'}")
-    if unknown_cases:
-        missing.append(f"{unknown_cases} case{'' if unknown_cases == 1 else 's'}")
-    if not missing:
+    what = cost_gaps(unpriced_calls, unknown_cases)
+    if not what:
         return money(known), ""
-    return (f"≥ {money(known)}" if known else "unknown"), f"price unknown for {' and '.join(missing)}"
+    return (f"≥ {money(known)}" if known else "unknown"), what
 
 
 def money_delta(value: float | None) -> str:

@@ -6,7 +6,8 @@ root matches, else the default suite), turned into Contexts and judged in one ca
 agent run with that suite's judges: a judges file's, or the stored suite's own (built as a
 run of it builds them, and built again when the suite changes). The records go to the
 suite's ``production`` run of the day (one run per suite and UTC day, so its trend sits
-beside the CI runs'; the day before is finished when the next begins), and only then is
+beside the CI runs'; a day's runs are finished on the worker's first round after it ends,
+idle or not, and at start-up for days a stopped server left open), and only then is
 the trace deleted from the queue. A worker killed between the two records the trace again
 on its next claim, and the store keeps the first of each case: nothing is lost or counted
 twice. A trace whose suite cannot be loaded stays queued and is tried again later.
@@ -46,6 +47,7 @@ class OtlpWorker:
         self._thread: threading.Thread | None = None
         self._runs: dict[tuple[str, str], str] = {}  # (suite, UTC day) -> its production run
         self._suites: dict[str, tuple[float, SuiteJudges]] = {}  # stored suite -> (read at, its judges)
+        self._closed_through = ""  # the UTC day whose earlier production runs are all finished
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="jurybox-otlp-worker", daemon=True)
@@ -72,6 +74,7 @@ class OtlpWorker:
     def run_once(self, *, limit: int = 50) -> int:
         """Judge the traces ready now (at most ``limit``); how many were judged."""
         store = self.access.store()
+        self._close_past_days(store)
         settle = timedelta(seconds=self.settings.settle_seconds)
         judged = 0
         for trace_id in store.trace_queue.ready(settle=settle, limit=limit):
@@ -153,11 +156,26 @@ class OtlpWorker:
                 cases={},
                 config={"kind": PRODUCTION, "day": day, "source": "otlp", "judges": self._source(suite)},
             )
-            _finish_earlier_days(store, suite, day)  # whoever left them open: a restart, another worker
             for key in [key for key in self._runs if key[0] == suite]:
                 del self._runs[key]
             self._runs[(suite, day)] = run_id
         return run_id
+
+    def _close_past_days(self, store: Store) -> None:
+        """Finish every suite's production runs of days that are over, once per UTC day.
+
+        Without this a day's run stayed open until that suite's next trace, so a quiet suite
+        (a weekend, a retired route) showed yesterday as still running and out of its trends.
+        """
+        today = datetime.now(UTC).date().isoformat()
+        if self._closed_through == today:
+            return
+        for run in store.runs.newest(status="running", limit=500):
+            config: Any = run.config or {}
+            if config.get("kind") == PRODUCTION and str(config.get("day") or "") < today:
+                store.finish_run(run.id)
+        self._runs = {key: run_id for key, run_id in self._runs.items() if key[1] >= today}
+        self._closed_through = today
 
     def _source(self, suite: str) -> str:
         """What the run's judges came from, for its config: ``judges file`` or ``stored suite``."""
@@ -170,11 +188,3 @@ def _find_run(store: Store, suite: str, day: str) -> str | None:
         if config.get("kind") == PRODUCTION and config.get("day") == day:
             return run.id
     return None
-
-
-def _finish_earlier_days(store: Store, suite: str, day: str) -> None:
-    """Complete the suite's production runs of days before ``day`` still open: those days are over."""
-    for run in store.runs.newest(suite, status="running", limit=50):
-        config: Any = run.config or {}
-        if config.get("kind") == PRODUCTION and str(config.get("day") or "") < day:
-            store.finish_run(run.id)

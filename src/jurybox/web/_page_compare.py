@@ -193,7 +193,8 @@ def compare_data(
 
 
 def _cost_delta(a: RunInfo, b: RunInfo) -> float | None:
-    if not (_exact_cost(a) and _exact_cost(b)) or a.cost is None or b.cost is None:
+    """B's cost minus A's (``ComparisonSummary.cost_delta``, without the counts): None unless both are exact."""
+    if not (a.cost_exact and b.cost_exact) or a.cost is None or b.cost is None:
         return None
     return b.cost - a.cost
 
@@ -306,8 +307,3 @@ def paired_api(
     """Run B against run A: the paired statistics alone (pass-rate difference, mean differences, corrected)."""
     run_a, run_b = _resolve(request, a, "A"), _resolve(request, b, "B")
     return json_response(paired_data(browser(request), run_a, run_b))
-
-
-def _exact_cost(run: RunInfo) -> bool:
-    """True unless some of the run's calls or cases had no known price (``cost`` is then a lower bound)."""
-    return not run.unpriced_calls and not run.cost_unknown
