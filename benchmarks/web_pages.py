@@ -4,10 +4,15 @@
     .venv/bin/python benchmarks/web_pages.py --backends sqlite     # SQLite only
     .venv/bin/python benchmarks/web_pages.py --big 20000           # a smaller big run, quicker
     .venv/bin/python benchmarks/web_pages.py --keep /tmp/webbench  # build once, measure again later
+    .venv/bin/python benchmarks/web_pages.py --store postgresql+psycopg://postgres@127.0.0.1:5432/jbx_web_100k --keep .
 
 With ``--keep DIR`` the SQLite store is ``DIR/bench-<big>.db`` and the PostgreSQL
 one the database ``jbx_webbench_<big>``; both are kept and reused by the next
 run with the same ``--keep`` (opening them migrates them to the current schema).
+``--store URL`` measures that one store instead: a PostgreSQL database of that
+name is created on the URL's server when missing (through its ``postgres``
+database) and dropped at the end unless ``--keep`` is given; a store already
+holding the benchmark's runs is reused, as with ``--keep``.
 
 The store: suite ``bench`` with 998 runs of 20 cases and suite ``big`` with two
 runs of 100,000 cases (a comparison of two 100,000-case runs needs two). Every
@@ -28,6 +33,16 @@ CPU time (steadier than wall time on a shared machine), the HTML size, and the
 server's RSS before and after 1,000 more requests spread over the pages. A page
 is flagged over budget when its cold load takes 300 ms or more (search: 50 ms),
 or the trends page weighs 150 KB or more.
+
+Comparisons (schema 0014): as ``finish_run`` does, each completed run's comparison
+with its baseline is computed and kept when the store is built (runs of
+``KEEP_AT_FINISH`` cases or more: the two big ones), so "compare 100k vs
+100k" (the second big run against the first, its baseline) reads the kept figures.
+"compare, a new pair" is the two big runs the other way round, whose kept comparison
+is dropped before each measurement: its page shows "counting" and "computing",
+then fetches the counts with the cases ("new pair's changes") and the statistics
+("new pair's stats"): htmx requests the page makes after it is shown, each of
+which computes its part and keeps it.
 """
 
 from __future__ import annotations
@@ -48,8 +63,9 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine, insert, select, text, update
-from sqlalchemy.engine import Engine
+from sqlalchemy import create_engine, delete, insert, select, text, update
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import DBAPIError
 
 from jurybox.store import open_store
 from jurybox.store._schema import (
@@ -64,6 +80,8 @@ from jurybox.web import WebSettings, create_app
 
 PG_ADMIN_URL = os.environ.get("JURYBOX_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 CHUNK = 10_000
+AFTER_THE_PAGE = {"compare, new pair's changes", "compare, new pair's stats"}
+"""Requests a page makes after it is shown (htmx), so not held to a page's budget."""
 SMALL_RUNS = 998
 SMALL_CASES = 20
 
@@ -329,7 +347,48 @@ def summarise(url: str) -> None:
             for run_id, finished_at in missing:
                 write_summary(connection, run_id, finished_at)
             connection.execute(text("UPDATE runs SET unpriced_calls = 0, cost_unknown = 0 WHERE cost_unknown IS NULL"))
-        connection.execute(text("ANALYZE"))  # the planner's statistics, on both databases
+        if connection.dialect.name == "sqlite":
+            connection.execute(text("ANALYZE"))  # the planner's statistics
+    if engine.dialect.name == "postgresql":
+        # What autovacuum does to a store some time after a bulk write: the planner's statistics, and the
+        # visibility map without which an index-only scan still reads every row it finds.
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+            connection.execute(text("VACUUM ANALYZE"))
+    keep_comparisons(engine)
+    engine.dispose()
+
+
+def keep_comparisons(engine: Engine) -> None:
+    """Keep each completed run's comparison with its baseline, as ``finish_run`` does (schema 0014), where missing."""
+    try:
+        from jurybox.store._schema import run_comparisons_table
+        from jurybox.store._store import KEEP_AT_FINISH, keep_baseline_comparison
+    except ImportError:  # a jurybox before schema 0014
+        return
+    with engine.connect() as connection:
+        missing = connection.execute(
+            select(runs_table.c.id)
+            .where(
+                runs_table.c.status == "completed",
+                runs_table.c.total >= KEEP_AT_FINISH,
+                runs_table.c.id.not_in(select(run_comparisons_table.c.run_b)),
+            )
+            .order_by(runs_table.c.started_at)
+        ).scalars()
+        run_ids = list(missing)
+    for run_id in run_ids:
+        keep_baseline_comparison(engine, run_id)
+
+
+def forget_comparison(url: str, run_a: str, run_b: str) -> None:
+    """Drop the kept comparison of B against A, so the next load computes it as a first look at a new pair does."""
+    try:
+        from jurybox.store._schema import run_comparisons_table as table
+    except ImportError:  # a jurybox before schema 0014 keeps none
+        return
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(delete(table).where(table.c.run_a == run_a, table.c.run_b == run_b))
     engine.dispose()
 
 
@@ -348,6 +407,13 @@ def _big_runs(url: str) -> list[str]:
     return ids
 
 
+def _served() -> WebSettings:
+    """The settings `jurybox serve` starts the app with (those this jurybox knows)."""
+    known = getattr(WebSettings, "__dataclass_fields__", {})
+    wanted = {"compile_templates": True, "freeze_startup": True}
+    return WebSettings(**{name: value for name, value in wanted.items() if name in known})
+
+
 def rss_mb() -> float:
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
@@ -361,7 +427,10 @@ def measure(url: str, big_runs: list[str], repeat: int, sweep: int, big: int) ->
         "big run, failing, by score": f"/runs/{b}?status=fail&sort=score&order=desc",
         "big run, search": f"/runs/{b}?q=case-0999",
         "one case": f"/runs/{b}/case?name=case-{big // 2:06d}",  # a case in the middle, whatever --big is
-        "compare 100k vs 100k": f"/compare?a={a}&b={b}",
+        "compare 100k vs 100k": f"/compare?a={a}&b={b}",  # B against its baseline: kept when B finished
+        "compare, a new pair": f"/compare?a={b}&b={a}",  # never compared before: counted now
+        "compare, new pair's changes": f"/compare?a={b}&b={a}&now=1",  # what the page then fetches (htmx)...
+        "compare, new pair's stats": f"/compare/paired?a={b}&b={a}",  # ...beside this
         "trends, 1000 runs": "/suites/bench/trends?runs=1000",
         "runs JSON": "/api/runs",
         "review queue": "/reviews",
@@ -369,20 +438,26 @@ def measure(url: str, big_runs: list[str], repeat: int, sweep: int, big: int) ->
         "review queue, failing, page 3": "/reviews?status=fail&offset=100",
     }
     rows = []
-    app = create_app(url, settings=WebSettings(compile_templates=True))  # as `jurybox serve` starts
+    forget_comparison(url, b, a)
+    fetched = {
+        "compare, new pair's changes": {"HX-Request": "true", "HX-Target": "changes"},
+        "compare, new pair's stats": {"HX-Request": "true", "HX-Target": "paired"},
+    }
+    app = create_app(url, settings=_served())
     with TestClient(app) as client:
         for label, path in pages.items():
             # CPU time of this process too (the app runs in the client's thread): on a busy machine the
             # wall time counts other jobs' turns, the CPU time only this request's work (the database
             # server's, on PostgreSQL, is not in it).
             started, cpu = time.perf_counter(), time.process_time()
-            response = client.get(path)
+            headers = fetched.get(label)
+            response = client.get(path, headers=headers)
             cold, cold_cpu = time.perf_counter() - started, time.process_time() - cpu
             assert response.status_code == 200, (path, response.text[:300])
             times, cpus = [], []
             for _ in range(repeat):
                 started, cpu = time.perf_counter(), time.process_time()
-                client.get(path)
+                client.get(path, headers=headers)
                 times.append(time.perf_counter() - started)
                 cpus.append(time.process_time() - cpu)
             rows.append(
@@ -431,14 +506,45 @@ def _pg_url() -> tuple[str, Any]:
     return f"{PG_ADMIN_URL}?options=-csearch_path%3D{schema}", drop
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--backends", nargs="+", default=["sqlite", "postgresql"], choices=["sqlite", "postgresql"])
-    parser.add_argument("--big", type=int, default=100_000, help="cases in each of the two big runs")
-    parser.add_argument("--repeat", type=int, default=20, help="timed requests per page (after the cold one)")
-    parser.add_argument("--sweep", type=int, default=1000, help="requests of the memory check")
-    parser.add_argument("--keep", type=Path, help="keep the stores (SQLite in this folder) and reuse them")
-    args = parser.parse_args()
+def _pg_database(url: str) -> tuple[bool, Any]:
+    """Create ``url``'s PostgreSQL database when missing: whether it held the benchmark, and how to drop it."""
+    target = make_url(url)
+    name = target.database
+    assert name, "--store needs a database name"
+    admin = create_engine(target.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        found = connection.execute(text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": name}).first()
+        if found is None:
+            connection.execute(text(f'CREATE DATABASE "{name}"'))
+
+    def drop() -> None:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+    return found is not None and _holds_benchmark(url), drop
+
+
+def _holds_benchmark(url: str) -> bool:
+    try:
+        return len(_big_runs(url)) == 2
+    except DBAPIError:  # no tables yet
+        return False
+
+
+def _stores(args: argparse.Namespace) -> Iterator[tuple[str, str, bool, Any]]:
+    """(backend, URL, whether it holds the benchmark's runs already, cleanup or None) of each store to measure."""
+    if args.store:
+        url = args.store
+        if url.startswith("sqlite"):
+            path = Path(make_url(url).database or "")
+            exists = path.exists() and _holds_benchmark(url)
+            cleanup = None if args.keep else lambda: path.unlink(missing_ok=True)
+            yield "sqlite", url, exists, cleanup
+        else:
+            exists, drop = _pg_database(url)
+            yield "postgresql", url, exists, None if args.keep else drop
+        return
     for backend in args.backends:
         cleanup = None
         folder = str(args.keep) if args.keep else tempfile.mkdtemp(prefix="jbx-web-bench-")
@@ -452,6 +558,31 @@ def main() -> None:
             url, exists = _pg_kept(args.big)
         else:
             url, cleanup = _pg_url()
+        if not args.keep:
+            # the SQLite store of 220,000 cases is about 450 MB
+            cleanup = _both(cleanup, lambda folder=folder: shutil.rmtree(folder, ignore_errors=True))
+        yield backend, url, exists, cleanup
+
+
+def _both(first: Any, second: Any) -> Any:
+    def run() -> None:
+        if first is not None:
+            first()
+        second()
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backends", nargs="+", default=["sqlite", "postgresql"], choices=["sqlite", "postgresql"])
+    parser.add_argument("--big", type=int, default=100_000, help="cases in each of the two big runs")
+    parser.add_argument("--repeat", type=int, default=20, help="timed requests per page (after the cold one)")
+    parser.add_argument("--sweep", type=int, default=1000, help="requests of the memory check")
+    parser.add_argument("--keep", type=Path, help="keep the stores (SQLite in this folder) and reuse them")
+    parser.add_argument("--store", help="measure this store only (a PostgreSQL database is created when missing)")
+    args = parser.parse_args()
+    for backend, url, exists, cleanup in _stores(args):
         started = time.perf_counter()
         if exists:
             open_store(url).close()  # migrates a store kept from an older schema
@@ -469,14 +600,14 @@ def main() -> None:
         finally:
             if cleanup:
                 cleanup()
-            if not args.keep:
-                shutil.rmtree(folder, ignore_errors=True)  # the SQLite store of 220,000 cases is about 450 MB
         print(f"{'page':32} {'cold ms':>9} {'median ms':>10} {'cold CPU':>9} {'med CPU':>8} {'HTML KB':>8}")
         for row in rows:
             if "median_ms" in row:
                 search = "search" in row["page"]
                 over = row["cold_ms"] >= (50 if search else 300) or ("trends" in row["page"] and row["kb"] >= 150)
                 flag = "  <-- over budget" if over else ""
+                if row["page"] in AFTER_THE_PAGE:
+                    flag = "  (fetched after the page)"
                 print(
                     f"{row['page']:32} {row['cold_ms']:9.1f} {row['median_ms']:10.1f} {row['cold_cpu_ms']:9.1f}"
                     f" {row['median_cpu_ms']:8.1f} {row['kb']:8.1f}{flag}"

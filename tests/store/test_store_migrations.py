@@ -42,7 +42,7 @@ def _config(connection: object) -> Config:
 
 
 def test_migrations_know_a_linear_history() -> None:
-    assert schema_head() == SCHEMA_HEAD == "0013_web_speed"
+    assert schema_head() == SCHEMA_HEAD == "0014_stored_comparisons"
     assert known_revisions() == {
         "0001_initial",
         "0002_lessons",
@@ -57,6 +57,7 @@ def test_migrations_know_a_linear_history() -> None:
         "0011_dash_suite_folder",
         "0012_result_pass_mark",
         "0013_web_speed",
+        "0014_stored_comparisons",
     }
 
 
@@ -164,6 +165,7 @@ def test_a_single_round_verdict_stored_twice_before_0003_is_kept_once(store_url:
             connection.execute(text("ALTER TABLE runs DROP COLUMN experiment_id"))
             connection.execute(text("ALTER TABLE suites DROP COLUMN folder"))  # 0011 adds it
             connection.execute(text("ALTER TABLE results DROP COLUMN pass_mark"))  # 0012 adds it
+            _drop_0014(connection)
             _drop_0013(connection)
         assert store.metrics.rates(run_id)["llm_judge"].total == 4  # the double count, before
 
@@ -174,6 +176,13 @@ def test_a_single_round_verdict_stored_twice_before_0003_is_kept_once(store_url:
             rows = connection.execute(select(func.count()).select_from(judgments_table)).scalar_one()
         # The two-round case's own round verdicts are kept.
         assert rows == nodes_per_record(single) + nodes_per_record(multi)
+
+
+def _drop_0014(connection: Connection) -> None:
+    """Undo what 0014 adds: the kept comparisons and the comparison's indexes."""
+    connection.execute(text("DROP TABLE run_comparisons"))
+    connection.execute(text("DROP INDEX ix_results_run_case_figures"))
+    connection.execute(text("DROP INDEX ix_results_trials"))
 
 
 def _drop_0013(connection: Connection) -> None:

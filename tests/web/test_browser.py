@@ -23,6 +23,7 @@ from webkit import HOSTILE_SUITE, REPO, DashboardServer, WebStore
 
 from jurybox.core import CaseRecord, Judgment
 from jurybox.store import import_suite_file, open_store
+from jurybox.web import WebSettings
 from jurybox.web._case_form import PASS_MARK_RANGE
 
 pytestmark = pytest.mark.browser
@@ -172,11 +173,42 @@ def test_filters_update_the_case_table_in_place_and_the_url_is_shareable(
     assert watch.clean(), watch
 
 
+@pytest.fixture(scope="module")
+def later_server(web_store: WebStore) -> Iterator[DashboardServer]:
+    """The dashboard as it serves two big runs: a comparison not kept yet comes after its page."""
+    running = DashboardServer(web_store.url, settings=WebSettings(compare_inline_cases=0))
+    yield running
+    running.stop()
+
+
+def test_a_comparison_computed_after_the_page_arrives_with_the_apis_figures(
+    page: tuple[Any, Watch], later_server: DashboardServer, web_store: WebStore
+) -> None:
+    tab, watch = page
+    base = later_server.base
+    # Two runs no page compared before, the later one first: not kept, so computed after the page.
+    a, b = web_store.hostile_runs[3], web_store.hostile_runs[1]
+    served = tab.request.get(base + f"/compare?a={a}&b={b}").text()
+    assert "Computing the paired statistics" in served and "Counting what changed" in served  # both come later
+    tab.goto(base + f"/compare?a={a}&b={b}")
+    section = tab.locator("#paired")
+    expect(section.locator(".paired-summary .verdict")).to_be_visible()  # swapped in by htmx
+    expect(tab.locator("#compare-cases")).to_be_visible()
+    assert "Computing" not in section.inner_text() and "Counting" not in tab.locator("#changes").inner_text()
+    api = tab.request.get(base + f"/api/compare?a={a}&b={b}").json()
+    assert api["paired"]["summary"] in section.locator(".paired-summary").inner_text()
+    assert f"{api['paired']['pairs']} decided pairs" in section.locator(".paired-basis").inner_text()
+    assert f"of {api['common']} in both runs" in tab.locator(".counts").inner_text()
+    assert tab.locator("#paired").count() == 1 and tab.locator("#changes").count() == 1  # replaced, not nested
+    assert watch.clean(), watch
+
+
 def _hostile_paths(store: WebStore) -> list[str]:
     hostile = store.hostile_runs[-1]
     suite = quote(HOSTILE_SUITE, safe="")
     paths = ["/runs", f"/runs?suite={suite}", f"/runs/{hostile}", "/suites", f"/suites/{suite}/trends"]
     paths += [f"/suites/{suite}/cases", "/lessons", f"/compare?a={store.hostile_runs[-2]}&b={hostile}"]
+    paths += [f"/compare?a={hostile}&b={store.hostile_runs[0]}"]  # statistics fetched after the page
     paths += ["/calibrations", "/calibrations/1"]  # the hostile calibration is the store's only one
     paths += [f"/runs/{hostile}/case?name={quote(name, safe='')}" for name in store.hostile_case_names]
     return paths

@@ -95,7 +95,11 @@ def serve(
     guarded = read_login if read_login is not None else not _is_loopback(host)
     try:
         web_settings = WebSettings(
-            refresh_seconds=refresh, read_login=guarded, trace_url=trace_url, compile_templates=True
+            refresh_seconds=refresh,
+            read_login=guarded,
+            trace_url=trace_url,
+            compile_templates=True,
+            freeze_startup=True,
         )
     except ValueError as exc:
         console.print(f"[red]error:[/] --trace-url: {escape(str(exc))}", soft_wrap=True)

@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         RunStats,
         TierStats,
         TrendPoint,
+        first_kind,
     )
     from jurybox.store._browse_runs import RunBrowser
     from jurybox.store._browse_stats import StatsBrowser
@@ -137,6 +138,7 @@ _LAZY = {
     "UserRepository": "jurybox.store._people",
     "check_significance": "jurybox.store._significance",
     "compare_runs": "jurybox.store._compare",
+    "first_kind": "jurybox.store._browse_models",
     "export_suite_file": "jurybox.store._suitefile",
     "import_suite_file": "jurybox.store._suitefile",
     "read_suite_file": "jurybox.store._suitefile",
@@ -225,6 +227,7 @@ __all__ = [
     "check_significance",
     "compare_runs",
     "export_suite_file",
+    "first_kind",
     "import_suite_file",
     "judgment_from_dict",
     "lessons_for",

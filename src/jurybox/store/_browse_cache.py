@@ -51,6 +51,14 @@ class LruCache:
         self.put(key, value)
         return value
 
+    def peek(self, key: tuple[Any, ...]) -> Any | None:
+        """The value under ``key`` (marked as just used), or None when missing."""
+        with self._lock:
+            if key not in self._items:
+                return None
+            self._items.move_to_end(key)
+            return self._items[key]
+
     def __contains__(self, key: tuple[Any, ...]) -> bool:
         with self._lock:
             return key in self._items

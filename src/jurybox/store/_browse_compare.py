@@ -5,6 +5,11 @@ kind of change (and the cases only one run has), and a page of one kind reads
 only its cases, in display order, with ``ORDER BY`` ... ``LIMIT``. Two
 100,000-case runs are never read into Python; unchanged cases are only a count.
 Latency figures come from each run's stats (stored by ``finish_run``).
+
+Of two final runs, the counts with the first page shown, and the paired statistics'
+aggregates, are kept in ``run_comparisons`` (``_run_comparisons.py``) the first time
+they are computed (``finish_run`` does it for a run and its baseline): later loads,
+after a restart too, read them instead of joining the runs again.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from jurybox.store._browse_models import (
     ComparedSide,
     ComparisonSummary,
     Paged,
+    first_kind,
     page_bounds,
 )
 from jurybox.store._browse_stats import StatsBrowser
@@ -30,11 +36,15 @@ from jurybox.store._models import RunInfo
 from jurybox.store._paired import PairedRepository
 from jurybox.store._paired_models import PairedRuns
 from jurybox.store._repository import Repository
+from jurybox.store._run_comparisons import KeptSummary, read_kept
+from jurybox.store._run_comparisons import keep as keep_parts
 from jurybox.store._schema import results_table
 
 _PASS, _ERROR = Status.PASS.value, Status.ERROR.value
 PAGE_CACHE = 256
 """Pages of case names kept (two final runs' comparison, one kind, one page each)."""
+FIRST_PAGE = 50
+"""Names of the first page kept with a comparison's counts (the dashboard's page size)."""
 COMMON_KINDS = ("broke", "fixed", "still_failing", "status", "scores")
 
 
@@ -50,16 +60,57 @@ class CompareBrowser(Repository):
         self._paired = PairedRepository(engine)
 
     def paired(self, run_a: RunInfo, run_b: RunInfo) -> PairedRuns:
-        """Run B against run A with the paired statistics of ``jurybox compare`` (cached when both are final)."""
+        """Run B against run A with the paired statistics of ``jurybox compare`` (cached when both are final).
+
+        Computed from the kept figures when ``run_comparisons`` has them; else the runs are
+        joined, and the figures kept for next time (both runs final).
+        """
         key = ("paired", *final_key(run_a), *final_key(run_b))
         keep = is_final(run_a) and is_final(run_b)
         return self._cache.get(key, lambda: self._paired.compare(run_a, run_b), keep=keep)
 
+    def paired_ready(self, run_a: RunInfo, run_b: RunInfo) -> PairedRuns | None:
+        """``paired(run_a, run_b)`` when it needs no join of the runs (in memory, or its figures kept), else None.
+
+        The compare page shows the statistics at once when they are ready, and fetches them
+        after the page otherwise (the join of two 100,000-case runs takes seconds).
+        """
+        if not (is_final(run_a) and is_final(run_b)):
+            return None
+        key = ("paired", *final_key(run_a), *final_key(run_b))
+        found = self._cache.peek(key)
+        if found is None:
+            found = self._paired.kept(run_a, run_b)
+            if found is not None:
+                self._cache.put(key, found)
+        return found
+
+    def compare_ready(self, run_a: RunInfo, run_b: RunInfo) -> ComparisonSummary | None:
+        """``compare(run_a, run_b)`` when it needs no join of the runs (in memory, or its counts kept), else None."""
+        if not (is_final(run_a) and is_final(run_b)):
+            return None
+        key = ("compare", *final_key(run_a), *final_key(run_b))
+        found: ComparisonSummary | None = self._cache.peek(key)
+        if found is None:
+            found = self._summary(run_a, run_b, count=False)
+            if found is not None:
+                self._cache.put(key, found)
+        return found
+
     def compare(self, run_a: RunInfo, run_b: RunInfo) -> ComparisonSummary:
-        """Run A against run B with the figures of ``jurybox compare`` (cached when both runs are final)."""
+        """Run A against run B with the figures of ``jurybox compare`` (cached when both runs are final).
+
+        The counts, and the first page of the kind shown first, are kept in ``run_comparisons``
+        for two final runs, so after a restart they are read, not counted again.
+        """
         key = ("compare", *final_key(run_a), *final_key(run_b))
         keep = is_final(run_a) and is_final(run_b)
-        return self._cache.get(key, lambda: self._compute(run_a, run_b), keep=keep)
+        return self._cache.get(key, lambda: self._counted(run_a, run_b), keep=keep)
+
+    def _counted(self, run_a: RunInfo, run_b: RunInfo) -> ComparisonSummary:
+        found = self._summary(run_a, run_b, count=True)
+        assert found is not None  # counted when not kept
+        return found
 
     def cases(
         self, comparison: ComparisonSummary, kind: str, *, offset: int = 0, limit: int = 50
@@ -74,7 +125,7 @@ class CompareBrowser(Repository):
         if offset < total:
             with self._read() as connection:
                 # A page of two final runs never changes: kept, so showing it again is no new join and sort.
-                key = (*final_key(comparison.run_a), *final_key(comparison.run_b), kind, offset, limit)
+                key = _page_key(comparison.run_a, comparison.run_b, kind, offset, limit)
                 keep = is_final(comparison.run_a) and is_final(comparison.run_b)
                 query = _page(connection, a_id, b_id, kind).offset(offset).limit(limit)
                 wanted = self._pages.get(key, lambda: list(connection.execute(query).scalars()), keep=keep)
@@ -91,31 +142,51 @@ class CompareBrowser(Repository):
         items = [ComparedCase(name, sides.get((a_id, name)), sides.get((b_id, name))) for name in wanted]
         return Paged(items, total, offset, limit)
 
-    def _compute(self, run_a: RunInfo, run_b: RunInfo) -> ComparisonSummary:
+    def _summary(self, run_a: RunInfo, run_b: RunInfo, *, count: bool) -> ComparisonSummary | None:
+        """The comparison's counts: kept ones, else (``count``) counted and kept with the first page when final."""
+        final = is_final(run_a) and is_final(run_b)
+        with self._read() as connection:
+            kept = KeptSummary.from_json(read_kept(connection, run_a, run_b, "summary"))
+            latency_a, latency_b = self._latency(connection, run_a), self._latency(connection, run_b)
+            counted = kept is None
+            if kept is None:
+                if not count:
+                    return None
+                common, counts = self._count(connection, run_a, run_b)
+                first = first_kind(counts)
+                names: tuple[str, ...] = ()
+                if counts[first] and final:
+                    query = _page(connection, run_a.id, run_b.id, first).limit(FIRST_PAGE)
+                    names = tuple(connection.execute(query).scalars())
+                kept = KeptSummary(common, counts, first, names)
+        if counted and final:
+            keep_parts(self._engine, run_a, run_b, {"summary": kept.to_json()})
+        if kept.first_kind is not None and final:
+            # The page shown first is then read from memory, as a page shown before is.
+            self._pages.put(_page_key(run_a, run_b, kept.first_kind, 0, FIRST_PAGE), list(kept.first_names))
+        counts = {kind: kept.counts.get(kind, 0) for kind in COMPARE_KINDS}
+        return ComparisonSummary(run_a, run_b, latency_a, latency_b, kept.common, counts)
+
+    def _count(self, connection: Connection, run_a: RunInfo, run_b: RunInfo) -> tuple[int, dict[str, int]]:
+        """Cases in both runs, and of each kind of change (counted in SQL over the join by case name)."""
         ra, rb = results_table.alias("ra"), results_table.alias("rb")
         conditions = _conditions(ra, rb)
-        with self._read() as connection:
-            common_row = connection.execute(
-                select(func.count(), *(_count(conditions[kind]) for kind in (*COMMON_KINDS, "new_errors")))
-                .select_from(_joined(ra, rb, run_b.id))
-                .where(ra.c.run_id == run_a.id)
-            ).one()
-            only_b_row = connection.execute(
-                select(func.count(), _count(rb.c.status == _ERROR)).where(
-                    rb.c.run_id == run_b.id, _missing(rb, run_a.id)
-                )
-            ).one()
-            only_a = connection.execute(
-                select(func.count()).where(ra.c.run_id == run_a.id, _missing(ra, run_b.id))
-            ).scalar_one()
-            latency_a, latency_b = self._latency(connection, run_a), self._latency(connection, run_b)
+        common_row = connection.execute(
+            select(func.count(), *(_count(conditions[kind]) for kind in (*COMMON_KINDS, "new_errors")))
+            .select_from(_joined(ra, rb, run_b.id))
+            .where(ra.c.run_id == run_a.id)
+        ).one()
+        only_b_row = connection.execute(
+            select(func.count(), _count(rb.c.status == _ERROR)).where(rb.c.run_id == run_b.id, _missing(rb, run_a.id))
+        ).one()
+        only_a = connection.execute(
+            select(func.count()).where(ra.c.run_id == run_a.id, _missing(ra, run_b.id))
+        ).scalar_one()
         common, *found = (int(v) for v in common_row)
         counts = dict(zip((*COMMON_KINDS, "new_errors"), found, strict=True))
         counts["new_errors"] += int(only_b_row[1])
         counts["only_b"], counts["only_a"] = int(only_b_row[0]), int(only_a)
-        return ComparisonSummary(
-            run_a, run_b, latency_a, latency_b, common, {kind: counts[kind] for kind in COMPARE_KINDS}
-        )
+        return common, {kind: counts[kind] for kind in COMPARE_KINDS}
 
     def _latency(self, connection: Connection, run: RunInfo) -> Latency:
         """The run's latency figures: from its stats (stored for a finished run), else from its durations."""
@@ -123,6 +194,10 @@ class CompareBrowser(Repository):
             return self._stats.of(run).latency
         r = results_table
         return Latency.of(list(connection.execute(select(r.c.duration).where(r.c.run_id == run.id)).scalars()))
+
+
+def _page_key(run_a: RunInfo, run_b: RunInfo, kind: str, offset: int, limit: int) -> tuple[Any, ...]:
+    return (*final_key(run_a), *final_key(run_b), kind, offset, limit)
 
 
 def _count(condition: Any) -> Any:

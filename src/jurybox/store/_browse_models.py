@@ -36,6 +36,15 @@ COMPARE_KINDS: tuple[str, ...] = (
 )
 
 
+SHOWN_FIRST: tuple[str, ...] = ("broke", "new_errors", "fixed", "scores", "still_failing", "status", "only_b", "only_a")
+"""Which kind of change a comparison lists when none is asked for: the first of these it has."""
+
+
+def first_kind(counts: dict[str, int]) -> str:
+    """The kind of change a comparison with these counts lists first."""
+    return next((kind for kind in SHOWN_FIRST if counts.get(kind)), SHOWN_FIRST[0])
+
+
 def page_bounds(offset: int, limit: int) -> tuple[int, int]:
     """``(offset, limit)`` kept to a non-negative offset and 1..``MAX_PAGE`` rows."""
     return max(0, int(offset)), max(1, min(int(limit), MAX_PAGE))

@@ -22,7 +22,7 @@ DEFAULT_URL = "sqlite:///.jurybox/jurybox.db"
 
 ENV_VAR = "JURYBOX_STORE"
 
-SCHEMA_HEAD = "0013_web_speed"
+SCHEMA_HEAD = "0014_stored_comparisons"
 """The newest migration revision. Opening a store already at it skips loading Alembic
 (a test checks it matches the migration scripts)."""
 
@@ -139,6 +139,9 @@ def _postgresql_engine(url: URL) -> Engine:
         # psycopg prepares a statement run five times, and the server's generic plan for it compares
         # every row with every name: quadratic in a run's size (planning 40,000 cases took 30 s, not 2).
         dbapi_connection.execute("SET plan_cache_mode = force_custom_plan")
+        # The dashboard's joins of big runs cost more than the JIT threshold, and compiling them took
+        # 100 ms and more of a query of 300 (a search: 24 ms against 10): none runs long enough to gain it back.
+        dbapi_connection.execute("SET jit = off")
         dbapi_connection.commit()
 
     return engine

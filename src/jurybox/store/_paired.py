@@ -20,9 +20,17 @@ from jurybox.stats import ALPHA, DEFAULT_RESAMPLES, CaseSide, adjust_for_many, c
 from jurybox.store._calibrations import CalibrationRepository
 from jurybox.store._models import RunInfo
 from jurybox.store._paired_models import PairedRuns, corrections, has_calibration
-from jurybox.store._paired_sql import paired_from_sql, trial_counts
+from jurybox.store._paired_sql import (
+    PairedFigures,
+    paired_figures,
+    paired_of_figures,
+    statistics_json,
+    statistics_of,
+    trial_counts,
+)
 from jurybox.store._paired_trials import group_trials
 from jurybox.store._repository import Repository
+from jurybox.store._run_comparisons import Part, keep, read_kept
 from jurybox.store._schema import judgments_table, results_table, runs_table
 
 _PASS, _FAIL, _ERROR, _ABSTAIN = (s.value for s in (Status.PASS, Status.FAIL, Status.ERROR, Status.ABSTAIN))
@@ -163,15 +171,60 @@ class PairedRepository(Repository):
                     )
                     found.append(PairedRuns(run_a, run_b, comparison, _undecided(a), _undecided(b), fixes))
                     continue
-                with self._read() as connection:
-                    comparison, undecided_a, undecided_b = paired_from_sql(
-                        connection, run_a.id, run_b.id, alpha=alpha, resamples=resamples, seed=seed
-                    )
-                found.append(PairedRuns(run_a, run_b, comparison, undecided_a, undecided_b))
+                paired = self._from_sql(run_a, run_b, alpha=alpha, resamples=resamples, seed=seed, join=True)
+                assert paired is not None  # with join=True it is always computed
+                found.append(paired)
         if len(runs) > 2:
             adjusted = adjust_for_many([p.comparison for p in found])
             found = [p.with_adjusted(value) for p, value in zip(found, adjusted, strict=True)]
         return found
+
+    def kept(
+        self,
+        run_a: RunInfo,
+        run_b: RunInfo,
+        *,
+        alpha: float = ALPHA,
+        resamples: int = DEFAULT_RESAMPLES,
+        seed: int = 0,
+    ) -> PairedRuns | None:
+        """``compare(run_a, run_b)`` when it needs no join of the runs (its figures are kept), else None."""
+        if not self.by_sql(run_a, run_b):
+            return None
+        return self._from_sql(run_a, run_b, alpha=alpha, resamples=resamples, seed=seed, join=False)
+
+    def _from_sql(
+        self, run_a: RunInfo, run_b: RunInfo, *, alpha: float, resamples: int, seed: int, join: bool
+    ) -> PairedRuns | None:
+        """B against A from SQL aggregates: the kept statistics, else the kept figures, else (``join``) the join.
+
+        What was computed is kept for next time when both runs are final (``run_comparisons``).
+        """
+        with self._read() as connection:
+            found = statistics_of(
+                read_kept(connection, run_a, run_b, "statistics"), alpha=alpha, resamples=resamples, seed=seed
+            )
+            if found is not None:
+                return PairedRuns(run_a, run_b, *found)
+            figures = PairedFigures.from_json(read_kept(connection, run_a, run_b, "paired"))
+            joined = figures is None
+            if figures is None:
+                if not join:
+                    return None
+                figures = paired_figures(connection, run_a.id, run_b.id)
+        comparison, undecided_a, undecided_b = paired_of_figures(
+            figures, run_a.id, run_b.id, alpha=alpha, resamples=resamples, seed=seed
+        )
+        kept = statistics_json(comparison, undecided_a, undecided_b, alpha=alpha, resamples=resamples, seed=seed)
+        parts: dict[Part, dict[str, Any]] = {"statistics": kept}
+        if joined:
+            parts["paired"] = figures.to_json()
+        keep(self._engine, run_a, run_b, parts)
+        return PairedRuns(run_a, run_b, comparison, undecided_a, undecided_b)
+
+    def by_sql(self, run_a: RunInfo, run_b: RunInfo) -> bool:
+        """True when B against A is computed from SQL aggregates: no grouped trials, no calibrated judge."""
+        return not (_groups_trials(run_a) or _groups_trials(run_b) or has_calibration(self._calibrations, run_a, run_b))
 
 
 def _groups_trials(run: RunInfo) -> bool:

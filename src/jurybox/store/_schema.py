@@ -35,6 +35,8 @@ JsonType = JSON().with_variant(JSONB(), "postgresql")
 
 QUEUE_ROWS = "tier IS NOT NULL AND path != tier"
 """The judgments the review queue reads (``_review_queue``): a judge inside a cascade tier."""
+TRIALS_ROWS = {"sqlite": "json_type(extra, '$.trials') = 'object'", "postgresql": "extra ? 'trials'"}
+"""The results holding repeated trials' counts, per database: the comparison's condition and its partial index."""
 
 metadata = MetaData()
 """Every store table."""
@@ -131,6 +133,22 @@ run_summaries_table = Table(
     Column("stats", JsonType, nullable=False),
 )
 
+run_comparisons_table = Table(
+    # Run B against run A as the compare page computes it, kept for that finish of both runs (schema 0014):
+    # the counts of each kind of change with the first page shown (``summary``), the paired statistics'
+    # aggregates (``paired``) and the statistics last computed from them (``statistics``), each NULL until computed.
+    "run_comparisons",
+    metadata,
+    Column("run_a", String(64), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("run_b", String(64), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    _when("a_finished_at"),
+    _when("b_finished_at"),
+    Column("summary", JsonType, nullable=True),
+    Column("paired", JsonType, nullable=True),
+    Column("statistics", JsonType, nullable=True),
+    Index("ix_run_comparisons_b", "run_b"),
+)
+
 run_cases_table = Table(
     "run_cases",
     metadata,
@@ -170,6 +188,15 @@ results_table = Table(
     UniqueConstraint("run_id", "case_name", name="uq_results_run_case"),
     # A run's cases of one status (a filter, the failing ones) without reading its other rows.
     Index("ix_results_run_status_case", "run_id", "status", "case_name"),
+    # Two runs joined by case name (a comparison) from the index alone, never the rows (schema 0014).
+    Index("ix_results_run_case_figures", "run_id", "case_name", "status", "score"),
+    # The few results with repeated trials' counts, found without reading every result's metadata.
+    Index(
+        "ix_results_trials",
+        "run_id",
+        sqlite_where=text(TRIALS_ROWS["sqlite"]),
+        postgresql_where=text(TRIALS_ROWS["postgresql"]),
+    ),
 )
 """The outcome of one case in one run; unique per (run, case) so a rewrite is a no-op."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -11,11 +12,24 @@ from sqlalchemy.exc import DBAPIError
 from jurybox.store._baselines import RegressionPolicy, RunCheck, check_run
 from jurybox.store._calibrations import CalibrationRepository
 from jurybox.store._cases import SuiteRepository
-from jurybox.store._engine import access_error, create_store_engine, describe, migrate, resolve_url
+from jurybox.store._engine import (
+    StoreAccessError,
+    access_error,
+    create_store_engine,
+    describe,
+    migrate,
+    resolve_url,
+)
 from jurybox.store._lessons import LessonRepository
 from jurybox.store._metrics import MetricRepository
 from jurybox.store._results import ResultRepository
 from jurybox.store._runs import RunRepository, RunStatus
+
+logger = logging.getLogger(__name__)
+
+KEEP_AT_FINISH = 1000
+"""Cases from which ``finish_run`` computes and keeps the run's comparison with its baseline. A smaller
+comparison takes milliseconds when first shown; this spares every small run the work and the imports."""
 
 if TYPE_CHECKING:
     from jurybox.store._authoring import AuthoringRepository
@@ -117,7 +131,10 @@ class Store:
         """Close a run with a final status and its totals.
 
         A completed run is then checked against its suite's baselines with
-        :attr:`policy`; each regression found is written as a lesson.
+        :attr:`policy`; each regression found is written as a lesson. A run of
+        ``KEEP_AT_FINISH`` cases or more has its comparison with its baseline (the
+        suite's latest completed run before it) computed and kept, so the dashboard's
+        "compare with baseline" opens at once.
 
         Raises:
             ValueError: ``status`` is not completed, interrupted or failed.
@@ -126,6 +143,8 @@ class Store:
         self.runs.finish(run_id, status)
         if status == "completed":
             self.check_regressions(run_id)
+            if self.runs.get(run_id).recorded >= KEEP_AT_FINISH:
+                keep_baseline_comparison(self._engine, run_id)
 
     def check_regressions(
         self, run_id: str, policy: RegressionPolicy | None = None, *, record_lessons: bool = True
@@ -151,6 +170,30 @@ class Store:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def keep_baseline_comparison(engine: Engine, run_id: str) -> None:
+    """Compute and keep (``run_comparisons``) the run against the suite's latest completed run before it.
+
+    A cache: a store that cannot be read or written just now is logged and left alone, and the
+    dashboard computes the comparison when it is first shown.
+    """
+    # Imported here: the comparisons need the statistics, which `jurybox run` does not import otherwise.
+    from jurybox.store._browse_compare import CompareBrowser
+    from jurybox.store._browse_runs import RunBrowser
+    from jurybox.store._browse_stats import StatsBrowser
+
+    runs = RunBrowser(engine)
+    try:
+        run = runs.find(run_id)
+        baseline = runs.previous(run, completed=True) if run is not None else None
+        if run is None or baseline is None:
+            return
+        comparisons = CompareBrowser(engine, cache_size=2, stats=StatsBrowser(engine, cache_size=2))
+        comparisons.compare(baseline, run)
+        comparisons.paired(baseline, run)
+    except (StoreAccessError, DBAPIError) as exc:
+        logger.warning("comparison of run %s with its baseline not kept (computed when shown): %s", run_id, exc)
 
 
 def open_store(url: str | None = None, *, policy: RegressionPolicy | None = None, busy_timeout: float = 30.0) -> Store:

@@ -7,6 +7,7 @@ token per form, a role per action) and is written to the audit log.
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 from collections.abc import AsyncIterator
@@ -105,6 +106,12 @@ def create_app(
             compile_templates(templates)
         else:
             threading.Thread(target=compile_templates, args=(templates,), name="jurybox-templates", daemon=True).start()
+        if settings.freeze_startup:
+            # What start-up made (some 700 modules, the app, the templates) lives as long as the server: out of
+            # the collector's sight, a full collection no longer walks it. One used to land in whichever request
+            # came after a big one (a 1,000-run trend's first load after a comparison: 135 ms of its 220).
+            gc.collect()
+            gc.freeze()
         yield
         if worker is not None:
             worker.stop()

@@ -33,6 +33,10 @@ def compare(a: str, b: str, **params: Any) -> str:
     return "/compare" + _query({"a": a, "b": b, **params})
 
 
+def compare_paired(a: str, b: str) -> str:
+    return "/compare/paired" + _query({"a": a, "b": b})
+
+
 def experiments() -> str:
     return "/experiments"
 
