@@ -16,7 +16,6 @@ from suite_helpers import TOY_HEADER, grading_model, stub_reply
 from jurybox._cli.progress import RichProgress
 from jurybox.core import Status
 from jurybox.engine import LLM_SKIPPED, RunOptions, SuiteRunner
-from jurybox.engine import _writer as writer_module
 from jurybox.models import FakeModel
 from jurybox.report import summarize_case
 from jurybox.store import CaseRecord, StoredRecords, open_store
@@ -405,8 +404,8 @@ async def test_with_a_store_the_runner_holds_no_finished_record(
     # Memory must not grow with the run: each record is written and dropped, and the
     # result reads them back from the store on demand. A small writer queue makes the
     # bound hold however slowly the store's thread gets its turn (a loaded CI machine).
-    monkeypatch.setattr(writer_module, "MAX_PENDING_WRITES", 4)
-    monkeypatch.setattr(writer_module, "WRITE_BATCH", 4)
+    monkeypatch.setattr("jurybox.engine._writer.MAX_PENDING_WRITES", 4)
+    monkeypatch.setattr("jurybox.engine._writer.WRITE_BATCH", 4)
     cases = 60
     text = (
         TOY_HEADER
