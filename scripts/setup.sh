@@ -14,7 +14,9 @@ stamp=.venv/.jurybox-installed
 wanted=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$wanted" ]; then
   # The CPU build of torch first: an unpinned torch (pulled by sentence-transformers) downloads GBs of CUDA wheels.
-  .venv/bin/python -m pip install --quiet "torch==2.13.0"
-  .venv/bin/python -m pip install --quiet -e ".[dev,all,bridges,browser]"
+  # --no-compile: pip byte-compiles all 27,000 installed modules (about 66 CPU-s) otherwise; Python compiles
+  # the ones the tests import, once, on first import.
+  .venv/bin/python -m pip install --quiet --no-compile "torch==2.13.0"
+  .venv/bin/python -m pip install --quiet --no-compile -e ".[dev,all,bridges,browser]"
   echo "$wanted" > "$stamp"
 fi

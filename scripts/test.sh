@@ -21,4 +21,14 @@ if wait "$phoenix_install"; then
 else
   echo "Arize Phoenix did not install (see .phoenix.log): tests/traces/test_phoenix.py is skipped" >&2
 fi
-.venv/bin/pytest "$@"
+# Tests in parallel (pytest-xdist), one worker per CPU: many tests wait on stub servers and subprocesses.
+# Not more: the timing-bound tests (a fleet, the run writer's memory) then get less than a CPU each.
+# JURYBOX_TEST_WORKERS=N overrides it; 0 runs serially. tests/conftest.py (XDIST_GROUPS) keeps the Ray and
+# browser modules, and each module sharing a module fixture, on one worker.
+cpus=$(nproc 2>/dev/null || echo 1)
+workers=${JURYBOX_TEST_WORKERS:-$(( cpus > 1 ? cpus : 0 ))}
+if [ "$workers" -gt 0 ]; then
+  .venv/bin/pytest -n "$workers" --dist loadgroup "$@"
+else
+  .venv/bin/pytest "$@"
+fi

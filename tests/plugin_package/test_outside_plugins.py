@@ -199,7 +199,9 @@ def test_a_wrong_plugin_name_in_a_suite_is_a_file_line_field_error(
 ) -> None:
     suite = suite_file(tmp_path, SUITE.replace(*change))
 
-    done = jurybox_cli("run", str(suite), "--dry-run")
+    # Wide enough for the absolute path in one piece: 80 columns fold it mid-word under a longer temp root
+    # (pytest-xdist's popen-gwN, a macOS $TMPDIR).
+    done = jurybox_cli("run", str(suite), "--dry-run", env={"COLUMNS": "400"})
 
     assert done.returncode == 2, done.stdout + done.stderr
     message = " ".join(done.stderr.split())  # the console wraps long lines
