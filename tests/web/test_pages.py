@@ -151,7 +151,12 @@ def test_run_page_summary_gate_and_case_table(client: TestClient, web_store: Web
 
 def test_run_by_prefix_or_last_redirects_to_its_own_url(client: TestClient, web_store: WebStore) -> None:
     second = web_store.example_runs[1]
-    response = client.get(f"/runs/{second[:17]}", follow_redirects=False)
+    # Ids are start second + 6 random hex digits: the shortest prefix past the second that names only this run
+    # (runs started in the same second can share the first random digits).
+    with open_store(web_store.url) as store:
+        others = [run.id for run in store.runs.newest() if run.id != second]
+    prefix = next(second[:n] for n in range(17, len(second)) if not any(o.startswith(second[:n]) for o in others))
+    response = client.get(f"/runs/{prefix}", follow_redirects=False)
     assert response.status_code == 307 and response.headers["location"] == f"/runs/{second}"
     assert client.get("/runs/last", follow_redirects=False).headers["location"].startswith("/runs/")
 
