@@ -28,7 +28,6 @@ from sqlalchemy import and_, case, exists, func, literal, select, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
-from jurybox import __version__
 from jurybox.core import Status
 from jurybox.stats import (
     MIN_PAIRS,
@@ -40,6 +39,10 @@ from jurybox.stats import (
     pass_rate_of_counts,
 )
 from jurybox.store._schema import TRIALS_ROWS, judgments_table, results_table
+
+STATISTICS_VERSION = "paired-1"
+"""Bumped when a kept statistic would come out differently (a test, a resampling order): older ones are redone."""
+
 
 _PASS, _FAIL, _ERROR, _ABSTAIN = (s.value for s in (Status.PASS, Status.FAIL, Status.ERROR, Status.ABSTAIN))
 _DECIDED = (_PASS, _FAIL)
@@ -161,7 +164,7 @@ def statistics_json(
 ) -> dict[str, Any]:
     """Statistics computed from figures, with what they were computed at (kept beside the figures)."""
     return {
-        "made_by": __version__,
+        "made_by": STATISTICS_VERSION,
         "alpha": alpha,
         "resamples": resamples,
         "seed": seed,
@@ -176,12 +179,12 @@ def statistics_of(
 ) -> tuple[PairedComparison, dict[str, int], dict[str, int]] | None:
     """The kept statistics when computed at this level, resamples and seed by this jurybox, else None.
 
-    Another version may resample or test differently: its statistics are computed again from the figures.
+    Statistics kept under another ``STATISTICS_VERSION`` are computed again from the figures.
     """
     if not isinstance(data, dict):
         return None
     if (data.get("made_by"), data.get("alpha"), data.get("resamples"), data.get("seed")) != (
-        __version__,
+        STATISTICS_VERSION,
         alpha,
         resamples,
         seed,
