@@ -14,6 +14,11 @@ CPU per case of the jurybox process (user + system, start-up and report included
 RSS. Then ``-X importtime`` of one jurybox run: the 10 top-level packages whose imports cost
 most (their modules' own times summed), and ``run -v``'s start-up line.
 
+With ``--otel``, each pair also runs jurybox with ``--otel-endpoint`` pointing at a sink in
+this process (an OTLP/HTTP receiver that reads each request and answers 200), and prints what
+exporting every run, case and judgment as spans added to the jurybox process's CPU (issue 31:
+under 5% of a 10,000-case run's CPU).
+
 Goals (issue 36): within 1.25x the bare client at 200 @ 16 and 1.15x at 10,000 @ 256; CPU at
 most 5 ms per case at 200 and 1.0 ms per case at 10,000.
 
@@ -114,6 +119,38 @@ def measure(command: list[str], cwd: Path, env: dict[str, str]) -> Measured:
     return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 
 
+class OtlpSink:
+    """An OTLP/HTTP receiver on 127.0.0.1 that reads every request, keeps a count and answers 200."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        sink = self
+        self.requests = self.bytes = 0
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                sink.requests += 1
+                sink.bytes += len(body)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *_: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
 def write_suite(folder: Path, cases: int, base_url: str) -> Path:
     (folder / "bench_agent.py").write_text(AGENT, encoding="utf-8")
     lines = [
@@ -186,6 +223,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="the stub's latency per call (s)")
     parser.add_argument("--top", type=int, default=10, help="packages in the import-time breakdown")
     parser.add_argument("--against", help="another jurybox src folder, measured in the same loop")
+    parser.add_argument("--otel", action="store_true", help="also run with --otel-endpoint to a sink; print its cost")
     args = parser.parse_args()
     sizes = [tuple(int(part) for part in size.split("x")) for size in args.sizes.split(",")]
     env = child_env()
@@ -199,6 +237,7 @@ def main() -> None:
     )
     print(f"jurybox from {where.stdout.strip()}; stub latency {args.latency:g} s; {args.pairs} pair(s) per size")
     stub, base_url = start_stub(args.latency)
+    sink = OtlpSink() if args.otel else None
     rows = []
     try:
         with tempfile.TemporaryDirectory(prefix="jurybox-whole-") as work:
@@ -214,15 +253,28 @@ def main() -> None:
                 measure(jurybox, folder, env)  # warm-up: .pyc files written, the store created and migrated
                 if other_env is not None:
                     measure(other, folder, other_env)
-                pairs, other_pairs = [], []
+                exporting = [*jurybox, "--otel-endpoint", sink.url] if sink is not None else None
+                pairs, other_pairs, exported = [], [], []
                 for _ in range(args.pairs):
                     pairs.append((measure(jurybox, folder, env), measure(bare, folder, env)))
                     if other_env is not None:
                         other_pairs.append((measure(other, folder, other_env), pairs[-1][1]))
+                    if exporting is not None:
+                        exported.append(measure(exporting, folder, env))
                 rows.append((cases, concurrency, pairs))
                 print(f"{cases} @ {concurrency}: {size_line(pairs, cases, concurrency, args.latency)}", flush=True)
                 if other_pairs:
                     print(f"  --against: {size_line(other_pairs, cases, concurrency, args.latency)}", flush=True)
+                if exported and sink is not None:
+                    plain = statistics.median(o.cpu for o, _ in pairs)
+                    with_otel = statistics.median(m.cpu for m in exported)
+                    added = (with_otel - plain) * 1e6 / cases
+                    print(
+                        f"  --otel-endpoint: CPU {with_otel * 1000 / cases:.2f} ms/case, "
+                        f"{added:+.0f} us/case ({(with_otel / plain - 1) * 100:+.1f}% of the run); "
+                        f"the sink took {sink.requests} requests, {sink.bytes / 1e6:.1f} MB",
+                        flush=True,
+                    )
             smallest = write_suite(folder, sizes[0][0], base_url)
             command = [sys.executable, "-m", "jurybox", "run", smallest.name, "--concurrency", str(sizes[0][1])]
             command += ["--no-progress", "--store", store]
@@ -232,6 +284,8 @@ def main() -> None:
                 print(f"  {seconds * 1000:7.1f} ms  {package}")
             print(startup_line(command, folder, env))
     finally:
+        if sink is not None:
+            sink.close()
         stub.send_signal(signal.SIGINT)
         stub.wait(timeout=30)
     print("\npairs (jurybox wall/cpu s, bare wall/cpu s):")

@@ -230,3 +230,25 @@ def test_a_repeated_judgment_reuses_its_bytes_and_they_stay_the_sdk_encoders() -
     mine = ExportTraceServiceRequest()
     mine.ParseFromString(export_request(exporter._resource_attributes, SCOPE, written))
     assert MessageToDict(mine) == MessageToDict(encode_spans(keep.spans))  # type: ignore[arg-type]
+
+
+def test_a_run_whose_start_is_known_is_read_once_and_its_span_starts_then() -> None:
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from jurybox.core import CaseRecord, Judgment
+
+    class ReadOnce(list[CaseRecord]):  # a store's lazy records: each pass decodes them all again
+        passes = 0
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            ReadOnce.passes += 1
+            return super().__iter__()
+
+    records = ReadOnce(CaseRecord(case=f"c{i}", judgment=Judgment.passed(1.0, "ok", judge="j")) for i in range(3))
+    memory = InMemorySpanExporter()
+    exporter = OtlpExporter(span_exporter=memory)
+    exporter.export_records(records, run_name="r", run_id="id1", start_ns=1_700_000_000_000_000_000)
+    exporter.close()
+    assert ReadOnce.passes == 1
+    [run] = [span for span in memory.get_finished_spans() if span.name == "jurybox run r"]
+    assert run.start_time == 1_700_000_000_000_000_000 and run.attributes["jurybox.run.cases"] == 3

@@ -363,7 +363,9 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
         if checked is not None:
             print_cache_only(checked, result, status)
         if exporter is not None:
-            exporter.export_records(result.records, run_name=result.suite, run_id=result.run_id)
+            # A resumed run's earlier cases started before this session: their records say when.
+            start = None if result.resumed else int(result.started_at.timestamp() * 1e9)
+            exporter.export_records(result.records, run_name=result.suite, run_id=result.run_id, start_ns=start)
 
     try:
         prepared.run(starting=starting, finished=finished, tallying=tallying)

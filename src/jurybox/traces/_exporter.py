@@ -243,14 +243,25 @@ class OtlpExporter:
         self._add(span)
         return 1
 
-    def export_records(self, records: Iterable[CaseRecord], *, run_name: str, run_id: str | None = None) -> None:
-        """A whole run at once: its span (from its first case's start), and every record under it.
+    def export_records(
+        self,
+        records: Iterable[CaseRecord],
+        *,
+        run_name: str,
+        run_id: str | None = None,
+        start_ns: int | None = None,
+    ) -> None:
+        """A whole run at once: its span (from ``start_ns``, else its first case's start), and every record under it.
 
-        ``records`` is read twice (a list, or the store's lazy sequence): once for the start time.
+        Without ``start_ns``, ``records`` is read twice (a list, or the store's lazy sequence): once for
+        the start time. A caller that knows when the run started passes it, and a store's records are
+        decoded once.
         """
-        moment = time.time()
-        starts = [case_times(record, moment)[0] for record in records]
-        run = self.start_run(run_name, run_id=run_id, start_ns=min(starts) if starts else None)
+        if start_ns is None:
+            moment = time.time()
+            starts = [case_times(record, moment)[0] for record in records]
+            start_ns = min(starts) if starts else None
+        run = self.start_run(run_name, run_id=run_id, start_ns=start_ns)
         passed = total = 0
         for record in records:
             self.export_record(record, run)
