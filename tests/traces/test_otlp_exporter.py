@@ -25,6 +25,19 @@ def export(tmp_path: Path) -> Path:
     return write_json_lines(tmp_path / "traces.jsonl", [spans])
 
 
+class Keep:
+    """An SDK span exporter that keeps what it gets: SDK spans built from the same records."""
+
+    def __init__(self) -> None:
+        self.spans: list[object] = []
+
+    def export(self, spans: list[object]) -> None:
+        self.spans.extend(spans)
+
+    def shutdown(self) -> None:
+        pass
+
+
 def test_judgments_carry_the_genai_evaluation_attributes_and_link_to_the_judged_span(export: Path) -> None:
     model = FakeModel('{"relevant": true, "confidence": 0.9, "reasoning": "answers it"}')
     records = judge_traces(export, [tool_calls(["search_hotels"]), relevance(model=model)])
@@ -154,16 +167,6 @@ def test_the_spans_written_directly_are_the_bytes_the_sdk_encoder_writes() -> No
     from jurybox.traces._exporter import SCOPE
     from jurybox.traces._otlp_encode import SpanRecord, export_request, span_bytes
 
-    class Keep:  # an SDK exporter: gets SDK spans built from the same records
-        def __init__(self) -> None:
-            self.spans: list[object] = []
-
-        def export(self, spans: list[object]) -> None:
-            self.spans.extend(spans)
-
-        def shutdown(self) -> None:
-            pass
-
     call = {"model": "m", "tokens": {"input": 3, "output": -4}, "latency": 0.5, "cached": True, "attempts": 2}
     judged = Judgment.passed(
         0.75,
@@ -201,16 +204,6 @@ def test_a_repeated_judgment_reuses_its_bytes_and_they_stay_the_sdk_encoders() -
     from jurybox.core import CaseRecord, Judgment
     from jurybox.traces._exporter import SCOPE
     from jurybox.traces._otlp_encode import SpanRecord, export_request
-
-    class Keep:
-        def __init__(self) -> None:
-            self.spans: list[object] = []
-
-        def export(self, spans: list[object]) -> None:
-            self.spans.extend(spans)
-
-        def shutdown(self) -> None:
-            pass
 
     def case(score: float) -> Judgment:  # the same short explanation each time: remembered after the first
         child = Judgment.failed(score, "found nothing", judge="contains")
