@@ -137,7 +137,7 @@ def test_a_suite_stored_only_by_running_its_file_runs_from_the_store(
     )
     suite = {
         "name": "file-suite",
-        "agent": {"python": "agents/echo.py:make_agent"},
+        "agent": {"python": "agents/echo.py:respond"},
         "cases": [{"name": "counts", "prompt": "How many listings?", "judges": [{"contains": "3 listings"}]}],
     }
     (project / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
@@ -148,7 +148,7 @@ def test_a_suite_stored_only_by_running_its_file_runs_from_the_store(
     again = CliRunner().invoke(app, ["run", "--store", url, "--suite", "file-suite", "--no-progress"])
     assert again.exit_code == 0, again.output
     with open_store(url) as store:
-        assert store.suites.export("file-suite")["agent"] == {"python": "agents/echo.py:make_agent"}
+        assert store.suites.export("file-suite")["agent"] == {"python": "agents/echo.py:respond"}
 
 
 def test_a_stored_suite_without_an_agent_says_why_in_one_line(tmp_path: Path) -> None:

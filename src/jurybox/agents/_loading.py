@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -107,7 +109,10 @@ def _import_file(path_text: str, base_dir: Path | None) -> Any:
         path = Path(base_dir) / path
     if not path.is_file():
         raise TargetConfigError(f"agent.python: no such file {str(path)!r}")
-    name = "_jurybox_agent_" + "_".join(path.resolve().with_suffix("").parts[-3:]).replace("-", "_").replace(".", "_")
+    # Named by the whole resolved path: two projects' agents/echo.py in one process are two modules.
+    resolved = path.resolve()
+    digest = hashlib.sha256(str(resolved).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    name = f"_jurybox_agent_{re.sub(r'[^0-9A-Za-z_]', '_', resolved.stem)}_{digest}"
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
