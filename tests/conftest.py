@@ -50,6 +50,7 @@ XDIST_GROUPS: dict[str, str] = {
             "tests/suites/test_ray_cluster_join.py",
             "tests/suites/test_ray_executor.py",
             "tests/suites/test_ray_rates.py",
+            "tests/test_docs_examples.py",  # docs/scale.md's example starts a local Ray (ray.init)
         ],
         "ray",
     ),
