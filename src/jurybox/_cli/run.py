@@ -286,7 +286,9 @@ def execute(request: RunRequest, *, console: Console | None = None, status: Cons
     status = status or Console(stderr=True)
     try:
         _check_request(request)
-        prepared = runs.prepare(_service_request(request), tune_gc=True)
+        # The judge server's check starts as soon as its model is read, while the cases are built.
+        checking = request.preflight and not request.dry_run
+        prepared = runs.prepare(_service_request(request), tune_gc=True, check_servers=checking)
         if cli.owns_process():
             # The loaded suites live as long as the process (main() froze the modules already): left
             # out of every later collection, the report's included.

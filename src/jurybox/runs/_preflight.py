@@ -30,6 +30,7 @@ from jurybox.models import (
     openai_compatible_target,
     probe_all,
 )
+from jurybox.runs._early_probe import EarlyProbes, probe_with
 from jurybox.suites import Suite
 
 _NESTED = ("judges", "members", "tiers", "judge")  # where a jury, a cascade or a wrapper keeps its judges
@@ -63,11 +64,14 @@ class Preflight:
         ]
 
 
-def preflight(suites: Sequence[Suite], *, timeout: float = PROBE_TIMEOUT) -> Preflight:
+def preflight(
+    suites: Sequence[Suite], *, timeout: float = PROBE_TIMEOUT, early: EarlyProbes | None = None
+) -> Preflight:
     """Check every model server the suites name; a judge server that is down but cached lets the run go on.
 
     Its model is put behind ``CacheOnlyModel`` in place (inside the run's metering wrapper),
     so the run's judges read the cache and fail at once on a miss instead of retrying.
+    ``early``: checks started while the suites loaded; their answers are taken, not asked again.
     """
     found = Preflight()
     owners: dict[int, list[Any]] = {}  # provider model -> the objects that hold it as ``.model``
@@ -83,7 +87,7 @@ def preflight(suites: Sequence[Suite], *, timeout: float = PROBE_TIMEOUT) -> Pre
                 targets.append((target, None))
     if not targets:
         return found
-    failed = asyncio.run(probe_all([target for target, _ in targets], timeout=timeout))
+    failed = asyncio.run(probe_with([target for target, _ in targets], early, timeout=timeout))
     models = {id(target): model for target, model in targets}
     for target, problem in failed:
         model = models.get(id(target))

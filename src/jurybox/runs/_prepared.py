@@ -30,6 +30,7 @@ from jurybox.engine import (
 from jurybox.executors import fork_available
 from jurybox.models import PROBE_TIMEOUT
 from jurybox.runs._check import cancel_check, settle_check, watch_check
+from jurybox.runs._early_probe import EarlyProbes
 from jurybox.runs._executors import STORE_BUSY_TIMEOUT, executor_fields
 from jurybox.runs._experiment import (
     ExperimentSlot,
@@ -73,7 +74,7 @@ class PlannedSuite:
     experiment: ExperimentSlot | None = None
 
 
-def prepare(request: RunRequest, *, tune_gc: bool = False) -> PreparedRun:
+def prepare(request: RunRequest, *, tune_gc: bool = False, check_servers: bool = False) -> PreparedRun:
     """Load, check and plan every suite of ``request``; nothing runs and no run is opened yet.
 
     Args:
@@ -81,6 +82,8 @@ def prepare(request: RunRequest, *, tune_gc: bool = False) -> PreparedRun:
         tune_gc: For a process that runs this one request (a command line): the garbage collector
             runs less while the suites load and leaves them alone while they run. A server that
             runs several requests at once leaves the collector as it is (the default).
+        check_servers: ``preflight()`` will be asked: each suite's judge server is checked from the
+            moment its model is read, while the rest of the suite loads.
 
     Raises:
         RunRequestError: the request cannot run here (``NoCasesError``: no case matches its filter).
@@ -94,6 +97,7 @@ def prepare(request: RunRequest, *, tune_gc: bool = False) -> PreparedRun:
     store: Store | None = None
     folder: tempfile.TemporaryDirectory[str] | None = None
     suites: list[Suite] = []
+    early = EarlyProbes() if check_servers else None
     try:
         load = load_keywords(request, request.base_dir)
         sources = [(path, load) for path in request.suites]
@@ -112,7 +116,8 @@ def prepare(request: RunRequest, *, tune_gc: bool = False) -> PreparedRun:
         check: bool | Literal["background"] = "background" if one_process else True
         with paused_collector() if tune_gc else contextlib.nullcontext():
             for path, keywords in sources:
-                suites.append(load_suite(path, check_cases_file=check, **keywords))
+                on_model = early.start if early is not None else None
+                suites.append(load_suite(path, check_cases_file=check, on_model=on_model, **keywords))
         twice = _same_names(suites)
         if twice is not None:
             raise RunRequestError(twice)
@@ -137,6 +142,7 @@ def prepare(request: RunRequest, *, tune_gc: bool = False) -> PreparedRun:
             folder.cleanup()
         raise
     prepared = PreparedRun(request, planned, skipped, load=load, store=store, folder=folder, tune_gc=tune_gc)
+    prepared.early_probes = early
     prepared.stored_names = {id(p.suite): stored[p.suite.path] for p in planned if p.suite.path in stored}
     return prepared
 
@@ -188,6 +194,8 @@ class PreparedRun:
         self._runner: SuiteRunner | None = None
         self.stored_names: dict[int, str] = {}
         """The store's name of each suite loaded from the store (by ``id`` of its ``Suite``)."""
+        self.early_probes: EarlyProbes | None = None
+        """Server checks started while the suites loaded (``prepare(check_servers=True)``): ``preflight`` uses them."""
 
     @property
     def store(self) -> Store | None:
@@ -197,7 +205,7 @@ class PreparedRun:
     def preflight(self, *, timeout: float = PROBE_TIMEOUT) -> Preflight:
         """Check every model server the suites name: the servers that stop the run (down, or refusing the key),
         and the judge servers that are down but whose response cache the run goes on with."""
-        return preflight([planned.suite for planned in self.suites], timeout=timeout)
+        return preflight([planned.suite for planned in self.suites], timeout=timeout, early=self.early_probes)
 
     def open(self, notify: Notify | None = None) -> None:
         """Open the store and find each suite's run to resume, before any suite runs (done once).

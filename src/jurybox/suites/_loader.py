@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -63,6 +63,7 @@ def load_suite(
     judge_retries: int | None = None,
     base_dir: Path | None = None,
     check_cases_file: bool | Literal["background"] = True,
+    on_model: Callable[[Any], None] | None = None,
 ) -> Suite:
     """Load and check a suite file.
 
@@ -88,6 +89,8 @@ def load_suite(
             ``"background"``: a big file (``BACKGROUND_BYTES``) has its first lines checked now and the
             whole file in a forked child while the run starts (``CaseFile.settle()`` gives its problems:
             ``jurybox.runs`` stops the run on them); a smaller one is checked now.
+        on_model: Told the suite's judge model as soon as it is built, before the cases are: ``jurybox run``
+            starts checking its server then, so the round trip overlaps building the cases.
 
     Raises:
         SuiteError: naming file, line and field of every problem found.
@@ -125,6 +128,8 @@ def load_suite(
         raise  # the model came from the caller or the environment, not from this file
     # One metered wrapper per run: every LLM judge shares it, and it counts calls, tokens and cost.
     model = MeteredModel(resolved) if resolved is not None else None
+    if model is not None and on_model is not None:
+        on_model(model)
     problems = _import_plugins(doc, spec.plugins, folder)
     builder = JudgeBuilder(doc, registry or JudgeRegistry.default(), model=model, base_dir=folder)
     cases = [_build_case(builder, spec, index, raw) for index, raw in enumerate(spec.cases)]
