@@ -332,7 +332,12 @@ class RunRepository(Repository):
             return [str(name) for name in connection.execute(query).scalars()]
 
     def _select(self, *conditions: Any, limit: int | None) -> list[RunInfo]:
-        """Runs matching ``conditions``, newest first, with totals counted from their results."""
+        """Runs matching ``conditions``, newest first, with their totals.
+
+        A finished run's totals are the ones ``finish`` wrote on its row (a baseline of five
+        10,000-case runs is one query, not an aggregate over 50,000 results); a running run's
+        are counted live from its results. A result written to a finished run reopens it.
+        """
         query = (
             select(runs_table, suites_table.c.name)
             .join(suites_table, suites_table.c.id == runs_table.c.suite_id)
@@ -343,8 +348,8 @@ class RunRepository(Repository):
             query = query.limit(limit)
         with self._read() as connection:
             rows = connection.execute(query).all()
-            totals = run_totals(connection, [row.id for row in rows])
-        return [run_info(row, totals.get(row.id, {})) for row in rows]
+            totals = run_totals(connection, [row.id for row in rows if not _final(row)])
+        return [run_info(row, None if _final(row) else totals.get(row.id, {})) for row in rows]
 
 
 _LAST_BACK = re.compile(r"(?:last|latest)~(?P<steps>\d{1,6})")
@@ -357,6 +362,14 @@ def started_before(run: RunInfo) -> Any:
         runs_table.c.started_at < run.started_at,
         and_(runs_table.c.started_at == run.started_at, runs_table.c.id < run.id),
     )
+
+
+def _final(row: Any) -> bool:
+    """Whether a ``runs`` row is finished with every total on it (they no longer change).
+
+    A run finished before schema 0013 has no ``cost_unknown`` on its row: counted live.
+    """
+    return row.status in FINAL_STATUSES and row.finished_at is not None and row.cost_unknown is not None
 
 
 def run_info(run: Any, totals: Mapping[str, Any] | None = None) -> RunInfo:
