@@ -105,6 +105,17 @@ def test_an_offline_run_imports_no_http_client(tmp_path: Path) -> None:
     assert not {"aiohttp", "httpx", "openai", "jurybox.models._openai"} & modules
 
 
+def test_the_store_loads_only_when_a_run_opens_it(tmp_path: Path) -> None:
+    # SQLAlchemy and the store's tables load while the judge server's check waits (they would add
+    # their ~0.12 s to every start otherwise): a dry run, or a run without a store, needs neither.
+    _write(tmp_path, None)
+    for args in (("--dry-run",), ("--no-store", "--no-progress")):
+        code, modules = _run(tmp_path, "run", "suite.yaml", *args)
+        assert code == 0
+        assert not {"sqlalchemy", "jurybox.store._store", "jurybox.store._engine"} & modules, args
+        assert "jurybox.store" in modules  # the package itself is light: its names load when used
+
+
 def _names(app: typer.Typer) -> set[str]:
     names = {command.name or getattr(command.callback, "__name__", "") for command in app.registered_commands}
     return names | {str(group.name) for group in app.registered_groups}

@@ -80,7 +80,7 @@ def test_a_locked_store_says_it_waits_and_for_how_long(folder: Path, monkeypatch
         release.start()
         return notice
 
-    monkeypatch.setattr("jurybox.runs._prepared.lock_notice", notice_then_release)
+    monkeypatch.setattr("jurybox.store.lock_notice", notice_then_release)  # where the run service finds it
     try:
         assert "waiting up to 30 s" in str(lock_notice("sqlite:///runs.db", 30))
         result = CliRunner().invoke(app, ["run", "s.yaml", "--store", "sqlite:///runs.db", "--no-progress"])
@@ -153,7 +153,7 @@ def test_a_command_on_a_locked_store_is_one_error_line_and_exit_2(
         waited.append(busy_timeout)
         return open_store(url, busy_timeout=0.2)
 
-    monkeypatch.setattr("jurybox._cli.common.open_store", open_briefly)
+    monkeypatch.setattr("jurybox.store.open_store", open_briefly)  # where the commands find it
     holder = _hold_exclusive_lock(folder / "runs.db")
     try:
         result = CliRunner().invoke(app, ["history", "s", "--store", "sqlite:///runs.db"], env={"COLUMNS": "200"})
@@ -177,7 +177,7 @@ def test_every_writing_command_says_it_waits_for_a_lock(folder: Path, monkeypatc
         release.start()
         return notice
 
-    monkeypatch.setattr("jurybox._cli.common.lock_notice", notice_then_release)
+    monkeypatch.setattr("jurybox.store.lock_notice", notice_then_release)  # where the commands find it
     try:
         result = CliRunner().invoke(app, ["lessons", "add", "s", "Quote the window.", "--store", "sqlite:///runs.db"])
     finally:

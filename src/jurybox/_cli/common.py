@@ -12,14 +12,16 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from jurybox.store import Store, StoreAccessError, StoreError, SuiteFileError, lock_notice, open_store, store_file
+if TYPE_CHECKING:  # the store (SQLAlchemy) loads when a command opens it
+    from jurybox.store import Store
+
 
 EXIT_USAGE = 2
 """The exit code of a usage error: a bad option, a store that cannot be opened, a run that does not exist."""
@@ -79,6 +81,8 @@ def open_for_command(
             by a newer jurybox; the message says what to do.
         StoreAccessError: the database is locked (past ``busy_timeout``) or cannot be reached.
     """
+    from jurybox.store import StoreError, lock_notice, open_store, store_file
+
     if existing:
         path = store_file(url)
         if path is not None and not path.is_file():
@@ -103,6 +107,8 @@ def opened_store(
     that cannot be read, a database that is locked or down) is printed as ``error: ...``
     on ``errors`` (default: standard output) and the command exits with code 2.
     """
+    from jurybox.store import StoreAccessError, StoreError, SuiteFileError
+
     try:
         store = open_for_command(url, existing=existing, writes=writes)
     except (StoreError, StoreAccessError) as exc:

@@ -44,11 +44,12 @@ from jurybox.agents import TargetConfigError
 from jurybox.engine import RunResult
 from jurybox.executors import ExecutorError
 from jurybox.report import FORMATS, CalibratedJudge, LiveTally, check_report_output, write_reports
-from jurybox.store import Store, StoreError
+from jurybox.store import StoreError
 from jurybox.suites import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT, JudgeModelError, Suite, SuiteError
 
 if TYPE_CHECKING:
     from jurybox._cli.progress import RichProgress
+    from jurybox.store import Store
 
 EXIT_OK = 0
 EXIT_NOT_PASSED = 1

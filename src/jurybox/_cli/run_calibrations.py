@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from jurybox.core import CaseRecord, Status, judge_name
 from jurybox.report import CALIBRATIONS_KEY, CalibratedJudge
-from jurybox.store import JUDGE_IDENTITIES_KEY, Store, StoredCalibration
 from jurybox.suites import TIER_LLM, Suite
 
 if TYPE_CHECKING:
     from jurybox.calibrate import JudgeIdentity
+    from jurybox.store import Store, StoredCalibration
 
 JudgeRef = tuple[str, str]
 """(name, identity key): one judge as a report lists it."""
@@ -36,6 +36,8 @@ def run_calibrations(store: Store, suite: Suite, run_id: str, records: Iterable[
         run_id: The run.
         records: The run's case records (a pass over them is made only when the store has calibrations).
     """
+    from jurybox.store import JUDGE_IDENTITIES_KEY
+
     identities = judge_identities(suite)
     if identities:
         # Kept so a person's review of any judgment names the judge exactly (prompt, model, settings).

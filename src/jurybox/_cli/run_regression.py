@@ -11,10 +11,15 @@ the run finishes; the check here only reads.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.markup import escape
 
-from jurybox.store import MetricCheck, RunCheck, Store, StoreError
+from jurybox.store import MetricCheck, RunCheck, StoreError
+
+if TYPE_CHECKING:
+    from jurybox.store import Store
 
 
 def regression_lines(check: RunCheck) -> list[tuple[str, str]]:

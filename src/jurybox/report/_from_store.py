@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybox.core import RunStatus
 from jurybox.report._calibrations import CalibratedJudge
 from jurybox.report._model import RunReport
-from jurybox.store import Store
+
+if TYPE_CHECKING:
+    from jurybox.store import Store
 
 CALIBRATIONS_KEY = "calibrations"
 """Where a run's config keeps its judges' calibration notes (``CalibratedJudge.to_dict()`` each)."""

@@ -12,12 +12,14 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybox.executors import RaySettings
 from jurybox.runs._request import RunRequest
-from jurybox.store import Store, open_store
 from jurybox.suites import Suite, load_suite
+
+if TYPE_CHECKING:
+    from jurybox.store import Store
 
 STORE_BUSY_TIMEOUT = 30.0
 """Seconds a write waits for another process's lock on a SQLite store before it fails."""
@@ -58,4 +60,6 @@ def _actor_store(store: Store | None) -> Any:
         return None
     # The real URL (password included) goes to the actors in their start-up arguments, like the driver's own.
     url = store.engine.url.render_as_string(hide_password=False)
+    from jurybox.store import open_store
+
     return functools.partial(open_store, url, busy_timeout=STORE_BUSY_TIMEOUT)

@@ -17,12 +17,14 @@ import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybox.core import environment
 from jurybox.runs._request import RESUME_LAST, RunRequestError
-from jurybox.store import Store, StoreError
 from jurybox.suites import Suite, Variant, load_suite, trial_config, variant_suite_name
+
+if TYPE_CHECKING:
+    from jurybox.store import Store
 
 
 @dataclass
@@ -125,6 +127,8 @@ def experiment_to_resume(store: Store, names: Sequence[str], resume: str | None)
     found = store.runs.resolve_experiment(resume)
     suites = {run.suite for run in store.runs.of_experiment(found)}
     if not suites & set(names):
+        from jurybox.store import StoreError
+
         raise StoreError(f"experiment {found} ran {', '.join(sorted(suites))}, not {', '.join(names)}")
     return found
 

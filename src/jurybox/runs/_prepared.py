@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from jurybox.core import frozen_heap, paused_collector
 from jurybox.engine import (
@@ -45,8 +46,12 @@ from jurybox.runs._preflight import Preflight, preflight
 from jurybox.runs._request import NoCasesError, RunRequest, RunRequestError
 from jurybox.runs._resume import Notice, Notify, resume_point
 from jurybox.runs._stored import export_stored_suites, remember_suite_source
-from jurybox.store import Store, StoreError, lock_notice, open_store
 from jurybox.suites import Problem, RunPlan, Suite, SuiteError, load_suite, plan_run
+
+if TYPE_CHECKING:
+    # The store's modules (SQLAlchemy's) load when the store is opened: `jurybox run` imports
+    # them while its judge server's check (started as the suite loads) waits for an answer.
+    from jurybox.store import Store
 
 Starting = Callable[["PlannedSuite"], ProgressSink | None]
 """Called as each suite's run starts (to say so); returns where its progress goes, or None."""
@@ -205,6 +210,9 @@ class PreparedRun:
     def preflight(self, *, timeout: float = PROBE_TIMEOUT) -> Preflight:
         """Check every model server the suites name: the servers that stop the run (down, or refusing the key),
         and the judge servers that are down but whose response cache the run goes on with."""
+        if not self.request.no_store:
+            # Loaded while the checks started with the suites wait for their answers, not after them.
+            importlib.import_module("jurybox.store._store")
         return preflight([planned.suite for planned in self.suites], timeout=timeout, early=self.early_probes)
 
     def open(self, notify: Notify | None = None) -> None:
@@ -222,6 +230,8 @@ class PreparedRun:
         if self._opened or self.request.no_store:
             self._opened = True
             return
+        from jurybox.store import StoreError, lock_notice, open_store
+
         if notify is not None:
             waiting = lock_notice(self.request.store, STORE_BUSY_TIMEOUT)
             if waiting is not None:
@@ -456,6 +466,8 @@ class PreparedRun:
 
 
 def _open_store(url: str | None) -> Store:
+    from jurybox.store import StoreError, open_store
+
     try:
         return open_store(url, busy_timeout=STORE_BUSY_TIMEOUT)
     except ValueError as exc:  # a URL SQLAlchemy cannot parse

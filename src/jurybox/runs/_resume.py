@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from jurybox.engine import resumable_cases
 from jurybox.runs._request import RESUME_LAST, RunRequestError
-from jurybox.store import Store
 from jurybox.suites import Case, Suite
+
+if TYPE_CHECKING:
+    from jurybox.store import Store
 
 
 @dataclass(frozen=True)

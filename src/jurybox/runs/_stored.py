@@ -19,16 +19,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from jurybox.store import (
-    Store,
-    StoreError,
-    SuiteFileError,
-    export_suite_file,
-    import_suite_file,
-    read_suite_file,
-)
 from jurybox.suites import JudgeModelError, Suite, SuiteError, load_suite
+
+if TYPE_CHECKING:
+    from jurybox.store import Store
+
+# The store's modules (SQLAlchemy's) are imported where a function needs them, not with this module:
+# `jurybox run` imports them while its judge server's check waits for an answer.
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -57,6 +56,8 @@ def export_stored_suites(store: Store, names: Sequence[str], folder: Path) -> li
             message names it and says how to give it one).
         OSError: the folder cannot be written.
     """
+    from jurybox.store import StoreError, export_suite_file
+
     files = []
     for index, name in enumerate(names):
         data = store.suites.export(name)
@@ -83,6 +84,8 @@ def import_suite(store: Store, path: Path) -> tuple[str, dict[str, int]]:
     Raises:
         SuiteFileError: the file is not a suite file the store can keep (file, line and field named).
     """
+    from jurybox.store import import_suite_file, read_suite_file
+
     read_suite_file(path)  # what the store cannot keep (a cases_file) is refused before the loader builds it
     try:
         suite = load_suite(path, check_agent=False)
@@ -112,6 +115,8 @@ def remember_suite_source(store: Store, suite: Suite) -> None:
             return
         settings = {str(key): value for key, value in written.items() if key not in ("name", "agent", "defaults")}
     else:
+        from jurybox.store import SuiteFileError, read_suite_file
+
         try:
             _, agent, defaults, _, settings = read_suite_file(suite.path)
         except (SuiteFileError, OSError):

@@ -17,43 +17,20 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from jurybox.core import CaseRecord, RoundRecord
-from jurybox.store._baselines import (
-    BASELINE_POLICIES,
-    DEFAULT_TARGETS,
-    DEFAULT_THRESHOLDS,
-    MetricCheck,
-    RegressionPolicy,
-    RunCheck,
-    baseline_runs,
-    check_run,
-    relative_drop,
-)
-from jurybox.store._calibrations import CalibrationRepository, StoredCalibration
-from jurybox.store._cases import SuiteRepository
-from jurybox.store._engine import (
-    DEFAULT_URL,
-    ENV_VAR,
-    StoreAccessError,
-    StoreError,
-    StoreVersionError,
-    lock_notice,
-    resolve_url,
-    schema_head,
-    shown_url,
-    store_file,
-)
-from jurybox.store._lazy import StoredRecords
-from jurybox.store._lessons import LessonRepository, lessons_for
-from jurybox.store._metrics import MetricRepository
-from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
-from jurybox.store._plans import PlanProgress
-from jurybox.store._rebuild import judgment_from_dict, score_from_dict
-from jurybox.store._results import ResultRepository
-from jurybox.store._runs import RunRepository
-from jurybox.store._store import Store, open_store
 
 if TYPE_CHECKING:
     from jurybox.store._authoring import AuthoringRepository, CaseEdit, CaseVersion, EditConflictError
+    from jurybox.store._baselines import (
+        BASELINE_POLICIES,
+        DEFAULT_TARGETS,
+        DEFAULT_THRESHOLDS,
+        MetricCheck,
+        RegressionPolicy,
+        RunCheck,
+        baseline_runs,
+        check_run,
+        relative_drop,
+    )
     from jurybox.store._browse import StoreBrowser
     from jurybox.store._browse_cases import CaseBrowser
     from jurybox.store._browse_compare import CompareBrowser
@@ -76,17 +53,70 @@ if TYPE_CHECKING:
     from jurybox.store._browse_runs import RunBrowser
     from jurybox.store._browse_stats import StatsBrowser
     from jurybox.store._browse_trends import TrendBrowser
+    from jurybox.store._calibrations import CalibrationRepository, StoredCalibration
+    from jurybox.store._cases import SuiteRepository
     from jurybox.store._compare import CaseChange, RunComparison, compare_runs, resolve_runs
+    from jurybox.store._engine import DEFAULT_URL, ENV_VAR, lock_notice, resolve_url, schema_head, shown_url, store_file
+    from jurybox.store._errors import StoreAccessError, StoreError, StoreVersionError
+    from jurybox.store._lazy import StoredRecords
+    from jurybox.store._lessons import LessonRepository, lessons_for
+    from jurybox.store._metrics import MetricRepository
+    from jurybox.store._models import CaseOutcome, Lesson, Rate, RunInfo
     from jurybox.store._paired import TRIALS_KEY, PairedRepository, RunSides
     from jurybox.store._paired_models import JudgeCorrection, PairedRuns
     from jurybox.store._people import ALL_ROLES, INGEST_ROLE, ROLES, AuditEntry, Login, Role, User, UserRepository
+    from jurybox.store._plans import PlanProgress
+    from jurybox.store._rebuild import judgment_from_dict, score_from_dict
+    from jurybox.store._results import ResultRepository
     from jurybox.store._review_queue import QueueEntry, QueueFilter, QueuePage
     from jurybox.store._reviews import JUDGE_IDENTITIES_KEY, LABELS, Review, ReviewItem, ReviewRepository
+    from jurybox.store._runs import RunRepository
     from jurybox.store._significance import SignificanceCheck, SignificanceResult, check_significance
+    from jurybox.store._store import Store, open_store
     from jurybox.store._suitefile import SuiteFileError, export_suite_file, import_suite_file, read_suite_file
 
-# Imported when first named: the dashboard's readers, comparisons and people are no part of a run's start-up.
+# Imported when first named: a command loads the parts of the store it uses, and only when it uses
+# them (`jurybox run` imports SQLAlchemy while its judge server's check waits for an answer; the
+# dashboard's readers, comparisons and people are no part of a run at all). The errors and the
+# lazy record sequence are light: naming them loads no database code.
 _LAZY = {
+    "BASELINE_POLICIES": "jurybox.store._baselines",
+    "DEFAULT_TARGETS": "jurybox.store._baselines",
+    "DEFAULT_THRESHOLDS": "jurybox.store._baselines",
+    "MetricCheck": "jurybox.store._baselines",
+    "RegressionPolicy": "jurybox.store._baselines",
+    "RunCheck": "jurybox.store._baselines",
+    "baseline_runs": "jurybox.store._baselines",
+    "check_run": "jurybox.store._baselines",
+    "relative_drop": "jurybox.store._baselines",
+    "CalibrationRepository": "jurybox.store._calibrations",
+    "StoredCalibration": "jurybox.store._calibrations",
+    "SuiteRepository": "jurybox.store._cases",
+    "DEFAULT_URL": "jurybox.store._engine",
+    "ENV_VAR": "jurybox.store._engine",
+    "lock_notice": "jurybox.store._engine",
+    "resolve_url": "jurybox.store._engine",
+    "schema_head": "jurybox.store._engine",
+    "shown_url": "jurybox.store._engine",
+    "store_file": "jurybox.store._engine",
+    "StoredRecords": "jurybox.store._lazy",
+    "LessonRepository": "jurybox.store._lessons",
+    "lessons_for": "jurybox.store._lessons",
+    "MetricRepository": "jurybox.store._metrics",
+    "CaseOutcome": "jurybox.store._models",
+    "Lesson": "jurybox.store._models",
+    "Rate": "jurybox.store._models",
+    "RunInfo": "jurybox.store._models",
+    "PlanProgress": "jurybox.store._plans",
+    "judgment_from_dict": "jurybox.store._rebuild",
+    "score_from_dict": "jurybox.store._rebuild",
+    "ResultRepository": "jurybox.store._results",
+    "RunRepository": "jurybox.store._runs",
+    "Store": "jurybox.store._store",
+    "open_store": "jurybox.store._store",
+    "StoreAccessError": "jurybox.store._errors",
+    "StoreError": "jurybox.store._errors",
+    "StoreVersionError": "jurybox.store._errors",
     "ALL_ROLES": "jurybox.store._people",
     "AuditEntry": "jurybox.store._people",
     "AuthoringRepository": "jurybox.store._authoring",

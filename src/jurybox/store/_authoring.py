@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection
 
 from jurybox.store._cases import log_case_edit as _log
 from jurybox.store._cases import now, suite_id
-from jurybox.store._engine import StoreError
+from jurybox.store._errors import StoreError
 from jurybox.store._json import db_jsonable, hashed_definition
 from jurybox.store._models import as_utc
 from jurybox.store._repository import Repository

@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Row
 
 from jurybox.store._cases import now
-from jurybox.store._engine import StoreError
+from jurybox.store._errors import StoreError
 from jurybox.store._json import db_jsonable
 from jurybox.store._models import as_utc
 from jurybox.store._repository import Repository

@@ -15,7 +15,7 @@ from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-from jurybox.store._engine import StoreError
+from jurybox.store._errors import StoreError
 from jurybox.store._json import db_jsonable, hashed_definition
 from jurybox.store._repository import Repository
 from jurybox.store._schema import case_edits_table, cases_table, suites_table

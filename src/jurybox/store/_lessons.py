@@ -15,7 +15,7 @@ from sqlalchemy import func, or_, select, update
 
 from jurybox.core import LessonNote
 from jurybox.store._cases import now, suite_id
-from jurybox.store._engine import StoreError
+from jurybox.store._errors import StoreError
 from jurybox.store._json import db_jsonable
 from jurybox.store._models import Lesson, as_utc
 from jurybox.store._repository import Repository, dialect_insert

@@ -23,7 +23,7 @@ from sqlalchemy.engine import Connection, Dialect
 
 from jurybox.core import CaseRecord, Context, Judgment, RoundRecord
 from jurybox.store._cases import chunked, now
-from jurybox.store._engine import StoreError
+from jurybox.store._errors import StoreError
 from jurybox.store._json import RawJson, db_jsonable, json_text
 from jurybox.store._schema import judgments_table, results_table, round_results_table, run_cases_table, runs_table
 

@@ -21,7 +21,7 @@ from sqlalchemy import and_, case, exists, func, insert, literal, not_, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from jurybox.store._cases import now
-from jurybox.store._engine import StoreError
+from jurybox.store._errors import StoreError
 from jurybox.store._json import db_jsonable
 from jurybox.store._models import as_utc
 from jurybox.store._repository import Repository

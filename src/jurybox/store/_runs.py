@@ -12,7 +12,7 @@ from sqlalchemy.engine import Connection
 
 from jurybox.core import PlannedCases, RunDetails, Status
 from jurybox.store._cases import batches, lock_suite, now, suite_id
-from jurybox.store._engine import StoreError
+from jurybox.store._errors import StoreError
 from jurybox.store._json import db_jsonable
 from jurybox.store._models import RunInfo, as_utc
 from jurybox.store._plans import PlanProgress, link_results, plan_chunk, progress

@@ -13,13 +13,13 @@ from jurybox.store._baselines import RegressionPolicy, RunCheck, check_run
 from jurybox.store._calibrations import CalibrationRepository
 from jurybox.store._cases import SuiteRepository
 from jurybox.store._engine import (
-    StoreAccessError,
     access_error,
     create_store_engine,
     describe,
     migrate,
     resolve_url,
 )
+from jurybox.store._errors import StoreAccessError
 from jurybox.store._lessons import LessonRepository
 from jurybox.store._metrics import MetricRepository
 from jurybox.store._results import ResultRepository
