@@ -77,3 +77,48 @@ def test_a_finished_run_is_read_from_its_row_and_one_finished_before_0013_live(s
         connection.execute(update(runs_table).where(runs_table.c.id == run_id).values(cost_unknown=None))
     run = store.runs.get(run_id)
     assert (run.passed, run.failed, run.cost_unknown) == (1, 1, 0)
+
+
+def test_a_run_finishing_while_results_are_written_counts_every_one_of_them(store: Store) -> None:
+    # On PostgreSQL nothing else serialises the two (SQLite's write lock does): a write that saw the
+    # run running commits before the finish counts, and its result is in the totals on the row.
+    import threading
+    import time
+
+    from jurybox.store._record_rows import insert_records, prepare
+
+    run_id = store.runs.begin("suite", cases={"a": {"prompt": "p"}, "b": {"prompt": "p"}})
+    store.results.record(run_id, make_record("a"))
+    finished = threading.Event()
+
+    def finish() -> None:
+        store.finish_run(run_id)
+        finished.set()
+
+    with store.engine.begin() as connection:
+        insert_records(connection, run_id, [prepare(make_record("b", llm=False))], store.url)
+        finishing = threading.Thread(target=finish)
+        finishing.start()
+        time.sleep(0.5)
+        waited = not finished.is_set()  # SQLite: the finish waits for the write lock; PostgreSQL: the row lock
+    finishing.join(timeout=30)
+    assert waited and finished.is_set()
+    run = store.runs.get(run_id)
+    assert (run.recorded, run.passed, run.failed) == (2, 1, 1)
+    assert _figures(store, run_id) == _live(store, run_id)
+
+
+def test_the_stores_errors_cross_a_process_boundary() -> None:
+    import pickle
+
+    from jurybox.store import StoreAccessError, StoreError, StoreVersionError
+
+    locked = pickle.loads(pickle.dumps(StoreAccessError("sqlite:///x.db", "database is locked")))
+    assert (str(locked), locked.url, locked.reason, locked.locked) == (
+        "the store sqlite:///x.db cannot be used right now: database is locked",
+        "sqlite:///x.db",
+        "database is locked",
+        True,
+    )
+    assert str(pickle.loads(pickle.dumps(StoreError("no run 'x'")))) == "no run 'x'"
+    assert isinstance(pickle.loads(pickle.dumps(StoreVersionError("newer"))), StoreError)

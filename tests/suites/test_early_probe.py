@@ -132,7 +132,6 @@ async def test_answers_checked_early_are_taken_and_the_rest_asked() -> None:
         gone = ProbeTarget(url=down, check_url=f"{down}/models", label="judge model c")
         relabelled = ProbeTarget(url=up.base_url, check_url=f"{up.base_url}/models", label="another label")
         failed = await probe_with([relabelled, late, gone, gone], early, timeout=2.0)
-        early.wait()
         assert [len([r for r in s.requests if r.method == "GET"]) for s in (up, other)] == [1, 1]
     assert [(target.label, problem.split(":")[0]) for target, problem in failed] == [
         ("judge model c", "connection refused at http")

@@ -41,7 +41,14 @@ from jurybox.models._function import FunctionModel
 from jurybox.models._limiter import AdaptiveLimiter
 from jurybox.models._meter import MeteredModel, start_case_spend
 from jurybox.models._prices import DEFAULT_PRICES, Price, cost_of, get_price, load_prices, set_price
-from jurybox.models._probe import PROBE_TIMEOUT, ProbeTarget, openai_compatible_target, probe, probe_all
+from jurybox.models._probe import (
+    PROBE_TIMEOUT,
+    ProbeTarget,
+    openai_compatible_target,
+    probe,
+    probe_all,
+    ready_to_probe,
+)
 from jurybox.models._providers import (
     BUILT_IN,
     ProviderInfo,
@@ -180,6 +187,7 @@ __all__ = [
     "provider_info",
     "provider_names",
     "rate_key",
+    "ready_to_probe",
     "record_failure",
     "record_usage",
     "register_provider",

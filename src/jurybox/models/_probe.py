@@ -41,6 +41,21 @@ class ProbeTarget:
     label: str = ""
 
 
+def ready_to_probe(target: ProbeTarget) -> None:
+    """Import and set up now what ``probe`` needs (aiohttp, and the TLS context for an https server).
+
+    For a probe about to run in another thread while this one stays busy: an import made in that
+    thread would crawl at one GIL switch interval per step, and a thread holding an import lock
+    must not be running when this process forks.
+    """
+    import aiohttp  # noqa: F401
+
+    if target.check_url.lower().startswith("https://"):
+        from jurybox.models._openai_transport import ssl_context
+
+        ssl_context()
+
+
 async def probe(target: ProbeTarget, *, timeout: float = PROBE_TIMEOUT) -> str | None:
     """GET ``target.check_url`` once: None when the server answered and took the key, else why not in one line.
 

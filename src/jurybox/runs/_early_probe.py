@@ -14,7 +14,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from jurybox.models import PROBE_TIMEOUT, ProbeTarget, probe_all
+from jurybox.models import PROBE_TIMEOUT, ProbeTarget, probe_all, ready_to_probe
 
 ProbeKey = tuple[str, tuple[tuple[str, str], ...]]
 
@@ -71,10 +71,7 @@ class EarlyProbes:
             return
         key = probe_key(target)
         if key not in self._probes:
-            # Imported here, not in the thread: the loading suite holds the GIL, and an import made
-            # in the thread would crawl at one switch interval per step. The run needs it anyway.
-            import aiohttp  # noqa: F401
-
+            ready_to_probe(target)  # here, not in the thread: the loading suite holds the GIL
             self._probes[key] = _Probe(target, self.timeout)
 
     def answered(self, target: ProbeTarget) -> tuple[bool, str | None]:
@@ -83,11 +80,6 @@ class EarlyProbes:
         if probe is None:
             return False, None
         return True, probe.answer()
-
-    def wait(self) -> None:
-        """Wait for every check started (a run that will not start still lets them end)."""
-        for probe in self._probes.values():
-            probe.answer()
 
 
 async def probe_with(

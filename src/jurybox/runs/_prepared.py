@@ -213,7 +213,11 @@ class PreparedRun:
         if not self.request.no_store:
             # Loaded while the checks started with the suites wait for their answers, not after them.
             importlib.import_module("jurybox.store._store")
-        return preflight([planned.suite for planned in self.suites], timeout=timeout, early=self.early_probes)
+        # The early answers once, and only for the same patience: a second check asks the servers again.
+        early, self.early_probes = self.early_probes, None
+        if early is not None and early.timeout != timeout:
+            early = None
+        return preflight([planned.suite for planned in self.suites], timeout=timeout, early=early)
 
     def open(self, notify: Notify | None = None) -> None:
         """Open the store and find each suite's run to resume, before any suite runs (done once).

@@ -30,3 +30,7 @@ class StoreAccessError(RuntimeError):
         self.url = url
         self.reason = reason
         self.locked = "locked" in reason.lower() or "busy" in reason.lower()
+
+    def __reduce__(self) -> tuple[type[StoreAccessError], tuple[str, str]]:
+        # Rebuilt from what it was made of: one raised in a worker process or a Ray actor reaches the driver.
+        return type(self), (self.url, self.reason)

@@ -30,7 +30,9 @@ from jurybox.store._schema import judgments_table, results_table, round_results_
 PreparedRows = tuple[str, tuple[Any, ...], list[tuple[Any, ...]], list[tuple[Any, ...]]]
 """A record's case name, its result row, and its round and judgment rows, without what only the insert knows."""
 
-RUN_STATUS = select(runs_table.c.status).where(runs_table.c.id == bindparam("run_id"))
+# FOR SHARE (PostgreSQL; SQLite's write lock already serialises): a run that is finishing waits for
+# the writes that saw it running, so the totals ``finish`` writes on its row count every one of them.
+RUN_STATUS = select(runs_table.c.status).where(runs_table.c.id == bindparam("run_id")).with_for_update(read=True)
 CASE_VERSIONS = select(run_cases_table.c.case_name, run_cases_table.c.case_id).where(
     run_cases_table.c.run_id == bindparam("run_id"),
     run_cases_table.c.case_name.in_(bindparam("names", expanding=True)),

@@ -179,10 +179,10 @@ class RunRepository(Repository):
         if status not in FINAL_STATUSES:
             raise ValueError(f"a run finishes as one of {', '.join(FINAL_STATUSES)}, not {status!r}")
         with self._write() as connection:
-            if (
-                connection.execute(select(runs_table.c.id).where(runs_table.c.id == run_id)).scalar_one_or_none()
-                is None
-            ):
+            # FOR UPDATE: results being written to the run (they read its status FOR SHARE) commit
+            # first, and later ones see it finished: the totals on the row are every result's.
+            found = select(runs_table.c.id).where(runs_table.c.id == run_id).with_for_update()
+            if connection.execute(found).scalar_one_or_none() is None:
                 raise StoreError(f"unknown run {run_id!r} in store {self.url}")
             link_results(connection, run_id)  # results written before their plan rows (workers, actors)
             totals = {**NO_RESULTS, **run_totals(connection, [run_id]).get(run_id, {})}

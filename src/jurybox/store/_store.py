@@ -27,10 +27,12 @@ from jurybox.store._runs import RunRepository, RunStatus
 
 logger = logging.getLogger(__name__)
 
-KEEP_AT_FINISH = 20_000
-"""Cases from which ``finish_run`` computes and keeps the run's comparison with its baseline: the size
-from which the dashboard would otherwise compute it for seconds. A smaller one is computed when first
-shown (about 0.2 s at 10,000 cases) and kept then; the run that may never be compared does not wait for it."""
+KEEP_AT_FINISH = 40_000
+"""Cases (the run's and its baseline's together) from which ``finish_run`` computes and keeps the run's
+comparison with its baseline: the dashboard's default ``compare_inline_cases``, from which it would show
+the page first and compute the comparison after. A smaller pair is computed with its page when first
+shown (about 0.2 s for two 10,000-case runs) and kept then: a run that may never be compared does not
+wait for it at its end."""
 
 if TYPE_CHECKING:
     from jurybox.store._authoring import AuthoringRepository
@@ -133,9 +135,9 @@ class Store:
 
         A completed run is then checked against its suite's baselines with
         :attr:`policy`; each regression found is written as a lesson. A run of
-        ``KEEP_AT_FINISH`` cases or more has its comparison with its baseline (the
-        suite's latest completed run before it) computed and kept, so the dashboard's
-        "compare with baseline" opens at once.
+        ``KEEP_AT_FINISH`` cases or more with its baseline (the suite's latest completed
+        run before it) has that comparison computed and kept, so the dashboard's "compare
+        with baseline" opens at once; a smaller pair is computed when it is first shown.
 
         Raises:
             ValueError: ``status`` is not completed, interrupted or failed.
@@ -144,7 +146,10 @@ class Store:
         self.runs.finish(run_id, status)
         if status == "completed":
             self.check_regressions(run_id)
-            if self.runs.get(run_id).recorded >= KEEP_AT_FINISH:
+            run = self.runs.get(run_id)
+            # Read from the runs' rows: a small pair costs no comparison module imported.
+            baseline = self.runs.before(run, 1, statuses=("completed",))
+            if baseline and run.recorded + baseline[0].recorded >= KEEP_AT_FINISH:
                 keep_baseline_comparison(self._engine, run_id)
 
     def check_regressions(

@@ -128,7 +128,7 @@ def load_suite(
         raise  # the model came from the caller or the environment, not from this file
     # One metered wrapper per run: every LLM judge shares it, and it counts calls, tokens and cost.
     model = MeteredModel(resolved) if resolved is not None else None
-    if model is not None and on_model is not None:
+    if model is not None and on_model is not None and spec.cases_file is None:
         on_model(model)
     problems = _import_plugins(doc, spec.plugins, folder)
     builder = JudgeBuilder(doc, registry or JudgeRegistry.default(), model=model, base_dir=folder)
@@ -153,6 +153,9 @@ def load_suite(
         )
         problems.extend(file_problems)
         all_cases = streamed if streamed is not None else inline
+    if model is not None and on_model is not None and spec.cases_file is not None:
+        # After the file's check has forked (a child forked beside a running thread may deadlock).
+        on_model(model)
     seeds: list[Seed] = []
     schema_problems = seed_schema_problems(doc, spec.seed_schema)
     problems.extend(schema_problems)

@@ -53,7 +53,8 @@ class WebSettings:
             what requests made (it took 135 ms of a 1,000-run trend's first load after a comparison).
         compare_inline_cases: A comparison of at least this many cases (both runs together) not kept yet
             shows its page first and its counts and statistics when computed (joining two 100,000-case
-            runs takes seconds); smaller ones are computed with the page.
+            runs takes seconds); smaller ones are computed with the page. The same size from which
+            ``finish_run`` keeps a run's comparison with its baseline (``KEEP_AT_FINISH``).
     """
 
     store_url: str | None = None
@@ -67,7 +68,7 @@ class WebSettings:
     trace_url: str | None = None
     compile_templates: bool = False
     freeze_startup: bool = False
-    compare_inline_cases: int = 20_000
+    compare_inline_cases: int = 40_000
 
     def __post_init__(self) -> None:
         if self.trace_url is not None:
