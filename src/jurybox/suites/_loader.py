@@ -378,9 +378,11 @@ def _prompt_options(*parts: RoundModel | CaseModel | Defaults) -> dict[str, str]
     """The criteria judge's own instructions and scoring guide: the round's, else the case's, else the suite's."""
     options = {}
     for key, option in (("judge_instructions", "instructions"), ("scoring_guide", "scoring_guide")):
-        value = next((getattr(part, key) for part in parts if getattr(part, key) is not None), None)
-        if value is not None:
-            options[option] = value
+        for part in parts:
+            value = getattr(part, key)
+            if value is not None:
+                options[option] = value
+                break
     return options
 
 
@@ -399,6 +401,8 @@ def _import_plugins(doc: Located, plugins: Sequence[str], base_dir: Path) -> lis
 
 def _unique_keys(judges: list[BuiltJudge]) -> list[BuiltJudge]:
     """Give repeated keys a ``#2``, ``#3`` so every verdict keeps its own place in the tree."""
+    if len(judges) < 2:
+        return judges  # most cases have one judge: nothing can repeat
     from dataclasses import replace
 
     seen: dict[str, int] = {}
