@@ -6,6 +6,8 @@ compact index; neither may change what a case holds or where a problem is report
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,11 +16,18 @@ from jurybox.models import FakeModel
 from jurybox.suites import SuiteError, load_suite
 
 CASES = 10_000
+AGENT = "big_suite_agent"  # its own module name: another test's ``agent`` module must not be this one
+
+
+@pytest.fixture(autouse=True)
+def _forget_the_agent() -> Iterator[None]:
+    yield
+    sys.modules.pop(AGENT, None)
 
 
 def write_suite(folder: Path, bad: dict[int, str] | None = None) -> Path:
     """The benchmark's suite shape; ``bad`` replaces a case's judges line (by case index)."""
-    lines = ["name: big", 'agent: {python: "agent:respond"}', "defaults: {retries: 0}", "cases:"]
+    lines = ["name: big", f'agent: {{python: "{AGENT}:respond"}}', "defaults: {retries: 0}", "cases:"]
     for index in range(CASES):
         lines.append(f"  - name: case-{index:05d}")
         lines.append(f'    prompt: "question {index}"')
@@ -26,7 +35,7 @@ def write_suite(folder: Path, bad: dict[int, str] | None = None) -> Path:
         lines.append((bad or {}).get(index, judges))
     path = folder / "suite.yaml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (folder / "agent.py").write_text("def respond(message, session_id):\n    return 'answer'\n", encoding="utf-8")
+    (folder / f"{AGENT}.py").write_text("def respond(message, session_id):\n    return 'answer'\n", encoding="utf-8")
     return path
 
 

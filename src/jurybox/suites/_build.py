@@ -251,6 +251,10 @@ class JudgeBuilder:
         return found[1], found[2], found[3]
 
     def _split(self, entry: Any, path: PathKey) -> tuple[str, Any]:
+        if type(entry) is dict and len(entry) == 1:  # the commonest entry, without the ABC checks below
+            ((name, value),) = entry.items()
+            if type(name) is str:
+                return name, value
         if isinstance(entry, str) and entry:
             return entry, None
         if isinstance(entry, Mapping) and len(entry) == 1:
@@ -266,7 +270,7 @@ class JudgeBuilder:
     def _options(self, value: Any, path: PathKey) -> tuple[list[Any], dict[str, Any]]:
         if value is None:
             return [], {}
-        if isinstance(value, Mapping):
+        if type(value) is dict or isinstance(value, Mapping):
             bad = [k for k in value if not isinstance(k, str) or not k.isidentifier()]
             if bad:
                 raise self.problem(path, f"option names must be identifiers; got {bad!r}")
