@@ -92,3 +92,48 @@ def test_a_duplicate_key_in_case_9000_names_both_lines(tmp_path: Path) -> None:
     assert not others, caught.value
     assert problem.line == judges_line(9_000) + 1
     assert f"first at line {judges_line(9_000) - 1}" in problem.message
+
+
+VARIED = """\
+name: varied
+agent: {python: "%s:respond"}
+defaults: {retries: 0, threshold: 0.5}
+cases:
+  - name: plain
+    prompt: hi
+    judges: [{contains: hello}]
+  - name: written-defaults
+    prompt: hi
+    description: ""
+    skip: false
+    tags: [a, b]
+    metadata: {team: x, n: 3}
+    threshold: 0.5
+    judges: [{contains: {text: [hello], all: true}}]
+  - name: rounds
+    rounds:
+      - {prompt: one, judges: [{contains: a}]}
+      - {prompt: two, reference: ref, criteria: "says two"}
+  - name: tools
+    prompt: hi
+    expect_tools: [{name: search}]
+    timeout: 30
+    follow_ups: ["and then?"]
+    max_follow_ups: 1
+"""
+
+
+def test_each_case_spec_is_its_own_model_dump(tmp_path: Path) -> None:
+    """Every case's ``spec`` is dumped in one call now; it must be what dumping each case gives."""
+    import yaml
+
+    from jurybox.suites._spec import CaseModel
+
+    write_suite(tmp_path)  # for the agent module
+    path = tmp_path / "varied.yaml"
+    path.write_text(VARIED % AGENT, encoding="utf-8")
+    suite = load_suite(path, judge_model=FakeModel("{}"))
+    raw = yaml.safe_load(VARIED % AGENT)["cases"]
+    expected = [CaseModel.model_validate(case).model_dump(mode="json", exclude_defaults=True) for case in raw]
+    assert [dict(case.spec) for case in suite.cases] == expected
+    assert suite.cases[1].spec["tags"] == ["a", "b"] and "skip" not in suite.cases[1].spec

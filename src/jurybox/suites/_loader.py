@@ -127,7 +127,8 @@ def load_suite(
     model = MeteredModel(resolved) if resolved is not None else None
     problems = _import_plugins(doc, spec.plugins, folder)
     builder = JudgeBuilder(doc, registry or JudgeRegistry.default(), model=model, base_dir=folder)
-    cases = [_build_case(builder, spec, index, raw) for index, raw in enumerate(spec.cases)]
+    written = _written_cases(spec)
+    cases = [_build_case(builder, spec, index, raw, written=written[index]) for index, raw in enumerate(spec.cases)]
     follow_up_model = None
     if spec.follow_up_model is not None:
         with contextlib.suppress(BuildFailedError):  # the builder recorded the problem with its line
@@ -185,13 +186,28 @@ def load_suite(
     )
 
 
+def _written_cases(spec: SuiteModel) -> list[dict[str, Any]]:
+    """Each case as written (``Case.spec``), from one call of pydantic's serializer instead of one a case."""
+    dumped = spec.model_dump(mode="json", exclude_defaults=True, include={"cases"}).get("cases")
+    if isinstance(dumped, list) and len(dumped) == len(spec.cases):
+        return dumped
+    return [case.model_dump(mode="json", exclude_defaults=True) for case in spec.cases]  # no cases: nothing dumped
+
+
 def _build_case(
-    builder: JudgeBuilder, spec: SuiteModel, index: int, case: CaseModel, *, path: PathKey | None = None
+    builder: JudgeBuilder,
+    spec: SuiteModel,
+    index: int,
+    case: CaseModel,
+    *,
+    path: PathKey | None = None,
+    written: dict[str, Any] | None = None,
 ) -> Case | None:
     """One case, built; None when it cannot be (its problems are on ``builder``).
 
     ``path`` is where the case is in ``builder.doc``: ``cases[index]`` in the suite file, ``()`` for a
-    line of a cases file (whose own line is the case).
+    line of a cases file (whose own line is the case). ``written`` is the case's ``model_dump`` when the
+    caller made every case's at once (``_written_cases``).
     """
     path = ("cases", index) if path is None else path
     defaults = spec.defaults
@@ -286,7 +302,7 @@ def _build_case(
         metadata=case.metadata,
         skip=case.skip,
         line=builder.doc.line_of(path),
-        spec=case.model_dump(mode="json", exclude_defaults=True),
+        spec=written if written is not None else case.model_dump(mode="json", exclude_defaults=True),
         mcp_call=mcp_call,
     )
 
