@@ -10,6 +10,7 @@ multiple of the text.
 
 from __future__ import annotations
 
+import copy
 import random
 import tracemalloc
 from collections.abc import Iterator
@@ -299,3 +300,26 @@ def _flat_list(items: int) -> Iterator[str]:
 )
 def test_memory_is_a_small_multiple_of_the_text(text: str, most: int) -> None:
     assert _peak(text) < most * len(text)
+
+
+@PROPERTY
+@given(item=values, copies=st.integers(2, 6), style=styles)
+def test_items_that_repeat_read_back_as_safe_load_with_their_lines(
+    item: Any, copies: int, style: dict[str, Any]
+) -> None:
+    # The same plain scalars in every item: the second and later are read from the plain-scalar memo.
+    text = yaml.safe_dump([copy.deepcopy(item) for _ in range(copies)], **style)  # copies, not aliases
+    document = read_yaml(text, "v.yaml")
+    assert repr(document.data) == repr(yaml.load(text, Loader=_Loader))
+    for path, line in reference_lines(text).items():
+        assert document.lines.nearest(path) == line, (path, text)
+
+
+def test_repeated_items_are_built_apart_and_each_keeps_its_own_lines() -> None:
+    text = "".join(f"- {{name: case-{i}, on: yes, n: 7, <<: {{m: null}}, list: [1]}}\n" for i in range(5))
+    data = read_yaml(text, "r.yaml").data
+    assert data == yaml.load(text, Loader=_Loader)
+    data[0]["list"].append(2)  # one item's list is not another's
+    assert data[1]["list"] == [1]
+    lines = read_yaml("\n".join(f"- a: {i}\n  b: yes" for i in range(4)) + "\n", "r.yaml").lines
+    assert [lines.exact((i, "b")) for i in range(4)] == [2, 4, 6, 8]

@@ -71,9 +71,14 @@ class Lines:
 
     def nearest(self, path: Sequence[str | int]) -> int | None:
         """The line of the value at ``path``, or of its closest parent that has one."""
-        key = tuple(path)
-        while True:
-            line = self.exact(key)
-            if line is not None or not key:
-                return line
+        key = path if type(path) is tuple else tuple(path)
+        blocks = self._blocks
+        while key:
+            # exact(), inlined: a suite of 10,000 cases asks for two lines a case.
+            parent = blocks.get(key[:-1])
+            if parent is not None:
+                line = parent.child(key[-1])
+                if line is not None:
+                    return line
             key = key[:-1]
+        return self._root

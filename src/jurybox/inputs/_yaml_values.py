@@ -8,6 +8,7 @@ builder turns into an error at the value's line.
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Callable, Mapping
 from types import GeneratorType
@@ -25,6 +26,10 @@ _COLLECTION_TAGS = frozenset({SEQ, MAP, SET, *_PAIRS})
 # A plain decimal that int() reads as YAML does (no "_", no leading zero, well short of int()'s digit limit).
 _DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]{0,17})")
 _UNSET: Any = object()
+# The plain-scalar memo: at most this many entries, each at most this long (a key word, a flag, a number).
+_PLAIN_MEMO = 4096
+_PLAIN_CHARS = 64
+_IMMUTABLE = frozenset({str, int, float, bool, type(None), datetime.date, datetime.datetime})
 
 #: Extra tags a reader accepts, each with what turns the built value (text, list or mapping) into its own.
 TagConstructors = Mapping[str, Callable[[Any], Any]]
@@ -70,9 +75,21 @@ class Values:
         # Plain scalars starting with any other character are text, unless a resolver matches any start.
         self.resolved_starts: frozenset[str] | None = None if None in resolvers else frozenset(resolvers)
         self.constants = _plain_constants(loader)
+        #: Plain untagged scalars already built, by their text: the same key words come back in every item of
+        #: a long list, and the resolver's regexes cost more than the rest of a value. Immutable values only.
+        self.plain: dict[str, tuple[Any, bool]] = {}
 
     def scalar(self, event: Any) -> tuple[Any, bool]:
         """The scalar's value, and whether it is the merge key ``<<``."""
+        if event.tag is None and event.implicit[0]:
+            built = self._scalar(event)
+            plain = self.plain
+            if len(plain) < _PLAIN_MEMO and type(built[0]) in _IMMUTABLE and len(event.value) <= _PLAIN_CHARS:
+                plain[event.value] = built
+            return built
+        return self._scalar(event)
+
+    def _scalar(self, event: Any) -> tuple[Any, bool]:
         value: str = event.value
         tag = event.tag
         if tag is None:

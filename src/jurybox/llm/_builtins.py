@@ -10,12 +10,14 @@ a bad value raises ValueError naming the judge and the option.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, Unpack
 
 from jurybox.core import TIER_LLM, Check, Context, judge_factory
 from jurybox.llm import _prompts as prompts
+from jurybox.llm._classifiers import OnConflict
 from jurybox.llm._json_verdict import JsonVerdict
 from jurybox.llm._judge import LLMJudge
 from jurybox.llm._model import ModelRef
@@ -76,10 +78,9 @@ def correctness(
 
     return LLMJudge(
         prompts.CORRECTNESS,
-        JsonVerdict(ScoreVerdict, on_conflict=on_conflict, hundred_point=score_of_hundred),
+        _score_reader(on_conflict, _threshold("correctness", threshold)),
         name=name,
         model=model,
-        threshold=_threshold("correctness", threshold),
         options={"reference": reference_of},
         reads=("expected",),
         **rest,
@@ -167,10 +168,9 @@ def ranking(
     on_conflict, rest = split_settings(settings)
     return LLMJudge(
         prompts.RANKING,
-        JsonVerdict(ScoreVerdict, on_conflict=on_conflict, hundred_point=score_of_hundred),
+        _score_reader(on_conflict, _threshold("ranking", threshold)),
         name=name,
         model=model,
-        threshold=_threshold("ranking", threshold),
         options=options,
         reads=_results_reads(results),
         **{"conversation": False, **rest},  # retrieved results are judged against the query alone
@@ -403,6 +403,17 @@ def clarification(
         threshold=_threshold("clarification", threshold),
         **{"conversation": False, **rest},  # the detector asks about this reply, as the runner did before
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _score_reader(on_conflict: OnConflict, threshold: float) -> JsonVerdict[ScoreVerdict]:
+    """The 0..1 score reader passing at ``threshold``, one per (on_conflict, threshold): a suite's 10,000
+    correctness judges share it instead of each building and copying its own. A JsonVerdict keeps no state
+    between replies and nothing changes it after it is built (``with_threshold`` copies), so sharing is safe.
+
+    ``on_conflict`` is one of split_settings' two values and ``threshold`` is checked by ``_threshold`` first.
+    """
+    return JsonVerdict(ScoreVerdict, on_conflict=on_conflict, hundred_point=score_of_hundred, threshold=threshold)
 
 
 def _threshold(judge: str, threshold: float) -> float:

@@ -92,7 +92,13 @@ def judge_prompt(
 
 def what_it_sees(template: Template, reads: Sequence[str], *, conversation: bool, use_lessons: bool) -> tuple[str, ...]:
     """The parts of a Context a judge's prompt holds, in a fixed order (``LLMJudge.sees``)."""
-    found = {name.split(".", 1)[0] for name in template.variables} | set(reads)
+    return _seen(template.variables, tuple(reads), conversation, use_lessons)
+
+
+@functools.lru_cache(maxsize=256)
+def _seen(variables: tuple[str, ...], reads: tuple[str, ...], conversation: bool, use_lessons: bool) -> tuple[str, ...]:
+    # Once per template and options, not once per judge: a suite's 10,000 correctness judges ask the same.
+    found = {name.split(".", 1)[0] for name in variables} | set(reads)
     if conversation or "messages" in found:
         found.add("conversation")
     if use_lessons:

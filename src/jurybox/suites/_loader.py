@@ -132,7 +132,8 @@ def load_suite(
         on_model(model)
     problems = _import_plugins(doc, spec.plugins, folder)
     builder = JudgeBuilder(doc, registry or JudgeRegistry.default(), model=model, base_dir=folder)
-    cases = [_build_case(builder, spec, index, raw) for index, raw in enumerate(spec.cases)]
+    written = _written_cases(spec)
+    cases = [_build_case(builder, spec, index, raw, written=written[index]) for index, raw in enumerate(spec.cases)]
     follow_up_model = None
     if spec.follow_up_model is not None:
         with contextlib.suppress(BuildFailedError):  # the builder recorded the problem with its line
@@ -193,13 +194,28 @@ def load_suite(
     )
 
 
+def _written_cases(spec: SuiteModel) -> list[dict[str, Any]]:
+    """Each case as written (``Case.spec``), from one call of pydantic's serializer instead of one a case."""
+    dumped = spec.model_dump(mode="json", exclude_defaults=True, include={"cases"}).get("cases")
+    if isinstance(dumped, list) and len(dumped) == len(spec.cases):
+        return dumped
+    return [case.model_dump(mode="json", exclude_defaults=True) for case in spec.cases]  # no cases: nothing dumped
+
+
 def _build_case(
-    builder: JudgeBuilder, spec: SuiteModel, index: int, case: CaseModel, *, path: PathKey | None = None
+    builder: JudgeBuilder,
+    spec: SuiteModel,
+    index: int,
+    case: CaseModel,
+    *,
+    path: PathKey | None = None,
+    written: dict[str, Any] | None = None,
 ) -> Case | None:
     """One case, built; None when it cannot be (its problems are on ``builder``).
 
     ``path`` is where the case is in ``builder.doc``: ``cases[index]`` in the suite file, ``()`` for a
-    line of a cases file (whose own line is the case).
+    line of a cases file (whose own line is the case). ``written`` is the case's ``model_dump`` when the
+    caller made every case's at once (``_written_cases``).
     """
     path = ("cases", index) if path is None else path
     defaults = spec.defaults
@@ -294,7 +310,7 @@ def _build_case(
         metadata=case.metadata,
         skip=case.skip,
         line=builder.doc.line_of(path),
-        spec=case.model_dump(mode="json", exclude_defaults=True),
+        spec=written if written is not None else case.model_dump(mode="json", exclude_defaults=True),
         mcp_call=mcp_call,
     )
 
@@ -386,9 +402,11 @@ def _prompt_options(*parts: RoundModel | CaseModel | Defaults) -> dict[str, str]
     """The criteria judge's own instructions and scoring guide: the round's, else the case's, else the suite's."""
     options = {}
     for key, option in (("judge_instructions", "instructions"), ("scoring_guide", "scoring_guide")):
-        value = next((getattr(part, key) for part in parts if getattr(part, key) is not None), None)
-        if value is not None:
-            options[option] = value
+        for part in parts:
+            value = getattr(part, key)
+            if value is not None:
+                options[option] = value
+                break
     return options
 
 
@@ -407,6 +425,8 @@ def _import_plugins(doc: Located, plugins: Sequence[str], base_dir: Path) -> lis
 
 def _unique_keys(judges: list[BuiltJudge]) -> list[BuiltJudge]:
     """Give repeated keys a ``#2``, ``#3`` so every verdict keeps its own place in the tree."""
+    if len(judges) < 2:
+        return judges  # most cases have one judge: nothing can repeat
     from dataclasses import replace
 
     seen: dict[str, int] = {}

@@ -30,7 +30,7 @@ class Located:
 
     def line_of(self, path: Sequence[str | int]) -> int | None:
         """The line of the value at ``path``, or of its closest parent that has one."""
-        key = (*self.prefix, *path)
+        key = (*self.prefix, *path) if self.prefix else tuple(path)
         if isinstance(self.lines, Lines):
             line = self.lines.nearest(key)
             return None if line is None else line + self.line_offset
