@@ -150,9 +150,10 @@ def test_mutated_documents_agree_with_safe_load(seed: int) -> None:
         got = read_yaml(text, "m.yaml").data
     except InputError as exc:
         assert exc.source == "m.yaml"
-        # Where PyYAML builds it, read_yaml refuses only on purpose: a limit, an anchor defined twice, or a
-        # collection whose tag does not fit it (PyYAML's !!pairs reads its items' nodes, tags unseen).
-        deliberate = ("refused", "anchor", "cannot take the tag")
+        # Where PyYAML builds it, read_yaml refuses only on purpose: a limit, an anchor defined twice, a
+        # collection whose tag does not fit it (PyYAML's !!pairs reads its items' nodes, tags unseen), or a
+        # list or mapping as a key (PyYAML's !!pairs keeps `[{a: 1}: x]` as a pair; keys here are scalars).
+        deliberate = ("refused", "anchor", "cannot take the tag", "keys are text, numbers or booleans")
         assert not ok or any(word in exc.problem for word in deliberate), (text, exc)
         return
     assert ok, text
