@@ -25,11 +25,14 @@ import random
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybox.core import CaseRecord, Judgment
 from jurybox.traces._endpoint import traces_endpoint
 from jurybox.traces._otlp_encode import STATUS_ERROR, SpanRecord, attribute_bodies, export_request, span_bytes
+
+if TYPE_CHECKING:
+    from jurybox.traces._live import LiveRun
 
 logger = logging.getLogger("jurybox.traces.exporter")
 SCOPE = "jurybox.exporter"
@@ -148,6 +151,16 @@ class OtlpExporter:
         """Open a run's span (at ``start_ns``, default now); hand it to ``export_record`` and ``finish_run``."""
         values = {"jurybox.run.name": name, "jurybox.run.id": run_id, **SPAN_KINDS["run"], **(attributes or {})}
         return RunSpan(f"jurybox run {name}", _clean(values), start_ns if start_ns is not None else time.time_ns())
+
+    def live_run(self, name: str, *, start_ns: int | None = None) -> LiveRun:
+        """A run whose cases are sent as they finish: tell it each record (``add``), then ``finish`` it.
+
+        What ``jurybox run`` hands the runner, so no record is read back from the store to be
+        exported; ``finish`` sends from the stored records only the cases it was not told of.
+        """
+        from jurybox.traces._live import LiveRun  # it imports this module
+
+        return LiveRun(self, self.start_run(name, start_ns=start_ns))
 
     def finish_run(self, run: RunSpan, *, passed: int | None = None, total: int | None = None) -> None:
         run.set_attribute("jurybox.run.passed", passed)
