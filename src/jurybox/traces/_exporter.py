@@ -70,6 +70,7 @@ SPAN_KINDS: dict[str, dict[str, str]] = {
     "model": {"openinference.span.kind": "LLM"},
 }
 """OpenInference span kinds, so Phoenix and the like show each span for what it is."""
+_CASE_KIND = SPAN_KINDS["case"]
 
 
 def case_times(record: CaseRecord, moment: float) -> tuple[int, int]:
@@ -199,15 +200,16 @@ class OtlpExporter:
                 pass
         verdict = _evaluation(record.judgment.judge or record.case, record.judgment)
         attributes: dict[str, Any] = {"jurybox.case.name": record.case, "jurybox.case.status": record.status.value}
-        for key, value in (
-            ("jurybox.case.score", record.score),
-            ("jurybox.case.tokens", record.tokens),
-            ("jurybox.trace_id", trace_id),
-            ("jurybox.case.started_at", record.started_at.isoformat() if record.started_at else None),
-        ):
-            if value is not None:
-                attributes[key] = value
-        attributes.update(SPAN_KINDS["case"])
+        score, tokens, started = record.score, record.tokens, record.started_at
+        if score is not None:
+            attributes["jurybox.case.score"] = score
+        if tokens is not None:
+            attributes["jurybox.case.tokens"] = tokens
+        if trace_id is not None:
+            attributes["jurybox.trace_id"] = trace_id
+        if started is not None:
+            attributes["jurybox.case.started_at"] = started.isoformat()
+        attributes.update(_CASE_KIND)
         # The verdict's bodies serve the span and its event: encoded once.
         verdict_bodies = attribute_bodies(verdict)
         bodies = attribute_bodies(attributes) + verdict_bodies
@@ -473,7 +475,17 @@ def _model_call(model: str, metadata: Mapping[str, Any]) -> Made:
     counts = (tokens.get("input"), tokens.get("output")) if isinstance(tokens, Mapping) else (None, None)
     attempts, cached = metadata.get("attempts"), metadata.get("cached")
     # By value and type: True == 1, but an attempt count of True is another attribute.
-    key: tuple[Any, ...] | None = (model, *counts, attempts, cached, *map(type, (*counts, attempts, cached)))
+    key: tuple[Any, ...] | None = (
+        model,
+        counts[0],
+        counts[1],
+        attempts,
+        cached,
+        counts[0].__class__,
+        counts[1].__class__,
+        attempts.__class__,
+        cached.__class__,
+    )
     try:
         found = _model_calls.get(key)  # type: ignore[arg-type]
     except TypeError:  # an unhashable count: built, not remembered

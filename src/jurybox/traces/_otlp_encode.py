@@ -308,8 +308,20 @@ class SpanTemplate:
 
 
 def export_request(resource: Mapping[str, Any], scope: str, spans: Sequence[SpanRecord | bytes]) -> bytes:
-    """An ``ExportTraceServiceRequest`` of ``spans`` (records, or their ``span_bytes``) under one resource and scope."""
-    scope_spans = _field(b"\x0a", _field(b"\x0a", scope.encode("utf-8")))  # ScopeSpans.scope{name}
-    scope_spans += b"".join(_field(b"\x12", span if isinstance(span, bytes) else span_bytes(span)) for span in spans)
-    resource_spans = _field(b"\x0a", attributes(resource, b"\x0a")) + _field(b"\x12", scope_spans)
-    return _field(b"\x0a", resource_spans)
+    """An ``ExportTraceServiceRequest`` of ``spans`` (records, or their ``span_bytes``) under one resource and scope.
+
+    Written as parts joined once: a request of 2 MB is copied once, not once per enclosing message.
+    """
+    parts = [b"", b"", b"", _field(b"\x0a", _field(b"\x0a", scope.encode("utf-8")))]  # ScopeSpans.scope{name}
+    size = len(parts[3])
+    for span in spans:
+        data = span if isinstance(span, bytes) else span_bytes(span)
+        length = len(data)
+        head = b"\x12" + _SMALL[length] if length < 0x80 else b"\x12" + _varint(length)
+        parts += (head, data)
+        size += len(head) + length
+    resource_field = _field(b"\x0a", attributes(resource, b"\x0a"))
+    scope_head = b"\x12" + _varint(size)
+    parts[1], parts[2] = resource_field, scope_head
+    parts[0] = b"\x0a" + _varint(len(resource_field) + len(scope_head) + size)  # ResourceSpans
+    return b"".join(parts)
