@@ -35,6 +35,7 @@ from jurybox.traces._otlp_encode import (
     SpanTemplate,
     attribute_bodies,
     export_request,
+    fresh_bodies,
     span_bytes,
 )
 
@@ -198,22 +199,29 @@ class OtlpExporter:
                     links.append((*judged, _JUDGED_LINK))
             except ValueError:
                 pass
-        verdict = _evaluation(record.judgment.judge or record.case, record.judgment)
-        attributes: dict[str, Any] = {"jurybox.case.name": record.case, "jurybox.case.status": record.status.value}
-        score, tokens, started = record.score, record.tokens, record.started_at
-        if score is not None:
-            attributes["jurybox.case.score"] = score
+        judgment = record.judgment
+        # What is the case's own (its name, start, tokens; its verdict's name) is written, not remembered:
+        # a cache entry per case would only push out the attributes that do repeat.
+        once: dict[str, Any] = {"jurybox.case.name": record.case}
+        tokens, started = record.tokens, record.started_at
         if tokens is not None:
-            attributes["jurybox.case.tokens"] = tokens
+            once["jurybox.case.tokens"] = tokens
         if trace_id is not None:
-            attributes["jurybox.trace_id"] = trace_id
+            once["jurybox.trace_id"] = trace_id
         if started is not None:
-            attributes["jurybox.case.started_at"] = started.isoformat()
-        attributes.update(_CASE_KIND)
+            once["jurybox.case.started_at"] = started.isoformat()
+        repeated: dict[str, Any] = {"jurybox.case.status": record.status.value}
+        score = record.score
+        if score is not None:
+            repeated["jurybox.case.score"] = score
+        repeated.update(_CASE_KIND)
+        verdict_name = {"gen_ai.evaluation.name": judgment.judge or record.case}
+        verdict_rest = _verdict(judgment)
         # The verdict's bodies serve the span and its event: encoded once.
-        verdict_bodies = attribute_bodies(verdict)
-        bodies = attribute_bodies(attributes) + verdict_bodies
-        attributes.update(verdict)  # the case's verdict
+        verdict_bodies = fresh_bodies(verdict_name) + attribute_bodies(verdict_rest)
+        bodies = fresh_bodies(once) + attribute_bodies(repeated) + verdict_bodies
+        verdict = verdict_name | verdict_rest
+        attributes = once | repeated | verdict
         status = None
         if record.status.value == "error":
             status = (STATUS_ERROR, (record.error or record.judgment.reasoning)[:500])
@@ -231,15 +239,16 @@ class OtlpExporter:
             status,
             bodies=bodies,
             event_bodies=(verdict_bodies,),
+            remember_name=False,
         )
         sent = 1
-        for path, judgment in record.judgment.walk():
+        for path, child in judgment.walk():
             if not path:
                 continue  # the verdict itself is on the case's span
             if sent > MAX_JUDGMENT_SPANS:
                 self.cut_judgments += 1
                 continue
-            sent += self._judgment(path, judgment, run.trace_id, case_id, start_ns, end_ns)
+            sent += self._judgment(path, child, run.trace_id, case_id, start_ns, end_ns)
         self._add(case)  # after its children, as the SDK ends them
         if self._batch and time.monotonic() >= self._batch_due:  # once a case: a slow live run's spans go out
             self._hand_over()
@@ -418,7 +427,12 @@ def _new_id(bits: int) -> int:
 
 def _evaluation(name: str, judgment: Judgment) -> dict[str, Any]:
     """The GenAI evaluation attributes of a judgment (and jurybox's own beside them), the unknown ones left out."""
-    out: dict[str, Any] = {"gen_ai.evaluation.name": name}
+    return {"gen_ai.evaluation.name": name, **_verdict(judgment)}
+
+
+def _verdict(judgment: Judgment) -> dict[str, Any]:
+    """``_evaluation`` but the name."""
+    out: dict[str, Any] = {}
     value = judgment.value
     if value is not None:
         out["gen_ai.evaluation.score.value"] = value

@@ -38,6 +38,7 @@ class SpanRecord:
         "links",
         "name",
         "parent_id",
+        "remember_name",
         "span_id",
         "start_ns",
         "status",
@@ -59,6 +60,7 @@ class SpanRecord:
         *,
         bodies: list[bytes] | None = None,
         event_bodies: Sequence[list[bytes]] | None = None,
+        remember_name: bool = True,
     ) -> None:
         self.trace_id = trace_id
         self.span_id = span_id
@@ -72,6 +74,7 @@ class SpanRecord:
         self.status = status  # (code, message), None: unset
         self.bodies = bodies  # ``attribute_bodies(attributes)`` when the caller has them already
         self.event_bodies = event_bodies  # each event's ``attribute_bodies``, likewise
+        self.remember_name = remember_name  # False: a name said once (a case's), not worth a cache entry
 
 
 def _varint(number: int) -> bytes:
@@ -198,6 +201,16 @@ def attribute_bodies(values: Mapping[str, Any]) -> list[bytes]:
     return out
 
 
+def fresh_bodies(values: Mapping[str, Any]) -> list[bytes]:
+    """``attribute_bodies`` of values said once (a case's name, its start): written, not remembered."""
+    out = []
+    for key, value in values.items():
+        body = _body(key, value)
+        if body:
+            out.append(body)
+    return out
+
+
 def repeated(tag: bytes, bodies: list[bytes]) -> bytes:
     return tag + tag.join(bodies) if bodies else b""
 
@@ -240,7 +253,9 @@ def span_bytes(span: SpanRecord) -> bytes:
     if span.parent_id is not None:
         parts.append(_PARENT.pack(0x2208, span.parent_id))
     parts += [
-        _text(b"\x2a", span.name),  # field 5
+        _text(b"\x2a", span.name)
+        if span.remember_name
+        else _field(b"\x2a", span.name.encode("utf-8", "surrogatepass")),
         _KIND,
         _TIMES.pack(0x39, span.start_ns, 0x41, span.end_ns),
     ]
