@@ -55,8 +55,10 @@ BATCH_BYTES = 2_000_000
 """Bytes of spans one OTLP/HTTP request carries at most (about 800 spans of the usual size; collectors take 4 MB+)."""
 BATCH_SECONDS = 5.0
 """A run's spans wait at most this long for their batch to fill (a slow run still shows its cases as they end)."""
-QUEUED_BATCHES = 8
-"""Batches waiting for the sender thread; past this the run waits for it (a span is never dropped)."""
+QUEUED_BATCHES = 32
+"""Batches waiting for the sender thread (64 MB at most, some 25,000 cases' spans); past this the run
+waits for it (a span is never dropped). Spans are sent while the run goes on: a collector that
+is slow for a while must not hold the run's event loop up."""
 
 MAX_EXPLANATION_CHARS = 4_000
 """Explanation text a judgment span carries (the full reasoning stays in the store)."""
