@@ -258,6 +258,7 @@ def main() -> None:
     stub, base_url = start_stub(args.latency)
     sink = OtlpSink() if args.otel else None
     rows = []
+    exporting_rows: list[tuple[int, int, list[tuple[Measured, int, int]], list[tuple[Measured, int, int]]]] = []
     try:
         with tempfile.TemporaryDirectory(prefix="jurybox-whole-") as work:
             folder = Path(work)
@@ -286,6 +287,7 @@ def main() -> None:
                     if other_exporting is not None and other_env is not None and sink is not None:
                         other_exported.append(sink.measure(other_exporting, folder, other_env))
                 rows.append((cases, concurrency, pairs))
+                exporting_rows.append((cases, concurrency, exported, other_exported))
                 print(f"{cases} @ {concurrency}: {size_line(pairs, cases, concurrency, args.latency)}", flush=True)
                 if other_pairs:
                     print(f"  --against: {size_line(other_pairs, cases, concurrency, args.latency)}", flush=True)
@@ -310,6 +312,12 @@ def main() -> None:
     for cases, concurrency, pairs in rows:
         shown = "; ".join(f"{o.wall:.2f}/{o.cpu:.2f} vs {t.wall:.2f}/{t.cpu:.2f}" for o, t in pairs)
         print(f"  {cases} @ {concurrency}: {shown}")
+    for cases, concurrency, exported, other_exported in exporting_rows:
+        if exported:
+            shown = ", ".join(f"{m.cpu:.2f}" for m, _, _ in exported)
+            against = ", ".join(f"{m.cpu:.2f}" for m, _, _ in other_exported)
+            line = f"  {cases} @ {concurrency} --otel-endpoint cpu s: {shown}"
+            print(line + (f"; --against: {against}" if against else ""))
 
 
 if __name__ == "__main__":

@@ -236,3 +236,24 @@ def test_an_exporter_plugin_without_live_runs_exports_each_run_when_it_ends(
     code, status = run(RunRequest(suites=(write_suite(tmp_path, 3),), judge_model=judge, no_store=True))
     assert code == EXIT_NOT_PASSED, status
     assert plugin.runs == [("live", 3)]
+
+
+def test_a_run_that_stopped_without_a_result_still_gets_its_run_span() -> None:
+    from types import SimpleNamespace
+
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from jurybox._cli.run_otel import RunExport
+    from jurybox.core import Judgment
+    from jurybox.report import LiveTally
+
+    memory = InMemorySpanExporter()
+    export = RunExport(OtlpExporter(span_exporter=memory))
+    planned: Any = SimpleNamespace(suite=SimpleNamespace(name="stopped"))
+    tally = export.tally(planned, LiveTally())
+    tally.add(CaseRecord("a", Judgment.passed(1.0, "ok", judge="j")))
+    export.close()  # the run raised before its result: no finished() call
+    [run_span] = [s for s in memory.get_finished_spans() if s.name == "jurybox run stopped"]
+    assert run_span.attributes is not None and run_span.attributes["jurybox.run.cases"] == 1
+    [case] = [s for s in memory.get_finished_spans() if s.name == "jurybox case a"]
+    assert case.parent is not None and case.parent.span_id == run_span.context.span_id
