@@ -30,7 +30,8 @@ Usage::
 
 ``--against SRC`` runs a second jurybox (another checkout's ``src`` folder, put first on
 PYTHONPATH) in the same loop, each of its runs next to this tree's and the bare client's,
-and prints its line too: on a shared machine only figures measured side by side compare.
+and prints its line too (with ``--otel``, its exporting runs' too): on a shared machine only
+figures measured side by side compare.
 """
 
 from __future__ import annotations
@@ -146,9 +147,27 @@ class OtlpSink:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
+    def measure(self, command: list[str], cwd: Path, env: dict[str, str]) -> tuple[Measured, int, int]:
+        """``measure(command)``, and the requests and bytes the sink took while it ran."""
+        requests, sent = self.requests, self.bytes
+        measured = measure(command, cwd, env)
+        return measured, self.requests - requests, self.bytes - sent
+
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def otel_line(pairs: list[tuple[Measured, Measured]], exported: list[tuple[Measured, int, int]], cases: int) -> str:
+    """What exporting spans added to a jurybox run's CPU (medians), and what one exporting run sent the sink."""
+    plain = statistics.median(o.cpu for o, _ in pairs)
+    with_otel = statistics.median(m.cpu for m, _, _ in exported)
+    added = (with_otel - plain) * 1e6 / cases
+    _, requests, sent = exported[-1]
+    return (
+        f"CPU {with_otel * 1000 / cases:.2f} ms/case, {added:+.0f} us/case ({(with_otel / plain - 1) * 100:+.1f}% "
+        f"of the run); the sink took {requests} requests, {sent / 1e6:.1f} MB ({sent / cases / 1000:.2f} KB a case)"
+    )
 
 
 def write_suite(folder: Path, cases: int, base_url: str) -> Path:
@@ -239,6 +258,7 @@ def main() -> None:
     stub, base_url = start_stub(args.latency)
     sink = OtlpSink() if args.otel else None
     rows = []
+    exporting_rows: list[tuple[int, int, list[tuple[Measured, int, int]], list[tuple[Measured, int, int]]]] = []
     try:
         with tempfile.TemporaryDirectory(prefix="jurybox-whole-") as work:
             folder = Path(work)
@@ -254,27 +274,27 @@ def main() -> None:
                 if other_env is not None:
                     measure(other, folder, other_env)
                 exporting = [*jurybox, "--otel-endpoint", sink.url] if sink is not None else None
-                pairs, other_pairs, exported = [], [], []
+                other_exporting = [*other, "--otel-endpoint", sink.url] if sink is not None else None
+                pairs, other_pairs = [], []
+                exported: list[tuple[Measured, int, int]] = []
+                other_exported: list[tuple[Measured, int, int]] = []
                 for _ in range(args.pairs):
                     pairs.append((measure(jurybox, folder, env), measure(bare, folder, env)))
                     if other_env is not None:
                         other_pairs.append((measure(other, folder, other_env), pairs[-1][1]))
-                    if exporting is not None:
-                        exported.append(measure(exporting, folder, env))
+                    if exporting is not None and sink is not None:
+                        exported.append(sink.measure(exporting, folder, env))
+                    if other_exporting is not None and other_env is not None and sink is not None:
+                        other_exported.append(sink.measure(other_exporting, folder, other_env))
                 rows.append((cases, concurrency, pairs))
+                exporting_rows.append((cases, concurrency, exported, other_exported))
                 print(f"{cases} @ {concurrency}: {size_line(pairs, cases, concurrency, args.latency)}", flush=True)
                 if other_pairs:
                     print(f"  --against: {size_line(other_pairs, cases, concurrency, args.latency)}", flush=True)
-                if exported and sink is not None:
-                    plain = statistics.median(o.cpu for o, _ in pairs)
-                    with_otel = statistics.median(m.cpu for m in exported)
-                    added = (with_otel - plain) * 1e6 / cases
-                    print(
-                        f"  --otel-endpoint: CPU {with_otel * 1000 / cases:.2f} ms/case, "
-                        f"{added:+.0f} us/case ({(with_otel / plain - 1) * 100:+.1f}% of the run); "
-                        f"the sink took {sink.requests} requests, {sink.bytes / 1e6:.1f} MB",
-                        flush=True,
-                    )
+                if exported:
+                    print(f"  --otel-endpoint: {otel_line(pairs, exported, cases)}", flush=True)
+                if other_exported:
+                    print(f"  --against --otel-endpoint: {otel_line(other_pairs, other_exported, cases)}", flush=True)
             smallest = write_suite(folder, sizes[0][0], base_url)
             command = [sys.executable, "-m", "jurybox", "run", smallest.name, "--concurrency", str(sizes[0][1])]
             command += ["--no-progress", "--store", store]
@@ -292,6 +312,12 @@ def main() -> None:
     for cases, concurrency, pairs in rows:
         shown = "; ".join(f"{o.wall:.2f}/{o.cpu:.2f} vs {t.wall:.2f}/{t.cpu:.2f}" for o, t in pairs)
         print(f"  {cases} @ {concurrency}: {shown}")
+    for cases, concurrency, exported, other_exported in exporting_rows:
+        if exported:
+            shown = ", ".join(f"{m.cpu:.2f}" for m, _, _ in exported)
+            against = ", ".join(f"{m.cpu:.2f}" for m, _, _ in other_exported)
+            line = f"  {cases} @ {concurrency} --otel-endpoint cpu s: {shown}"
+            print(line + (f"; --against: {against}" if against else ""))
 
 
 if __name__ == "__main__":

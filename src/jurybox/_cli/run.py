@@ -38,10 +38,11 @@ from jurybox._cli.run_messages import (
     print_plan,
     servers_answer,
 )
+from jurybox._cli.run_otel import RunExport
 from jurybox._cli.run_regression import print_regression_verdict
 from jurybox._cli.run_views import build_report
 from jurybox.agents import TargetConfigError
-from jurybox.engine import RunResult
+from jurybox.engine import RecordTally, RunResult
 from jurybox.executors import ExecutorError
 from jurybox.report import FORMATS, CalibratedJudge, LiveTally, check_report_output, write_reports
 from jurybox.store import StoreError
@@ -334,7 +335,8 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE
     codes: list[int] = []
-    exporter = otel_exporter(request.otel_endpoint, errors=status)
+    otel = otel_exporter(request.otel_endpoint, errors=status)
+    export = RunExport(otel) if otel is not None else None
     if request.verbose:  # how long the command took to reach its first case (benchmarks/whole_process.py)
         status.print(startup.summary(), highlight=False)
 
@@ -349,10 +351,11 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
 
     tallies: dict[int, LiveTally] = {}
 
-    def tallying(planned: runs.PlannedSuite) -> LiveTally:
-        # The report's totals, added up as the cases finish: no pass over the store to count them after.
+    def tallying(planned: runs.PlannedSuite) -> RecordTally:
+        # The report's totals, added up as the cases finish: no pass over the store to count them after;
+        # and the cases' spans, sent as they finish.
         tally = tallies[id(planned)] = LiveTally()
-        return tally
+        return export.tally(planned, tally) if export is not None else tally
 
     def finished(planned: runs.PlannedSuite, result: RunResult) -> None:
         # An experiment's variants are read side by side at the end, not as one long table each.
@@ -365,10 +368,8 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
         )
         if checked is not None:
             print_cache_only(checked, result, status)
-        if exporter is not None:
-            # A resumed run's earlier cases started before this session: their records say when.
-            start = None if result.resumed else int(result.started_at.timestamp() * 1e9)
-            exporter.export_records(result.records, run_name=result.suite, run_id=result.run_id, start_ns=start)
+        if export is not None:
+            export.finished(planned, result)
 
     try:
         prepared.run(starting=starting, finished=finished, tallying=tallying)
@@ -381,8 +382,8 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
         status.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_USAGE
     finally:
-        if exporter is not None:
-            exporter.close()
+        if export is not None:
+            export.close()
     print_experiments(prepared, request.formats, request.output, console, status)
     if prepared.store is not None:  # the last line: where to read every case and judgment of these runs
         status.print(

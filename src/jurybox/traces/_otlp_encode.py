@@ -33,10 +33,12 @@ class SpanRecord:
         "attributes",
         "bodies",
         "end_ns",
+        "event_bodies",
         "events",
         "links",
         "name",
         "parent_id",
+        "remember_name",
         "span_id",
         "start_ns",
         "status",
@@ -57,6 +59,8 @@ class SpanRecord:
         status: tuple[int, str] | None = None,
         *,
         bodies: list[bytes] | None = None,
+        event_bodies: Sequence[list[bytes]] | None = None,
+        remember_name: bool = True,
     ) -> None:
         self.trace_id = trace_id
         self.span_id = span_id
@@ -69,6 +73,8 @@ class SpanRecord:
         self.links = links  # (trace id, span id, attributes) of a remote span
         self.status = status  # (code, message), None: unset
         self.bodies = bodies  # ``attribute_bodies(attributes)`` when the caller has them already
+        self.event_bodies = event_bodies  # each event's ``attribute_bodies``, likewise
+        self.remember_name = remember_name  # False: a name said once (a case's), not worth a cache entry
 
 
 def _varint(number: int) -> bytes:
@@ -195,6 +201,16 @@ def attribute_bodies(values: Mapping[str, Any]) -> list[bytes]:
     return out
 
 
+def fresh_bodies(values: Mapping[str, Any]) -> list[bytes]:
+    """``attribute_bodies`` of values said once (a case's name, its start): written, not remembered."""
+    out = []
+    for key, value in values.items():
+        body = _body(key, value)
+        if body:
+            out.append(body)
+    return out
+
+
 def repeated(tag: bytes, bodies: list[bytes]) -> bytes:
     return tag + tag.join(bodies) if bodies else b""
 
@@ -237,15 +253,21 @@ def span_bytes(span: SpanRecord) -> bytes:
     if span.parent_id is not None:
         parts.append(_PARENT.pack(0x2208, span.parent_id))
     parts += [
-        _text(b"\x2a", span.name),  # field 5
+        _text(b"\x2a", span.name)
+        if span.remember_name
+        else _field(b"\x2a", span.name.encode("utf-8", "surrogatepass")),
         _KIND,
         _TIMES.pack(0x39, span.start_ns, 0x41, span.end_ns),
     ]
     if bodies:
         parts.append(b"\x4a" + b"\x4a".join(bodies))  # field 9
-    for name, moment, event_values in span.events:  # field 11
+    known = span.event_bodies
+    for index, (name, moment, event_values) in enumerate(span.events):  # field 11
         inner = _EVENT_TIME.pack(0x09, moment) + _text(b"\x12", name)
-        event_bodies = bodies if event_values is values else attribute_bodies(event_values)
+        if known is not None:
+            event_bodies = known[index]
+        else:
+            event_bodies = bodies if event_values is values else attribute_bodies(event_values)
         if event_bodies:
             inner += b"\x1a" + b"\x1a".join(event_bodies)  # field 3
         size = len(inner)
@@ -265,9 +287,56 @@ def span_bytes(span: SpanRecord) -> bytes:
     return b"".join(parts)
 
 
+_IDS = struct.Struct(">HQQHQHQ")  # trace id, span id and parent span id (fields 1, 2 and 4)
+_FIXED64 = struct.Struct("<Q")
+
+
+class SpanTemplate:
+    """A repeated span's bytes but for its ids and times (``span_bytes`` writes the same).
+
+    For a span with a parent, a fixed name and attributes, no link, its status unset and at
+    most one event, at the span's end, with the span's own attributes (a judgment's span):
+    the constant parts are written once, each span packs only its ids and times between them.
+    """
+
+    __slots__ = ("_event", "_head", "_middle", "_tail")
+
+    def __init__(self, name: str, bodies: list[bytes], event: str | None = None) -> None:
+        self._head = _text(b"\x2a", name) + _KIND
+        attributes = b"\x4a" + b"\x4a".join(bodies) if bodies else b""
+        self._event = event is not None
+        if event is None:
+            self._middle, self._tail = attributes, _UNSET_TAIL
+            return
+        rest = _text(b"\x12", event) + (b"\x1a" + b"\x1a".join(bodies) if bodies else b"")
+        size = 9 + len(rest)  # the event's time (tag and fixed64), then its name and attributes
+        self._middle = attributes + b"\x5a" + _varint(size) + b"\x09"
+        self._tail = rest + _UNSET_TAIL
+
+    def span(self, trace_id: int, span_id: int, parent_id: int, start_ns: int, end_ns: int) -> bytes:
+        """The ``Span`` message's bytes with these ids and times (the event, if any, at ``end_ns``)."""
+        ids = _IDS.pack(0x0A10, trace_id >> 64, trace_id & _LOW64, 0x1208, span_id, 0x2208, parent_id)
+        times = _TIMES.pack(0x39, start_ns, 0x41, end_ns)
+        if self._event:
+            return b"".join((ids, self._head, times, self._middle, _FIXED64.pack(end_ns), self._tail))
+        return b"".join((ids, self._head, times, self._middle, self._tail))
+
+
 def export_request(resource: Mapping[str, Any], scope: str, spans: Sequence[SpanRecord | bytes]) -> bytes:
-    """An ``ExportTraceServiceRequest`` of ``spans`` (records, or their ``span_bytes``) under one resource and scope."""
-    scope_spans = _field(b"\x0a", _field(b"\x0a", scope.encode("utf-8")))  # ScopeSpans.scope{name}
-    scope_spans += b"".join(_field(b"\x12", span if isinstance(span, bytes) else span_bytes(span)) for span in spans)
-    resource_spans = _field(b"\x0a", attributes(resource, b"\x0a")) + _field(b"\x12", scope_spans)
-    return _field(b"\x0a", resource_spans)
+    """An ``ExportTraceServiceRequest`` of ``spans`` (records, or their ``span_bytes``) under one resource and scope.
+
+    Written as parts joined once: a request of 2 MB is copied once, not once per enclosing message.
+    """
+    parts = [b"", b"", b"", _field(b"\x0a", _field(b"\x0a", scope.encode("utf-8")))]  # ScopeSpans.scope{name}
+    size = len(parts[3])
+    for span in spans:
+        data = span if isinstance(span, bytes) else span_bytes(span)
+        length = len(data)
+        head = b"\x12" + _SMALL[length] if length < 0x80 else b"\x12" + _varint(length)
+        parts += (head, data)
+        size += len(head) + length
+    resource_field = _field(b"\x0a", attributes(resource, b"\x0a"))
+    scope_head = b"\x12" + _varint(size)
+    parts[1], parts[2] = resource_field, scope_head
+    parts[0] = b"\x0a" + _varint(len(resource_field) + len(scope_head) + size)  # ResourceSpans
+    return b"".join(parts)

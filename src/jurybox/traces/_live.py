@@ -1,0 +1,97 @@
+"""A run's spans sent while it runs: each case's as the runner takes its record, the run's at the end.
+
+Exporting after the run read every record back from the store (its judgment tree decoded
+and rebuilt, 100-200 us a case) only to write it as spans: about a sixth of a big run's
+CPU. A ``LiveRun`` is what the runner tells of each finished case (``add``, or ``miss``
+when a worker process stored a record this process never saw), so the spans are written
+from the record in hand. At the end, ``finish`` sends from the stored records only the
+cases the live pass did not send (a resumed run's earlier cases, a worker's), read by
+name, so each case of the run has one span.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection, Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from jurybox.core import CaseRecord
+from jurybox.traces._exporter import case_times
+
+if TYPE_CHECKING:
+    from jurybox.traces._exporter import OtlpExporter, RunSpan
+
+
+class LiveRun:
+    """One run's spans as its cases finish (a ``RecordTally`` for the runner).
+
+    Args:
+        exporter: Where the spans go.
+        run: The run's open span (``OtlpExporter.start_run``).
+    """
+
+    def __init__(self, exporter: OtlpExporter, run: RunSpan) -> None:
+        self._exporter = exporter
+        self._run = run
+        # The names sent, to send no case twice at the end (a YAML suite's names are its cases' own strings).
+        self._sent: set[str] = set()
+        self.passed = 0
+        self.missed = 0
+        """Cases that finished in a worker process: their spans are sent from the store at the end."""
+        self.finished = False
+
+    @property
+    def sent(self) -> int:
+        """Case spans sent so far."""
+        return len(self._sent)
+
+    def add(self, record: CaseRecord) -> None:
+        """A finished case's record: its spans, now."""
+        if record.case in self._sent:  # a store keeps one record a case: so does the trace
+            return
+        self._exporter.export_record(record, self._run)
+        self._sent.add(record.case)
+        self.passed += record.status.value == "pass"
+
+    def miss(self, case: str) -> None:
+        """A case finished whose record this process never saw (``finish`` sends it from the store)."""
+        self.missed += 1
+
+    def finish(self, records: Iterable[CaseRecord] = (), *, run_id: str | None = None) -> int:
+        """Send the cases of ``records`` (the run's stored records) not sent yet, then the run's span.
+
+        A case sent live whose record the store lacks (its write failed) keeps its span: it was
+        judged. The run's span starts no later than its earliest case (a resumed run's earlier
+        cases started before this session) and counts every case sent. Returns how many cases
+        were sent here.
+        """
+        if self.finished:
+            return 0
+        self.finished = True
+        late = 0
+        moment = time.time()
+        run = self._run
+        for record in _unsent(records, self._sent):
+            self._exporter.export_record(record, run)
+            self._sent.add(record.case)
+            self.passed += record.status.value == "pass"
+            late += 1
+            start = case_times(record, moment)[0]
+            run.start_ns = min(run.start_ns, start)
+        run.set_attribute("jurybox.run.id", run_id)
+        self._exporter.finish_run(run, passed=self.passed, total=len(self._sent))
+        return late
+
+
+def _unsent(records: Iterable[CaseRecord], sent: Collection[str]) -> Iterator[CaseRecord]:
+    """The records of ``records`` whose case is not in ``sent``, decoding no other record when the store can.
+
+    A store's lazy sequence names its cases without reading their judgment trees (``names``) and
+    reads only the ones asked for (``only``); a list is filtered as it is.
+    """
+    names: Callable[[], Iterable[str]] | None = getattr(records, "names", None)
+    only: Callable[[Collection[str]], Iterator[CaseRecord]] | None = getattr(records, "only", None)
+    if callable(names) and callable(only):
+        wanted = [name for name in names() if name not in sent]
+        return only(wanted) if wanted else iter(())
+    return (record for record in records if record.case not in sent)

@@ -1,0 +1,110 @@
+"""``LiveRun``: whatever mix of cases it was told of and the store holds, each case's span is sent once."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Iterator
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jurybox.core import CaseRecord, Judgment
+from jurybox.traces._exporter import OtlpExporter  # the module under test
+
+ROLES = ("live", "lost", "earlier", "worker")
+"""live: told and stored; lost: told, its store write failed; earlier: stored by an earlier session
+(a resumed run); worker: stored by a worker process, the runner told only its name (``miss``)."""
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+class Keep:
+    def __init__(self) -> None:
+        self.spans: list[object] = []
+
+    def export(self, spans: list[object]) -> None:
+        self.spans.extend(spans)
+
+    def shutdown(self) -> None:
+        pass
+
+
+class Stored:
+    """A store's lazy records: names without decoding, ``only`` decoding just the ones asked for."""
+
+    def __init__(self, records: list[CaseRecord]) -> None:
+        self._records = records
+        self.decoded: list[str] = []
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(r.case for r in self._records)
+
+    def only(self, names: Collection[str]) -> Iterator[CaseRecord]:
+        for record in self._records:
+            if record.case in names:
+                self.decoded.append(record.case)
+                yield record
+
+    def __iter__(self) -> Iterator[CaseRecord]:
+        raise AssertionError("a whole pass over the stored records")
+
+
+def record(index: int, passed: bool, role: str) -> CaseRecord:
+    make = Judgment.passed if passed else Judgment.failed
+    verdict = make(float(passed), "verdict", judge="v", children={"j": make(float(passed), "r", judge="j")})
+    # A resumed run's earlier cases started before this session (and before its run span opened).
+    started = T0 - timedelta(hours=1) if role == "earlier" else datetime.now(UTC)
+    return CaseRecord(case=f"c{index}", judgment=verdict, started_at=started + timedelta(seconds=index), duration=0.5)
+
+
+cases = st.lists(st.tuples(st.sampled_from(ROLES), st.booleans()), max_size=30)
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases=cases, order=st.randoms(use_true_random=False), lazy=st.booleans())
+def test_each_case_is_sent_once_and_only_the_unsent_ones_are_read_from_the_store(
+    cases: list[tuple[str, bool]], order: object, lazy: bool
+) -> None:
+    keep = Keep()
+    exporter = OtlpExporter(span_exporter=keep)
+    live = exporter.live_run("r")  # opened as the run starts: before its cases of this session
+    records = [record(index, passed, role) for index, (role, passed) in enumerate(cases)]
+    roles = {r.case: role for r, (role, _) in zip(records, cases, strict=True)}
+    told = [r for r in records if roles[r.case] in ("live", "lost", "worker")]
+    order.shuffle(told)  # type: ignore[attr-defined]  # cases finish in any order
+    for r in told:
+        if roles[r.case] == "worker":
+            live.miss(r.case)
+        else:
+            live.add(r)
+    in_store = [r for r in records if roles[r.case] != "lost"]
+    stored = Stored(in_store)
+    late = live.finish(stored if lazy else in_store, run_id="id1")
+    exporter.close()
+
+    spans = keep.spans
+    case_spans = Counter(s.name for s in spans if s.name.startswith("jurybox case"))  # type: ignore[attr-defined]
+    assert case_spans == Counter(f"jurybox case {r.case}" for r in records)
+    unsent = [r.case for r in records if roles[r.case] in ("earlier", "worker")]
+    assert late == len(unsent)
+    if lazy:
+        assert stored.decoded == unsent  # in plan order, and nothing sent live decoded again
+    [run] = [s for s in spans if s.name == "jurybox run r"]  # type: ignore[attr-defined]
+    assert run.attributes["jurybox.run.cases"] == len(records)
+    assert run.attributes["jurybox.run.passed"] == sum(passed for _, passed in cases)
+    assert run.attributes["jurybox.run.id"] == "id1"
+    assert all(s.start_time >= run.start_time for s in spans)  # type: ignore[attr-defined]
+    assert all(s.context.trace_id == run.context.trace_id for s in spans)  # type: ignore[attr-defined]
+
+
+def test_a_record_told_twice_is_sent_once_and_a_second_finish_sends_nothing() -> None:
+    keep = Keep()
+    exporter = OtlpExporter(span_exporter=keep)
+    live = exporter.live_run("r")
+    one = record(0, True, "live")
+    live.add(one)
+    live.add(one)
+    assert live.finish([one]) == 0 and live.finish([record(1, True, "earlier")]) == 0
+    exporter.close()
+    assert sorted(s.name for s in keep.spans) == ["evaluation j", "jurybox case c0", "jurybox run r"]  # type: ignore[attr-defined]

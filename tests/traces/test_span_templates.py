@@ -1,0 +1,93 @@
+"""Over OTLP/HTTP a judgment's span is packed into its template's bytes: the bytes ``span_bytes`` writes.
+
+The records path (an SDK exporter given) is compared with the SDK's own encoder in
+test_otlp_exporter.py; here the direct path must give the same bytes as the records path,
+span for span, for any verdict tree, with the same ids.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jurybox.core import CaseRecord, Judgment, Status
+from jurybox.traces._exporter import OtlpExporter  # the module under test
+from jurybox.traces._otlp_encode import SpanRecord, SpanTemplate, span_bytes
+
+texts = st.text(st.characters(codec="utf-8"), max_size=12) | st.sampled_from(["found 'EUR'", "x" * 300, "é\x00"])
+scores = st.none() | st.sampled_from([0.0, -0.0, 1.0, 0.25]) | st.floats(0, 1)
+counts = st.none() | st.integers(0, 10**6) | st.booleans()
+
+
+@st.composite
+def judgments(draw: st.DrawFn, depth: int = 0) -> Judgment:
+    status = draw(st.sampled_from(list(Status)))
+    metadata: dict[str, Any] = {}
+    children = {}
+    if depth < 2 and draw(st.booleans()):
+        for index in range(draw(st.integers(1, 3))):
+            children[f"{draw(texts)}{index}"] = draw(judgments(depth + 1))
+    elif draw(st.booleans()):
+        metadata = {
+            "model": draw(st.sampled_from(["openai:gpt-4o-mini", "fake:m", "ü"])),
+            "tokens": {"input": draw(counts), "output": draw(counts)},
+            "latency": draw(st.none() | st.floats(0, 5)),
+            "attempts": draw(st.none() | st.integers(1, 3)),
+            "cached": draw(st.none() | st.booleans()),
+        }
+    return Judgment(
+        status,
+        draw(scores),
+        draw(texts),
+        judge=draw(st.none() | texts),
+        decided_by=draw(st.none() | texts),
+        degraded=draw(st.booleans()),
+        metadata=metadata,
+        children=children,
+    )
+
+
+class Keep:
+    def export(self, spans: list[object]) -> None:
+        pass
+
+    def shutdown(self) -> None:
+        pass
+
+
+@settings(max_examples=80, deadline=None)
+@given(verdicts=st.lists(judgments(), min_size=1, max_size=4), seed=st.integers(0, 2**32))
+def test_the_direct_bytes_are_the_records_bytes(verdicts: list[Judgment], seed: int) -> None:
+    started = datetime(2026, 11, 27, tzinfo=UTC)
+    records = [
+        CaseRecord(f"c{i}", judgment, started_at=started + timedelta(seconds=i), duration=1.5)
+        for i, judgment in enumerate(verdicts)
+    ]
+    direct = OtlpExporter("http://127.0.0.1:9/v1/traces")
+    assert direct._direct
+    sent: list[bytes] = []
+    direct._add_bytes = sent.append  # type: ignore[method-assign]
+    direct._add = lambda span: sent.append(span_bytes(span))  # type: ignore[method-assign]
+    written: list[SpanRecord] = []
+    records_path = OtlpExporter(span_exporter=Keep())
+    records_path._add = written.append  # type: ignore[method-assign]
+    for exporter in (direct, records_path):
+        random.seed(seed)  # the same ids both ways
+        run = exporter.start_run("r", start_ns=1)
+        for record in records:
+            exporter.export_record(record, run)
+    direct.close()
+    records_path.close()
+    assert sent == [span_bytes(span) for span in written]
+
+
+@given(name=texts, bodies=st.lists(st.binary(max_size=200), max_size=4), event=st.none() | texts)
+def test_a_template_packs_what_span_bytes_writes(name: str, bodies: list[bytes], event: str | None) -> None:
+    values = {"k": 1}  # the event's attributes are the span's own: written from the same bodies
+    events = () if event is None else ((event, 7_000, values),)
+    span = SpanRecord(2**100 + 3, 2**60 + 5, 9, name, 6_000, 7_000, values, events, bodies=bodies)
+    assert SpanTemplate(name, bodies, event).span(2**100 + 3, 2**60 + 5, 9, 6_000, 7_000) == span_bytes(span)
