@@ -262,6 +262,21 @@ def test_iter_records_streams_batches_with_their_rounds(store: Store) -> None:
     assert list(store.results.stream(run_id, batch=3)) == records
 
 
+@pytest.mark.parametrize("named_in_sql", [0, 2, 500])
+def test_streaming_named_cases_gives_them_in_plan_order_by_sql_or_by_scan(
+    store: Store, monkeypatch: pytest.MonkeyPatch, named_in_sql: int
+) -> None:
+    monkeypatch.setattr("jurybox.store._results.NAMED_IN_SQL", named_in_sql)
+    records = [make_multi_round_record(f"m{i}") if i % 2 else make_record(f"m{i}") for i in range(9)]
+    run_id = store.runs.begin("suite", cases={r.case: {} for r in reversed(records)})  # plan order: m8 first
+    for record in records:
+        store.results.record(run_id, record)
+    wanted = {"m1", "m4", "m8", "not-a-case", "m%"}
+    streamed = list(store.results.stream(run_id, batch=2, cases=wanted))
+    assert streamed == [r for r in reversed(records) if r.case in wanted]
+    assert list(store.results.stream(run_id, cases=set())) == []
+
+
 def test_in_memory_sqlite_store_works_for_quick_experiments() -> None:
     with open_store("sqlite://") as store:
         run_id = store.runs.begin("suite", cases={"a": {}})

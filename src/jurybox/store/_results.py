@@ -24,6 +24,10 @@ from jurybox.store._schema import results_table, run_cases_table
 READ_BATCH = 500
 """Results read per batch by ``stream`` unless asked otherwise."""
 
+NAMED_IN_SQL = 500
+"""Up to this many named cases, ``stream`` asks the database for them by name; more, it reads the run's
+rows and skips the others (one query, no bound-parameter limit)."""
+
 STREAM_BATCH = 100
 """Results read per batch by ``records``: a report pass holds one batch of rebuilt trees at a time."""
 
@@ -142,6 +146,9 @@ class ResultRepository(Repository):
         query = _in_plan_order(select(*RESULT_COLUMNS), run_id)
         if up_to is not None:
             query = query.where(results_table.c.id <= up_to)
+        if cases is not None and len(cases) <= NAMED_IN_SQL:
+            # A few named cases (a report's first lines): the database finds their rows, not a scan of the run.
+            query = query.where(results_table.c.case_name.in_(list(cases)))
         with self._read() as connection:
             stream = connection.execution_options(yield_per=batch).execute(query)
             for batch_rows in stream.partitions():
