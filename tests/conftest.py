@@ -147,3 +147,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = outcome.get_result()
     if report.when == "call" and report.passed:
         report.user_properties = [(k, v) for k, v in report.user_properties if k not in _SUMMARY_PROPERTIES]
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A port on 127.0.0.1 that was bound and closed again: connecting to it is refused at once."""
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port: int = sock.getsockname()[1]
+    sock.close()
+    return port

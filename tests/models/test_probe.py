@@ -31,16 +31,6 @@ async def _no_sleep(_seconds: float) -> None:
 
 
 @pytest.fixture
-def closed_port() -> int:
-    """A port on 127.0.0.1 that was bound and closed again: connecting to it is refused at once."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port: int = sock.getsockname()[1]
-    sock.close()
-    return port
-
-
-@pytest.fixture
 def silent_port() -> Iterator[int]:
     """A port that accepts connections (the kernel's backlog) and never answers."""
     sock = socket.socket()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 from pathlib import Path
 
@@ -42,14 +41,6 @@ def _environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JURYBOX_CACHE", "off")
 
 
-def closed_port() -> int:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port: int = sock.getsockname()[1]
-    sock.close()
-    return port
-
-
 def test_the_check_starts_before_the_cases_are_built_and_the_server_is_asked_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -76,8 +67,8 @@ def test_the_check_starts_before_the_cases_are_built_and_the_server_is_asked_onc
     assert len(gets) == 1 and gets[0].path.endswith("/models")
 
 
-def test_a_server_down_found_early_is_the_same_one_line_problem(tmp_path: Path) -> None:
-    url = f"http://127.0.0.1:{closed_port()}/v1"
+def test_a_server_down_found_early_is_the_same_one_line_problem(tmp_path: Path, closed_port: int) -> None:
+    url = f"http://127.0.0.1:{closed_port}/v1"
     suite = write_suite(tmp_path, f"openai:m@{url}")
     with prepare(RunRequest(suites=(suite,), no_store=True), check_servers=True) as prepared:
         assert prepared.early_probes is not None
@@ -116,8 +107,8 @@ def test_a_refused_key_found_early_stops_the_command(tmp_path: Path, monkeypatch
     assert posts == [] and len(gets) == 1
 
 
-async def test_answers_checked_early_are_taken_and_the_rest_asked() -> None:
-    down = f"http://127.0.0.1:{closed_port()}/v1"
+async def test_answers_checked_early_are_taken_and_the_rest_asked(closed_port: int) -> None:
+    down = f"http://127.0.0.1:{closed_port}/v1"
     early = EarlyProbes(timeout=2.0)
     with StubServer("openai", reply="ok") as up, StubServer("openai", reply="ok") as other:
         early_target = ProbeTarget(url=up.base_url, check_url=f"{up.base_url}/models", label="judge model a")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -28,15 +27,6 @@ cases:
     prompt: hi
     judges: [{{contains: hi}}, {{correctness: {{reference: hi}}}}]
 """
-
-
-@pytest.fixture
-def closed_port() -> int:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port: int = sock.getsockname()[1]
-    sock.close()
-    return port
 
 
 @pytest.fixture

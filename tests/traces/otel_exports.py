@@ -146,3 +146,16 @@ def plain_http(tracer: Tracer) -> None:
     """A trace with no GenAI or OpenInference span at all (a web request)."""
     with tracer.start_as_current_span("GET /health") as span:
         span.set_attribute("http.request.method", "GET")
+
+
+class Keep:
+    """An SDK span exporter that keeps what it gets (the exporter's tests read the spans back)."""
+
+    def __init__(self) -> None:
+        self.spans: list[object] = []
+
+    def export(self, spans: list[object]) -> None:
+        self.spans.extend(spans)
+
+    def shutdown(self) -> None:
+        pass

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from otel_exports import Keep
 
 from jurybox.core import CaseRecord, Judgment
 from jurybox.traces._exporter import OtlpExporter  # the module under test
@@ -17,17 +18,6 @@ ROLES = ("live", "lost", "earlier", "worker")
 (a resumed run); worker: stored by a worker process, the runner told only its name (``miss``)."""
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-class Keep:
-    def __init__(self) -> None:
-        self.spans: list[object] = []
-
-    def export(self, spans: list[object]) -> None:
-        self.spans.extend(spans)
-
-    def shutdown(self) -> None:
-        pass
 
 
 class Stored:

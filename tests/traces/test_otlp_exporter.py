@@ -6,7 +6,7 @@ import functools
 from pathlib import Path
 
 import pytest
-from otel_exports import genai_agent, openinference_agent, record, write_json_lines
+from otel_exports import Keep, genai_agent, openinference_agent, record, write_json_lines
 from otlp_receiver import otlp_receiver
 from typer.testing import CliRunner
 
@@ -23,19 +23,6 @@ from jurybox.traces._exporter import OtlpExporter  # the module under test
 def export(tmp_path: Path) -> Path:
     spans = record(genai_agent, functools.partial(genai_agent, city="Rome"), openinference_agent)
     return write_json_lines(tmp_path / "traces.jsonl", [spans])
-
-
-class Keep:
-    """An SDK span exporter that keeps what it gets: SDK spans built from the same records."""
-
-    def __init__(self) -> None:
-        self.spans: list[object] = []
-
-    def export(self, spans: list[object]) -> None:
-        self.spans.extend(spans)
-
-    def shutdown(self) -> None:
-        pass
 
 
 def test_judgments_carry_the_genai_evaluation_attributes_and_link_to_the_judged_span(export: Path) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from otel_exports import Keep
 
 from jurybox.core import CaseRecord, Judgment, Status
 from jurybox.traces._exporter import OtlpExporter  # the module under test
@@ -49,14 +50,6 @@ def judgments(draw: st.DrawFn, depth: int = 0) -> Judgment:
         metadata=metadata,
         children=children,
     )
-
-
-class Keep:
-    def export(self, spans: list[object]) -> None:
-        pass
-
-    def shutdown(self) -> None:
-        pass
 
 
 @settings(max_examples=80, deadline=None)
