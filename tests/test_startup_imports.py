@@ -42,14 +42,13 @@ NEVER_ON_A_RUN = (
     "rich.traceback",
 )
 
+# The modules are listed by an exit handler: `jurybox run` ends its process without tearing it down,
+# after running the exit handlers (the exit code is the process's).
 LIST_MODULES = """
-import json, runpy, sys
+import atexit, json, runpy, sys
+atexit.register(lambda: print(json.dumps({"modules": sorted(sys.modules)}), flush=True))
 sys.argv = ["jurybox", *sys.argv[1:]]
-try:
-    runpy.run_module("jurybox", run_name="__main__")
-except SystemExit as stop:
-    code = stop.code
-print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+runpy.run_module("jurybox", run_name="__main__")
 """
 
 
@@ -59,11 +58,11 @@ def _run(folder: Path, *args: str) -> tuple[int, set[str]]:
         cwd=folder,
         capture_output=True,
         text=True,
-        check=True,
+        check=False,
         env={**_environment(), "JURYBOX_CACHE": "off"},
     )
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    return result["code"], set(result["modules"])
+    return done.returncode, set(result["modules"])
 
 
 def _environment() -> dict[str, str]:

@@ -81,18 +81,52 @@ def owns_process() -> bool:
     return bool(_STARTED_BY_MAIN)
 
 
+FAST_EXIT_COMMANDS = frozenset({"run"})
+"""Commands whose process ends without freeing its heap object by object (see ``main``)."""
+
+
 def main() -> None:
     _STARTED_BY_MAIN.append(True)
     # Importing a command's modules makes long-lived objects, not garbage: the collector's passes over
     # them while they load (young, then older generations: a tenth of a 200-case run's imports), and
     # every later full collection, would walk them for nothing. They are frozen once loaded instead.
+    command = _command(sys.argv[1:])
     gc.disable()
     try:
-        app = build_app(_command(sys.argv[1:]))
+        app = build_app(command)
     finally:
         gc.freeze()
         gc.enable()
-    app()
+    try:
+        app()
+    except SystemExit as stop:
+        if command in FAST_EXIT_COMMANDS:
+            _exit_now(stop.code)
+        raise
+
+
+def _exit_now(code: object) -> None:
+    """End the process as Python's own exit would, without freeing every object first.
+
+    A 10,000-case run spent 85 to 116 ms after its report tearing down its modules and
+    freeing its cases one by one, for a process about to end. What the exit must still do
+    is done: the threads that are not daemons are joined and the exit handlers run (the
+    store's and the exporter's, Ray's shutdown), then both streams are flushed.
+    """
+    import atexit
+    import contextlib
+    import os
+    import threading
+
+    status = 0 if code is None else code if isinstance(code, int) else 1
+    if not isinstance(code, int | None):
+        print(code, file=sys.stderr)  # what SystemExit("message") prints
+    threading._shutdown()  # type: ignore[attr-defined]  # what interpreter shutdown does first
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more can be said on it
+            stream.flush()
+    os._exit(status)
 
 
 def __getattr__(name: str) -> Any:
