@@ -47,6 +47,7 @@ def _run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]), "NO_COLOR": "1"}
     return subprocess.run(
         [sys.executable, "-m", "jurybox", "run", *args],
+        check=False,  # the exit code is what is tested
         cwd=folder,
         capture_output=True,
         text=True,
@@ -75,7 +76,7 @@ def test_a_failing_run_exits_1_with_its_report_whole_and_every_exit_handler_run(
 
 def test_a_usage_error_and_a_passing_run_keep_their_codes(folder: Path) -> None:
     assert _run(folder, "missing.yaml", "--no-store").returncode == 2
-    (folder / "suite.yaml").write_text(SUITE.split("  - {name: bad")[0], encoding="utf-8")
+    (folder / "suite.yaml").write_text(SUITE.split("  - {name: bad", maxsplit=1)[0], encoding="utf-8")
     done = _run(folder, "suite.yaml", "--no-store", "--no-progress")
     assert done.returncode == 0, done.stdout + done.stderr
     assert (folder / "atexit-ran").exists() and (folder / "thread-finished").exists()
