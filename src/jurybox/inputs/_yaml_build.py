@@ -105,11 +105,19 @@ class Builder:
     def refuse(self, line: int, reason: str) -> InputError:
         return self.fail(line, f"refused: {reason}")
 
+    def count_node(self, line: int) -> None:
+        """One more value written in the document: refused past the node or depth limit."""
+        self.written += 1
+        self.expanded += 1
+        if self.written > self.limits.nodes:
+            raise self.refuse(line, f"more than {self.limits.nodes:,} values in one document")
+        if len(self.stack) >= self.limits.depth:
+            raise self.refuse(line, f"nested deeper than {self.limits.depth} levels")
+
     def run(self) -> tuple[Any, Lines]:
         loader = self.loader
         get: Any = loader.get_event
         stack = self.stack
-        depth_limit, node_limit = self.limits.depth, self.limits.nodes
         scalar = self.values.scalar
         plain = self.values.plain  # plain scalars already resolved: every case's keys are the same few words
         keys = self.keys
@@ -130,12 +138,7 @@ class Builder:
             kind = type(event)
             if kind is scalar_event:
                 line = event.start_mark.line + 1
-                self.written += 1
-                self.expanded += 1
-                if self.written > node_limit:
-                    raise self.refuse(line, f"more than {node_limit:,} values in one document")
-                if len(stack) >= depth_limit:
-                    raise self.refuse(line, f"nested deeper than {depth_limit} levels")
+                self.count_node(line)
                 merge = False
                 if event.tag is not None:
                     value, merge = self.tagged(event, line)
@@ -183,12 +186,7 @@ class Builder:
                 parent.lines.append(parent.key_line)
             elif kind is mapping_start or kind is sequence_start:
                 line = event.start_mark.line + 1
-                self.written += 1
-                self.expanded += 1
-                if self.written > node_limit:
-                    raise self.refuse(line, f"more than {node_limit:,} values in one document")
-                if len(stack) >= depth_limit:
-                    raise self.refuse(line, f"nested deeper than {depth_limit} levels")
+                self.count_node(line)
                 anchor = event.anchor
                 if anchor is not None:
                     self.anchor(anchor, line)
