@@ -241,14 +241,17 @@ class _Conversation:
         return reply
 
     async def _call(self, call: Awaitable[Any], where: str) -> Any:
+        scope: asyncio.Timeout | None = None
         try:
+            if self.timeout is None:  # unbounded here: the caller's own bound (the runner's case timeout) applies
+                return await call
             async with asyncio.timeout(self.timeout) as scope:
                 return await call
         except AgentError as exc:
             # The adapter's own error (HTTP 500, garbage reply...): same kind, plus where it happened.
             raise type(exc)(f"{exc.reason} ({where})") from exc
         except TimeoutError as exc:
-            if scope.expired():
+            if scope is not None and scope.expired():
                 raise AgentTimeout(f"agent {self.agent} did not answer within {self.timeout:g}s ({where})") from exc
             raise AgentError(f"agent {self.agent} raised TimeoutError: {exc} ({where})") from exc
         except Exception as exc:

@@ -202,6 +202,14 @@ class PythonTarget:
                 self._sessions[session_id] = session
             return session
 
+    def holds_session(self, session_id: str) -> bool:
+        """Whether closing ``session_id`` has anything to do (the runner skips the close, and its timer, when not)."""
+        return (
+            session_id in self._sessions
+            or session_id in self._creating
+            or (self.kind == "function" and self._close_session_fn is not None)
+        )
+
     async def close_session(self, session_id: str) -> None:
         self._creating.pop(session_id, None)
         session = self._sessions.pop(session_id, None)

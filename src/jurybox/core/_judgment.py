@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import traceback
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
@@ -98,15 +98,26 @@ class Judgment:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.status, Status):
+        self._settle(_SETTLED)
+
+    def _settle(self, names: Collection[str]) -> None:
+        """Check and freeze the fields in ``names`` (a new judgment's, or the ones ``with_changes`` set)."""
+        if "status" in names and not isinstance(self.status, Status):
             object.__setattr__(self, "status", Status(self.status))
-        if self.score is not None and not isinstance(self.score, BooleanScore | NumericScore | CategoricalScore):
+        if (
+            "score" in names
+            and self.score is not None
+            and not isinstance(self.score, BooleanScore | NumericScore | CategoricalScore)
+        ):
             object.__setattr__(self, "score", to_score(self.score))
-        if self.confidence is not None and not 0.0 <= self.confidence <= 1.0:
+        if "confidence" in names and self.confidence is not None and not 0.0 <= self.confidence <= 1.0:
             raise ValueError(f"confidence must be in 0..1, got {self.confidence!r}")
-        object.__setattr__(self, "checks", tuple(self.checks))
-        object.__setattr__(self, "children", MappingProxyType(dict(self.children)))
-        object.__setattr__(self, "metadata", freeze_mapping(self.metadata))
+        if "checks" in names:
+            object.__setattr__(self, "checks", tuple(self.checks))
+        if "children" in names:
+            object.__setattr__(self, "children", MappingProxyType(dict(self.children)))
+        if "metadata" in names:
+            object.__setattr__(self, "metadata", freeze_mapping(self.metadata))
 
     # Factories, one per status, so call sites read as the verdict they give.
     @classmethod
@@ -141,7 +152,20 @@ class Judgment:
         return self if self.judge else replace(self, judge=judge)
 
     def with_changes(self, **changes: Any) -> Judgment:
-        return replace(self, **changes)
+        """A copy with ``changes`` (as ``dataclasses.replace``): only the changed fields are checked and frozen again.
+
+        ``replace`` rebuilds the whole judgment through ``__init__``, copying its children and
+        metadata once more; the runner changes a judgment or two on every case.
+        """
+        unknown = changes.keys() - _FIELDS
+        if unknown:
+            return replace(self, **changes)  # its TypeError names the field
+        changed = object.__new__(type(self))
+        state = changed.__dict__
+        state.update(self.__dict__)
+        state.update(changes)
+        changed._settle(changes.keys())
+        return changed
 
     def walk(self, path: str = "") -> Iterator[tuple[str, Judgment]]:
         """Yield (path, judgment) for this judgment and every nested one, depth first.
@@ -175,6 +199,10 @@ class Judgment:
             "decided_by": self.decided_by,
             "metadata": dict(self.metadata),
         }
+
+
+_FIELDS = frozenset(f.name for f in fields(Judgment))
+_SETTLED = _FIELDS  # a new judgment's fields are all checked
 
 
 def to_score(value: ScoreLike | None) -> Score | None:

@@ -6,6 +6,7 @@ It lives in the core because three layers share it and none of them owns it:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -104,12 +105,18 @@ class CaseRecord:
         """
         if self.judgment.status not in (Status.PASS, Status.FAIL):
             return None
-        return deciding_judgment(self.judgment).value
+        return self._deciding.value
 
     @property
     def pass_mark(self) -> float | None:
         """The pass mark the deciding judge applied to that score, or None when it has none."""
-        return pass_mark(deciding_judgment(self.judgment))
+        return pass_mark(self._deciding)
+
+    @functools.cached_property
+    def _deciding(self) -> Judgment:
+        # Found once a record: the writer, the exporter and the tally each ask for the score.
+        # (The record is frozen and so is its tree; the value lives in the instance's __dict__.)
+        return deciding_judgment(self.judgment)
 
     @property
     def cost_parts(self) -> tuple[float | None, int | None]:

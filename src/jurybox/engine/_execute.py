@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -133,7 +133,9 @@ class CaseExecutor:
                         max_follow_ups=case.max_follow_ups,
                         is_clarification=self._detector,
                         follow_up=self._writer,
-                        timeout=timeout,
+                        # No timer per agent call: this case's, around the whole conversation and started
+                        # first with the same length, always ends a call before a call's own would.
+                        timeout=None,
                     )
                     outcomes = await (_with_lessons(conversation, lessons) if lessons else conversation)
                 break
@@ -173,6 +175,9 @@ class CaseExecutor:
         What the agent stored stays: SQL checks run after this and read the database.
         """
         target = self.target()
+        holds: Callable[[str], bool] | None = getattr(target, "holds_session", None)
+        if holds is not None and not holds(session_id):  # a plain function agent's: nothing to close
+            return
         with contextlib.suppress(Exception):
             async with asyncio.timeout(SESSION_CLOSE_TIMEOUT):
                 await target.close_session(session_id)

@@ -9,14 +9,15 @@ response.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
-import json
 import re
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
 from jurybox.core import ToolCall, read_json
+from jurybox.core._json_text import compact_encoder
 from jurybox.models._errors import EmptyResponseError, ProviderError
 from jurybox.models._tool_calls import tool_call
 from jurybox.models._types import GenerateRequest, ModelResponse, Usage, plain
@@ -56,12 +57,13 @@ def chat_completions_body(
 
 
 def schema_format(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``json_schema`` response format for ``schema``, as plain dicts.
+    """The ``json_schema`` member of a ``response_format`` for ``schema``.
 
     A judge's schema is one read-only mapping shared by all its calls. It is copied into
     plain dicts (which the SDK's encoder needs, and which json.dumps encodes without calling
     ``default`` for every nested mapping: 13 us of a call's 31 us of encoding) once per
-    schema object, not once per call.
+    schema object, not once per call, and its JSON text is kept with it (``encode_body``
+    writes that text instead of encoding the same schema on every call).
     """
     if type(schema) is not MappingProxyType:  # a mutable dict may change between calls
         return _new_schema_format(schema)
@@ -70,14 +72,20 @@ def schema_format(schema: Mapping[str, Any]) -> dict[str, Any]:
         return known[1]
     if len(_SCHEMA_FORMATS) >= _SCHEMA_FORMATS_KEPT:
         _SCHEMA_FORMATS.clear()
+        _FORMAT_TEXTS.clear()
     formatted = _new_schema_format(schema)
     # The schema is kept alongside its copy so that its id cannot be reused by another object.
     _SCHEMA_FORMATS[id(schema)] = (schema, formatted)
+    with contextlib.suppress(TypeError, ValueError, RecursionError):  # encode_body says so where the body is sent
+        _FORMAT_TEXTS[id(formatted)] = (formatted, _ENCODE(formatted))
     return formatted
 
 
 _SCHEMA_FORMATS: dict[int, tuple[Mapping[str, Any], dict[str, Any]]] = {}
 _SCHEMA_FORMATS_KEPT = 64
+# A kept schema format's JSON text, by the format's id (the format kept alive beside it). The
+# formats are this module's own copies, handed out only inside bodies it builds.
+_FORMAT_TEXTS: dict[int, tuple[dict[str, Any], str]] = {}
 
 
 def _new_schema_format(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -87,8 +95,42 @@ def _new_schema_format(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def encode_body(body: Mapping[str, Any]) -> bytes:
-    """The bytes the SDK sends for ``body`` (openai._utils._json.openapi_dumps, without its pydantic extras)."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default).encode()
+    """The bytes the SDK sends for ``body`` (openai._utils._json.openapi_dumps, without its pydantic extras).
+
+    A ``response_format`` whose schema ``schema_format`` keeps is written from its kept text;
+    the rest of the body is encoded around it, in the body's own key order.
+    """
+    response_format = body.get("response_format")
+    schema_text = _kept_format_text(response_format)
+    if schema_text is None:
+        return _ENCODE(body).encode()
+    before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
+    part = before
+    for key, value in body.items():
+        if key == "response_format":
+            part = after
+        else:
+            part[key] = value
+    head = _ENCODE(before)[:-1] if before else "{"
+    tail = _ENCODE(after)[1:] if after else "}"
+    middle = '"response_format":{"type":"json_schema","json_schema":' + schema_text + "}"
+    text = head + ("," if before else "") + middle + ("," if after else "") + tail
+    return text.encode()
+
+
+def _kept_format_text(response_format: Any) -> str | None:
+    """The kept JSON text of a ``{"type": "json_schema", "json_schema": <kept format>}``, else None."""
+    if type(response_format) is not dict or len(response_format) != 2:
+        return None
+    items = iter(response_format.items())
+    if next(items) != ("type", "json_schema"):
+        return None
+    key, formatted = next(items)
+    if key != "json_schema":
+        return None
+    known = _FORMAT_TEXTS.get(id(formatted))
+    return known[1] if known is not None and known[0] is formatted else None
 
 
 def _json_default(value: Any) -> Any:
@@ -101,6 +143,9 @@ def _json_default(value: Any) -> Any:
     if callable(model_dump):
         return model_dump(mode="json")
     raise TypeError(f"openai: cannot send a {type(value).__name__} as JSON")
+
+
+_ENCODE = compact_encoder(_json_default)  # json.dumps with the SDK's settings, its encoder built once
 
 
 def json_object(content: bytes, text: Callable[[], str]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from jurybox.core import to_jsonable
+from jurybox.core._json_text import compact_encoder
 
 
 def db_jsonable(value: Any) -> Any:
@@ -29,43 +30,7 @@ def db_jsonable(value: Any) -> Any:
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=db_jsonable)
 
 
-def _reusable_encode() -> Callable[[Any], str]:
-    """``_ENCODER.encode``, minus the set-up it repeats on every call: the C encoder, built once.
-
-    Built without the circular-reference check, whose markers cost more than a tenth of
-    encoding a judgment tree: a cyclic value raises RecursionError here instead of
-    ValueError, which is what ``to_jsonable`` raised on it after that ValueError anyway.
-    """
-    # Not in typeshed; None on an interpreter without the _json accelerator.
-    make_encoder = getattr(json.encoder, "c_make_encoder", None)
-    if make_encoder is None:
-        return _ENCODER.encode
-    settings = _ENCODER
-    try:
-        encode = make_encoder(
-            None,  # the markers of the circular-reference check
-            settings.default,
-            json.encoder.encode_basestring,  # ensure_ascii=False's
-            settings.indent,
-            settings.key_separator,
-            settings.item_separator,
-            settings.sort_keys,
-            settings.skipkeys,
-            settings.allow_nan,
-        )
-    except TypeError:  # a Python whose private encoder takes other arguments: the public way
-        return _ENCODER.encode
-
-    def encode_text(value: Any) -> str:
-        return "".join(encode(value, 0))
-
-    probe = {"a": [1, 2.5, None, True, "é\u2028"], "b": {}}
-    if encode_text(probe) != _ENCODER.encode(probe):  # same bytes as the public encoder, or not used at all
-        return _ENCODER.encode
-    return encode_text
-
-
-_ENCODE = _reusable_encode()
+_ENCODE = compact_encoder(db_jsonable)  # _ENCODER.encode, its C encoder built once
 
 
 class RawJson:

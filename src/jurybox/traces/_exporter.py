@@ -222,8 +222,11 @@ class OtlpExporter:
         # The verdict's bodies serve the span and its event: encoded once.
         verdict_bodies = fresh_bodies(verdict_name) + attribute_bodies(verdict_rest)
         bodies = fresh_bodies(once) + attribute_bodies(repeated) + verdict_bodies
-        verdict = verdict_name | verdict_rest
-        attributes = once | repeated | verdict
+        if self._direct:  # written from the bodies alone: the merged mappings are only an SDK span's
+            verdict = attributes = _NO_ATTRIBUTES
+        else:
+            verdict = verdict_name | verdict_rest
+            attributes = once | repeated | verdict
         status = None
         if record.status.value == "error":
             status = (STATUS_ERROR, (record.error or record.judgment.reasoning)[:500])
@@ -417,6 +420,7 @@ class OtlpExporter:
 
 
 _JUDGED_LINK: Mapping[str, Any] = {"jurybox.link": "judged agent run"}
+_NO_ATTRIBUTES: dict[str, Any] = {}
 
 
 def _new_id(bits: int) -> int:
