@@ -301,7 +301,7 @@ def sum_usage(usages: Any) -> dict[str, Any]:
     """Add up usage mappings: numbers are summed, anything else keeps its last value."""
     total: dict[str, Any] = {}
     for usage in usages:
-        if not isinstance(usage, Mapping):
+        if type(usage) is not dict and not isinstance(usage, Mapping):  # a dict skips the ABC's check
             continue
         for key, value in usage.items():
             if isinstance(value, int | float) and not isinstance(value, bool):

@@ -103,6 +103,7 @@ def _one_value_per_key(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 _DECODER = json.JSONDecoder(object_pairs_hook=_one_value_per_key)
+_PLAIN_DECODER = json.JSONDecoder()  # holds no state between calls: one for every call, not one each
 
 
 def first_member(text: str, start: int) -> str:
@@ -112,7 +113,7 @@ def first_member(text: str, start: int) -> str:
     ``max_chars``) and then closes its own reasoning string completes the
     answer's object; its start is still a quote, so it is what gets compared.
     """
-    decoder = json.JSONDecoder()
+    decoder = _PLAIN_DECODER
     try:
         position = _skip_space(text, start + 1)
         _, position = decoder.raw_decode(text, position)  # the key
