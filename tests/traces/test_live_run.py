@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Collection, Iterator
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from otel_exports import Keep
 
+import jurybox.traces._live as live_module
 from jurybox.core import CaseRecord, Judgment
 from jurybox.traces._exporter import OtlpExporter  # the module under test
 
@@ -98,3 +101,40 @@ def test_a_record_told_twice_is_sent_once_and_a_second_finish_sends_nothing() ->
     assert live.finish([one]) == 0 and live.finish([record(1, True, "earlier")]) == 0
     exporter.close()
     assert sorted(s.name for s in keep.spans) == ["evaluation j", "jurybox case c0", "jurybox run r"]  # type: ignore[attr-defined]
+
+
+def test_a_finished_cases_spans_leave_on_time_when_no_other_case_finishes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the runner's loop, a case's spans go within the batch time, not at the next case's end or the run's."""
+    monkeypatch.setattr(live_module, "BATCH_SECONDS", 0.05)
+    keep = Keep()
+    exporter = OtlpExporter(span_exporter=keep)
+    live = exporter.live_run("r")
+
+    def sent() -> list[str]:
+        return [s.name for s in keep.spans if s.name.startswith("jurybox case")]  # type: ignore[attr-defined]
+
+    async def one_case_then_idle() -> tuple[list[str], list[str]]:
+        live.add(record(0, True, "live"))
+        at_once = sent()  # the batch waits: neither full nor due
+        for _ in range(150):  # idle: no other case finishes, nobody flushes
+            await asyncio.sleep(0.02)
+            if sent():
+                break
+        return at_once, sent()
+
+    at_once, later = asyncio.run(one_case_then_idle())
+    assert at_once == []
+    assert later == ["jurybox case c0"]
+    live.finish([])
+    exporter.close()
+    assert sent() == ["jurybox case c0"]  # once
+
+
+def test_told_outside_an_event_loop_the_spans_wait_for_the_batch_or_the_end() -> None:
+    keep = Keep()
+    exporter = OtlpExporter(span_exporter=keep)
+    live = exporter.live_run("r")
+    live.add(record(0, True, "live"))  # no loop: no timer (and no error)
+    live.finish([])
+    exporter.close()
+    assert [s.name for s in keep.spans if s.name.startswith("jurybox case")] == ["jurybox case c0"]  # type: ignore[attr-defined]

@@ -316,6 +316,11 @@ class OtlpExporter:
             passed += record.status.value == "pass"
         self.finish_run(run, passed=passed, total=total)
 
+    def send_waiting(self) -> None:
+        """Hand the spans waiting in the current batch to the sender now, full or not (a live run's timer)."""
+        if self._batch and not self._closed:
+            self._hand_over()
+
     def flush(self, timeout_seconds: float = 30.0) -> bool:
         """Send what is waiting; False when it was not all sent within the timeout."""
         if self._batch:

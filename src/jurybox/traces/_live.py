@@ -6,17 +6,19 @@ CPU. A ``LiveRun`` is what the runner tells of each finished case (``add``, or `
 when a worker process stored a record this process never saw), so the spans are written
 from the record in hand. At the end, ``finish`` sends from the stored records only the
 cases the live pass did not send (a resumed run's earlier cases, a worker's), read by
-name, so each case of the run has one span.
+name, so each case of the run has one span. On an event loop, a case's spans leave within
+``BATCH_SECONDS`` of its end even when no other case finishes after it (a timer on the loop).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from jurybox.core import CaseRecord
-from jurybox.traces._exporter import case_times
+from jurybox.traces._exporter import BATCH_SECONDS, case_times
 
 if TYPE_CHECKING:
     from jurybox.traces._exporter import OtlpExporter, RunSpan
@@ -39,6 +41,7 @@ class LiveRun:
         self.missed = 0
         """Cases that finished in a worker process: their spans are sent from the store at the end."""
         self.finished = False
+        self._timer: asyncio.TimerHandle | None = None
 
     @property
     def sent(self) -> int:
@@ -52,6 +55,24 @@ class LiveRun:
         self._exporter.export_record(record, self._run)
         self._sent.add(record.case)
         self.passed += record.status.value == "pass"
+        if self._timer is None:
+            self._arm()
+
+    def _arm(self) -> None:
+        """Send what waits ``BATCH_SECONDS`` from now, if the caller runs an event loop (the runner does)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except (
+            RuntimeError
+        ):  # told from plain code: the batch goes when full, at the next case past its time, or at the end
+            return
+        self._timer = loop.call_later(BATCH_SECONDS, self._due)
+
+    def _due(self) -> None:
+        # Armed again by the next case only: an idle run keeps no timer going.
+        self._timer = None
+        if not self.finished:
+            self._exporter.send_waiting()
 
     def miss(self, case: str) -> None:
         """A case finished whose record this process never saw (``finish`` sends it from the store)."""
@@ -68,6 +89,9 @@ class LiveRun:
         if self.finished:
             return 0
         self.finished = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         late = 0
         moment = time.time()
         run = self._run
