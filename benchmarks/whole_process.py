@@ -17,7 +17,9 @@ most (their modules' own times summed), and ``run -v``'s start-up line.
 With ``--otel``, each pair also runs jurybox with ``--otel-endpoint`` pointing at a sink in
 this process (an OTLP/HTTP receiver that reads each request and answers 200), and prints what
 exporting every run, case and judgment as spans added to the jurybox process's CPU (issue 31:
-under 5% of a 10,000-case run's CPU).
+under 5% of a 10,000-case run's CPU), and the exporter's own CPU as the run reports it on its
+``OTLP export:`` line (the threads' CPU while writing and sending spans: steadier than the
+difference of two processes' CPU on a shared machine).
 
 Goals (issue 36): within 1.25x the bare client at 200 @ 16 and 1.15x at 10,000 @ 256; CPU at
 most 5 ms per case at 200 and 1.0 ms per case at 10,000.
@@ -90,6 +92,8 @@ class Measured:
     wall: float
     cpu: float
     peak_mb: float
+    exporter_cpu: float | None = None
+    """With ``--otel-endpoint``: the CPU the run says its exporter spent (its ``OTLP export:`` line)."""
 
 
 def child_env(src: str | None = None) -> dict[str, str]:
@@ -117,7 +121,9 @@ def measure(command: list[str], cwd: Path, env: dict[str, str]) -> Measured:
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command[:4])} ... exited {process.returncode}:\n{err.decode()[-2000:]}")
-    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+    said = re.search(rb"OTLP export: .*?; ([\d.]+) s of CPU", err)
+    exporter_cpu = float(said.group(1)) if said else None
+    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, exporter_cpu)
 
 
 class OtlpSink:
@@ -164,10 +170,18 @@ def otel_line(pairs: list[tuple[Measured, Measured]], exported: list[tuple[Measu
     with_otel = statistics.median(m.cpu for m, _, _ in exported)
     added = (with_otel - plain) * 1e6 / cases
     _, requests, sent = exported[-1]
-    return (
+    line = (
         f"CPU {with_otel * 1000 / cases:.2f} ms/case, {added:+.0f} us/case ({(with_otel / plain - 1) * 100:+.1f}% "
         f"of the run); the sink took {requests} requests, {sent / 1e6:.1f} MB ({sent / cases / 1000:.2f} KB a case)"
     )
+    # The process's CPU moves by several percent from one identical run to the next on a shared machine;
+    # the exporter's own threads' CPU, which the run measures and prints, does not carry that noise.
+    own = [m.exporter_cpu for m, _, _ in exported if m.exporter_cpu is not None]
+    if own:
+        mine = statistics.median(own)
+        share = mine / plain * 100
+        line += f"; the exporter's own CPU {mine * 1e6 / cases:.0f} us/case ({share:.1f}% of the plain run's)"
+    return line
 
 
 def write_suite(folder: Path, cases: int, base_url: str) -> Path:

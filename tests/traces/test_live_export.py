@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -128,6 +129,13 @@ def test_live_spans_are_the_post_run_export_of_the_stored_records(tmp_path: Path
     # nested verdicts: the tiers, their judges, and the judge model's call under its judgment
     assert {"evaluation deterministic", "evaluation contains('answer')", "evaluation llm_judge"} <= names
     assert {"evaluation correctness", "chat openai:gpt-4o-mini"} <= names
+    # The run says what it sent, where, and what it cost.
+    said = re.search(
+        r"OTLP export: ([\d,]+) spans of 6 case\(s\) in 1 request \(([\d.]+) MB\) to (\S+); ([\d.]+) s of CPU", status
+    )
+    assert said is not None, status
+    assert int(said.group(1).replace(",", "")) == sum(live.values())
+    assert said.group(3) == f"{url}/v1/traces" or said.group(3).startswith(url)
     errors = {shape[0] for shape in live if shape[5][0] == 2}  # STATUS_CODE_ERROR
     assert errors == {"jurybox case crash-02", "jurybox case crash-05"}
     assert any(name.startswith("chat ") for name in names)

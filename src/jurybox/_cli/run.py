@@ -384,6 +384,9 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
     finally:
         if export is not None:
             export.close()
+            sent = export.summary()
+            if sent is not None:
+                status.print(escape(sent), highlight=False, soft_wrap=True)
     print_experiments(prepared, request.formats, request.output, console, status)
     if prepared.store is not None:  # the last line: where to read every case and judgment of these runs
         status.print(

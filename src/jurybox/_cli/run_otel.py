@@ -66,3 +66,23 @@ class RunExport:
             live.finish()
         self._live.clear()
         self._exporter.close()
+
+    def summary(self) -> str | None:
+        """What was sent, where, and what it cost (after ``close``); None for an exporter that keeps no counts."""
+        exporter = self._exporter
+        spans, requests, cases = (getattr(exporter, name, None) for name in ("spans", "requests", "cases"))
+        cpu = getattr(exporter, "cpu_seconds", None)
+        if not all(isinstance(n, int) for n in (spans, requests, cases)) or not isinstance(cpu, float):
+            return None
+        assert isinstance(spans, int) and isinstance(requests, int) and isinstance(cases, int)
+        where = getattr(exporter, "endpoint", None) or "the span exporter"
+        sent = f"{requests:,} request{'s' if requests != 1 else ''}"
+        size = getattr(exporter, "bytes_sent", 0)
+        if isinstance(size, int) and size:
+            sent += f" ({size / 1e6:.1f} MB)"
+        each = f", {cpu / cases * 1e6:,.0f} us a case" if cases else ""
+        line = f"OTLP export: {spans:,} spans of {cases:,} case(s) in {sent} to {where}; {cpu:.2f} s of CPU{each}"
+        failed = getattr(exporter, "failed_batches", 0)
+        if isinstance(failed, int) and failed:
+            line += f"; {failed:,} batch(es) not accepted (see the log)"
+        return line

@@ -161,6 +161,15 @@ class OtlpExporter:
         atexit.register(self.close)  # what is still queued goes out at exit, as the SDK's provider does
         self.cut_judgments = 0
         self.failed_batches = 0
+        self.spans = 0
+        """Spans handed to the sender so far."""
+        self.requests = 0
+        """Export requests the endpoint accepted (OTLP/HTTP), or batches the given exporter took."""
+        self.bytes_sent = 0
+        """Bytes of the accepted requests (OTLP/HTTP; 0 for a given span exporter)."""
+        self.cases = 0
+        """Case spans written."""
+        self._cpu = [0.0, 0.0]  # thread CPU seconds: [the caller's, writing spans; the sender thread's, sending]
 
     def start_run(
         self,
@@ -189,8 +198,21 @@ class OtlpExporter:
         run.set_attribute("jurybox.run.cases", total)
         self._add(SpanRecord(run.trace_id, run.span_id, None, run.name, run.start_ns, time.time_ns(), run.attributes))
 
+    @property
+    def cpu_seconds(self) -> float:
+        """CPU spent exporting so far: writing the spans (the threads that told of the cases) and sending them."""
+        return self._cpu[0] + self._cpu[1]
+
     def export_record(self, record: CaseRecord, run: RunSpan) -> None:
         """A case's span under ``run``, with one span per judgment of its verdict tree."""
+        began = time.thread_time()
+        try:
+            self._export_record(record, run)
+        finally:
+            self._cpu[0] += time.thread_time() - began
+
+    def _export_record(self, record: CaseRecord, run: RunSpan) -> None:
+        self.cases += 1
         start_ns, end_ns = case_times(record, time.time())
         links: list[tuple[int, int, Mapping[str, Any]]] = []
         trace_id, span_id = record.metadata.get("trace_id"), record.metadata.get("span_id")
@@ -350,12 +372,14 @@ class OtlpExporter:
         if self._direct:
             self._add_bytes(span_bytes(span))
             return
+        self.spans += 1
         self._batch.append(span)
         if len(self._batch) >= BATCH_SPANS:
             self._hand_over()
 
     def _add_bytes(self, data: bytes) -> None:
         """A span's bytes (OTLP/HTTP): batched by count and size."""
+        self.spans += 1
         self._batch.append(data)
         self._batch_bytes += len(data)
         if self._batch_bytes >= BATCH_BYTES or len(self._batch) >= BATCH_SPANS:
@@ -385,15 +409,30 @@ class OtlpExporter:
                 logger.exception("sending %d spans over OTLP failed", len(item))
 
     def _send(self, batch: list[Any]) -> None:
+        began = time.thread_time()
+        try:
+            self._send_now(batch)
+        finally:
+            self._cpu[1] += time.thread_time() - began
+
+    def _send_now(self, batch: list[Any]) -> None:
         if self._direct:
-            result = self._otlp._client.export(export_request(self._resource_attributes, SCOPE, batch))
+            data = export_request(self._resource_attributes, SCOPE, batch)
+            result = self._otlp._client.export(data)
             if not getattr(result, "success", True):
                 self.failed_batches += 1
                 logger.warning("the OTLP endpoint refused %d spans: %s", len(batch), getattr(result, "error", ""))
+                return
+            self.requests += 1
+            self.bytes_sent += len(data)
             return
         # An SDK exporter (given, or an SDK version whose HTTP client is not where this one has it).
         target = self._span_exporter if self._span_exporter is not None else self._otlp
-        target.export([self._sdk_span(span) for span in batch])
+        result = target.export([self._sdk_span(span) for span in batch])
+        if getattr(result, "name", "SUCCESS") == "SUCCESS":  # SpanExportResult.SUCCESS
+            self.requests += 1
+        else:
+            self.failed_batches += 1
 
     def _sdk_span(self, span: SpanRecord) -> Any:
         """The SDK's ``ReadableSpan`` of a record, validated as the SDK validates attributes."""
