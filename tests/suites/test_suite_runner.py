@@ -705,3 +705,40 @@ async def test_a_full_batch_is_written_without_lingering(
     assert result.ok
     assert store.batches[0] == 4  # written when the fourth case ended, not at the end of the run
     assert sum(store.batches) == 12
+
+
+HANGING_AGENT = """
+import asyncio
+
+
+class Agent:
+    async def respond(self, message: str, session_id: str) -> str:
+        await asyncio.sleep(3600)  # never answers
+        return ""
+
+    async def close(self) -> None:
+        await asyncio.Event().wait()  # a graceful close that waits for the work in flight: never returns
+"""
+
+
+async def test_a_timed_out_case_whose_agent_never_closes_still_ends(tmp_path: Path) -> None:
+    """The runner's case timeout bounds the conversation; the session's close after it keeps a bound of its own."""
+    (tmp_path / "hanging_agent.py").write_text(HANGING_AGENT, encoding="utf-8")
+    (tmp_path / "suite.yaml").write_text(
+        "name: hangs\n"
+        'agent: {python: "hanging_agent:Agent"}\n'
+        "defaults: {retries: 0}\n"
+        "cases:\n"
+        "  - name: hangs\n"
+        '    prompt: "hi"\n'
+        "    timeout: 0.3\n"
+        "    judges: [{contains: x}]\n",
+        encoding="utf-8",
+    )
+    started = time.monotonic()
+    result = await asyncio.wait_for(SuiteRunner(load_suite(tmp_path / "suite.yaml"), RunOptions()).run(), timeout=20)
+
+    [record] = result.records
+    assert record.status is Status.ERROR
+    assert "did not finish within 0.3s" in (record.error or ""), record.error
+    assert time.monotonic() - started < 10  # the case's 0.3 s, its close's 0.3 s, the session close's own bound

@@ -8,6 +8,7 @@ the store after the run. An exporter plug-in without live runs exports each run 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from jurybox import runs
 from jurybox.core import CaseRecord
@@ -75,7 +76,8 @@ class RunExport:
         if not all(isinstance(n, int) for n in (spans, requests, cases)) or not isinstance(cpu, float):
             return None
         assert isinstance(spans, int) and isinstance(requests, int) and isinstance(cases, int)
-        where = getattr(exporter, "endpoint", None) or "the span exporter"
+        endpoint = getattr(exporter, "endpoint", None)
+        where = shown_endpoint(endpoint) if isinstance(endpoint, str) and endpoint else "the span exporter"
         sent = f"{requests:,} request{'s' if requests != 1 else ''}"
         size = getattr(exporter, "bytes_sent", 0)
         if isinstance(size, int) and size:
@@ -86,3 +88,11 @@ class RunExport:
         if isinstance(failed, int) and failed:
             line += f"; {failed:,} batch(es) not accepted (see the log)"
         return line
+
+
+def shown_endpoint(url: str) -> str:
+    """``url`` without what may be a secret: its user and password, its query (an API key) and fragment."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    hidden = "?..." if parts.query else ""
+    return urlunsplit((parts.scheme, host, parts.path, "", "")) + hidden

@@ -71,6 +71,7 @@ async def run_conversation(
     follow_up: FollowUpWriter | None = None,
     timeout: float | None = None,
     close_when_done: bool = True,
+    close_timeout: float | None = None,
 ) -> list[RoundOutcome]:
     """Run the rounds in order in one agent session and return one outcome per round.
 
@@ -96,6 +97,10 @@ async def run_conversation(
             after a failure), so the adapter releases what it holds for it: a
             factory-made agent object and its thread, a chat history. What the
             agent persisted stays, for database checks.
+        close_timeout: Seconds allowed for closing or reviving the session;
+            default ``timeout``. A caller that bounds the whole conversation
+            itself (the runner) passes ``timeout=None`` and this: a close made
+            after that bound fired (the cleanup of a timed-out case) is still bounded.
 
     Raises:
         AgentError: the agent crashed or returned something that is not a
@@ -113,6 +118,7 @@ async def run_conversation(
         is_clarification=is_clarification or heuristic_is_clarification,
         follow_up=follow_up,
         timeout=timeout,
+        close_timeout=timeout if close_timeout is None else close_timeout,
     )
     outcomes: list[RoundOutcome] = []
     try:
@@ -153,6 +159,7 @@ class _Conversation:
         is_clarification: ClarificationDetector,
         follow_up: FollowUpWriter | None,
         timeout: float | None,
+        close_timeout: float | None = None,
     ) -> None:
         self.target = target
         self.session_id = session_id
@@ -160,6 +167,7 @@ class _Conversation:
         self.is_clarification = is_clarification
         self.follow_up = follow_up
         self.timeout = timeout
+        self.close_timeout = close_timeout
         self.transcript: list[Message] = []
 
     @property
@@ -168,10 +176,11 @@ class _Conversation:
 
     async def revive(self, index: int) -> None:
         where = f"closing session {self.session_id!r} before round {index + 1} (revival)"
-        await self._call(self.target.close_session(self.session_id), where)
+        await self._call(self.target.close_session(self.session_id), where, self.close_timeout)
 
     async def close(self) -> None:
-        await self._call(self.target.close_session(self.session_id), f"closing session {self.session_id!r}")
+        where = f"closing session {self.session_id!r}"
+        await self._call(self.target.close_session(self.session_id), where, self.close_timeout)
 
     async def run_round(self, index: int, spec: RoundSpec, *, revived: bool) -> RoundOutcome:
         started_at = datetime.now(UTC)
@@ -240,19 +249,21 @@ class _Conversation:
         self.transcript.append(Message("assistant", reply.text))
         return reply
 
-    async def _call(self, call: Awaitable[Any], where: str) -> Any:
+    async def _call(self, call: Awaitable[Any], where: str, timeout: float | None = None) -> Any:
+        """``call``'s result within ``timeout`` (default the conversation's per-call ``timeout``)."""
+        limit = self.timeout if timeout is None else timeout
         scope: asyncio.Timeout | None = None
         try:
-            if self.timeout is None:  # unbounded here: the caller's own bound (the runner's case timeout) applies
+            if limit is None:  # unbounded here: the caller's own bound (the runner's case timeout) applies
                 return await call
-            async with asyncio.timeout(self.timeout) as scope:
+            async with asyncio.timeout(limit) as scope:
                 return await call
         except AgentError as exc:
             # The adapter's own error (HTTP 500, garbage reply...): same kind, plus where it happened.
             raise type(exc)(f"{exc.reason} ({where})") from exc
         except TimeoutError as exc:
             if scope is not None and scope.expired():
-                raise AgentTimeout(f"agent {self.agent} did not answer within {self.timeout:g}s ({where})") from exc
+                raise AgentTimeout(f"agent {self.agent} did not answer within {limit:g}s ({where})") from exc
             raise AgentError(f"agent {self.agent} raised TimeoutError: {exc} ({where})") from exc
         except Exception as exc:
             raise AgentError(f"agent {self.agent} raised {type(exc).__name__}: {exc} ({where})") from exc

@@ -189,4 +189,5 @@ from jurybox.core._environ import environment as environment
 from jurybox.core._gc import freeze_for_life as freeze_for_life
 from jurybox.core._gc import frozen_heap as frozen_heap
 from jurybox.core._gc import paused_collector as paused_collector
+from jurybox.core._json_text import compact_encoder as compact_encoder
 from jurybox.core._threads import DaemonThreadPool as DaemonThreadPool

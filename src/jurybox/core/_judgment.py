@@ -157,9 +157,9 @@ class Judgment:
         ``replace`` rebuilds the whole judgment through ``__init__``, copying its children and
         metadata once more; the runner changes a judgment or two on every case.
         """
-        unknown = changes.keys() - _FIELDS
-        if unknown:
-            return replace(self, **changes)  # its TypeError names the field
+        if type(self) is not Judgment or changes.keys() - _FIELDS:
+            # A subclass may check more in its own __post_init__; an unknown name gets replace's TypeError.
+            return replace(self, **changes)
         changed = object.__new__(type(self))
         state = changed.__dict__
         state.update(self.__dict__)

@@ -134,8 +134,10 @@ class CaseExecutor:
                         is_clarification=self._detector,
                         follow_up=self._writer,
                         # No timer per agent call: this case's, around the whole conversation and started
-                        # first with the same length, always ends a call before a call's own would.
+                        # first with the same length, always ends a call before a call's own would. Closing
+                        # and reviving keep theirs: a timed-out case's session is closed after its timer fired.
                         timeout=None,
+                        close_timeout=timeout,
                     )
                     outcomes = await (_with_lessons(conversation, lessons) if lessons else conversation)
                 break

@@ -16,8 +16,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from jurybox.core import ToolCall, read_json
-from jurybox.core._json_text import compact_encoder
+from jurybox.core import ToolCall, compact_encoder, read_json
 from jurybox.models._errors import EmptyResponseError, ProviderError
 from jurybox.models._tool_calls import tool_call
 from jurybox.models._types import GenerateRequest, ModelResponse, Usage, plain

@@ -13,8 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from jurybox.core import to_jsonable
-from jurybox.core._json_text import compact_encoder
+from jurybox.core import compact_encoder, to_jsonable
 
 
 def db_jsonable(value: Any) -> Any:

@@ -1,0 +1,53 @@
+"""The ``OTLP export:`` line a run ends with: what was sent, where (no secret of the URL), and its cost."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from jurybox._cli.run_otel import RunExport, shown_endpoint
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("http://127.0.0.1:4318/v1/traces", "http://127.0.0.1:4318/v1/traces"),
+        ("https://me:s3cret@otlp.example.com/v1/traces", "https://otlp.example.com/v1/traces"),
+        ("https://otlp.example.com/v1/traces?api_key=s3cret#frag", "https://otlp.example.com/v1/traces?..."),
+    ],
+)
+def test_the_endpoint_is_shown_without_its_credentials(url: str, shown: str) -> None:
+    assert shown_endpoint(url) == shown
+    assert "s3cret" not in shown_endpoint(url)
+
+
+def exporter(**changes: object) -> SimpleNamespace:
+    values: dict[str, object] = {
+        "spans": 40001,
+        "requests": 13,
+        "cases": 10000,
+        "cpu_seconds": 0.7,
+        "bytes_sent": 25_200_000,
+        "failed_batches": 0,
+        "endpoint": "https://me:s3cret@otlp.example.com/v1/traces",
+    }
+    values.update(changes)
+    return SimpleNamespace(**values)
+
+
+def test_the_line_says_spans_cases_requests_size_and_cpu() -> None:
+    line = RunExport(exporter()).summary()
+    assert line == (
+        "OTLP export: 40,001 spans of 10,000 case(s) in 13 requests (25.2 MB) to "
+        "https://otlp.example.com/v1/traces; 0.70 s of CPU, 70 us a case"
+    )
+
+
+def test_refused_batches_are_counted_and_a_plugin_without_counts_says_nothing() -> None:
+    line = RunExport(exporter(failed_batches=2, requests=1, cases=0, bytes_sent=0)).summary()
+    assert line is not None and line.endswith(
+        "in 1 request to https://otlp.example.com/v1/traces; 0.70 s of CPU; 2 batch(es) not accepted (see the log)"
+    )
+    assert RunExport(object()).summary() is None
+    assert RunExport(exporter(cpu_seconds="x")).summary() is None
