@@ -51,3 +51,20 @@ def test_refused_batches_are_counted_and_a_plugin_without_counts_says_nothing() 
     )
     assert RunExport(object()).summary() is None
     assert RunExport(exporter(cpu_seconds="x")).summary() is None
+
+
+def test_the_exporter_times_a_sample_of_its_cases_and_counts_every_one() -> None:
+    from otel_exports import Keep
+
+    from jurybox.core import CaseRecord, Judgment
+    from jurybox.traces._exporter import TIMED_EVERY, OtlpExporter
+
+    keep = Keep()
+    exporter = OtlpExporter(span_exporter=keep)
+    records = [CaseRecord(f"c{i}", Judgment.passed(1.0, "ok", judge="j")) for i in range(2 * TIMED_EVERY + 1)]
+    exporter.export_records(records, run_name="r")
+    exporter.close()
+    assert exporter.cases == len(records)
+    assert exporter._timed == 3  # the 1st, 17th and 33rd
+    assert exporter.cpu_seconds > 0
+    assert exporter.spans == len(keep.spans) and exporter.requests >= 1  # type: ignore[attr-defined]
