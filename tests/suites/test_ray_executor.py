@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -228,6 +229,42 @@ def test_ctrl_c_stops_every_actor_and_the_resume_finishes_the_run(
         assert execute(resumed) == 1  # finished: some cases fail by design
         finished = store.runs.get(run.id)
         assert finished.status == "completed" and finished.recorded == 40
+
+
+def _otlp_receiver_module() -> Any:
+    """tests/traces/otlp_receiver.py (a 127.0.0.1 OTLP/HTTP receiver decoding what it is sent)."""
+    import importlib.util
+
+    location = Path(__file__).resolve().parents[1] / "traces" / "otlp_receiver.py"
+    spec = importlib.util.spec_from_file_location("otlp_receiver_for_ray", location)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_ray_run_exported_live_sends_each_case_once(
+    ray_cluster: Any, toy_suite: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """The actors store their records: the driver sends those cases' spans from the store at the end, once each."""
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
+    receiver = _otlp_receiver_module()
+    path = toy_suite(suite_text(8))
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    with receiver.otlp_receiver() as (endpoint, received):
+        request = RunRequest(
+            suites=(path,), store=url, concurrency=2, executor="ray", actors=2, progress=False, otel_endpoint=endpoint
+        )
+        assert execute(request) == 1  # finished: some cases fail by design
+        spans = received.spans()
+    cases = Counter(span.name for span, _ in spans if span.name.startswith("jurybox case"))
+    assert cases == Counter({f"jurybox case case-{i:02d}": 1 for i in range(8)})
+    [(run_span, attributes)] = [(span, a) for span, a in spans if span.name == "jurybox run toy"]
+    assert attributes["jurybox.run.cases"] == 8
+    assert all(span.parent_span_id == run_span.span_id for span, _ in spans if span.name.startswith("jurybox case"))
+    with open_store(url) as store:
+        stored = store.runs.latest("toy")
+        assert stored is not None and attributes["jurybox.run.id"] == stored.id
 
 
 def _interrupt_after(store: Store, cases: int) -> None:
