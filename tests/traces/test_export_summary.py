@@ -5,6 +5,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from jurybox._cli.run_otel import RunExport, shown_endpoint
 
@@ -20,6 +22,29 @@ from jurybox._cli.run_otel import RunExport, shown_endpoint
 def test_the_endpoint_is_shown_without_its_credentials(url: str, shown: str) -> None:
     assert shown_endpoint(url) == shown
     assert "s3cret" not in shown_endpoint(url)
+
+
+secrets = st.text(st.sampled_from("abcXYZ0189-_.~%!$&'()*+,;="), min_size=6, max_size=20)
+hosts = st.sampled_from(["otlp.example.com", "127.0.0.1:4318", "[::1]:4318", "collector"])
+
+
+@given(
+    scheme=st.sampled_from(["http", "https"]),
+    user=st.one_of(st.none(), secrets),
+    password=st.one_of(st.none(), secrets),
+    host=hosts,
+    path=st.sampled_from(["", "/", "/v1/traces", "/otlp/v1/traces"]),
+    key=st.one_of(st.none(), secrets),
+    fragment=st.one_of(st.none(), secrets),
+)
+def test_no_credential_of_any_url_is_shown(
+    scheme: str, user: str | None, password: str | None, host: str, path: str, key: str | None, fragment: str | None
+) -> None:
+    userinfo = "" if user is None else user + ("" if password is None else ":" + password) + "@"
+    url = f"{scheme}://{userinfo}{host}{path}" + ("" if key is None else f"?api_key={key}")
+    url += "" if fragment is None else f"#{fragment}"
+    # What is shown is the scheme, host and path alone, and that a query was there: nothing of the secrets.
+    assert shown_endpoint(url) == f"{scheme}://{host}{path}" + ("" if key is None else "?...")
 
 
 def exporter(**changes: object) -> SimpleNamespace:

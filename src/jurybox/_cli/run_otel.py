@@ -73,9 +73,9 @@ class RunExport:
         exporter = self._exporter
         spans, requests, cases = (getattr(exporter, name, None) for name in ("spans", "requests", "cases"))
         cpu = getattr(exporter, "cpu_seconds", None)
-        if not all(isinstance(n, int) for n in (spans, requests, cases)) or not isinstance(cpu, float):
+        counted = isinstance(spans, int) and isinstance(requests, int) and isinstance(cases, int)
+        if not counted or not isinstance(cpu, float):
             return None
-        assert isinstance(spans, int) and isinstance(requests, int) and isinstance(cases, int)
         endpoint = getattr(exporter, "endpoint", None)
         where = shown_endpoint(endpoint) if isinstance(endpoint, str) and endpoint else "the span exporter"
         sent = f"{requests:,} request{'s' if requests != 1 else ''}"

@@ -98,7 +98,7 @@ class Judgment:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._settle(_SETTLED)
+        self._settle(_FIELDS)
 
     def _settle(self, names: Collection[str]) -> None:
         """Check and freeze the fields in ``names`` (a new judgment's, or the ones ``with_changes`` set)."""
@@ -201,8 +201,7 @@ class Judgment:
         }
 
 
-_FIELDS = frozenset(f.name for f in fields(Judgment))
-_SETTLED = _FIELDS  # a new judgment's fields are all checked
+_FIELDS = frozenset(f.name for f in fields(Judgment))  # a new judgment settles them all
 
 
 def to_score(value: ScoreLike | None) -> Score | None:

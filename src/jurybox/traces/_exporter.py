@@ -205,7 +205,7 @@ class OtlpExporter:
     def cpu_seconds(self) -> float:
         """CPU spent exporting so far: writing the spans (the threads that told of the cases) and sending them.
 
-        The writing is timed on one case in ``TIMED_EVERY`` (the first, then every 16th) and their
+        The writing is timed on one case in ``TIMED_EVERY`` (the first, then one every ``TIMED_EVERY``) and their
         mean counted for every case (a thread's CPU clock is a system call, about 1 us a reading);
         the sending, on every request.
         """
