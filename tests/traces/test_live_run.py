@@ -138,3 +138,38 @@ def test_told_outside_an_event_loop_the_spans_wait_for_the_batch_or_the_end() ->
     live.finish([])
     exporter.close()
     assert [s.name for s in keep.spans if s.name.startswith("jurybox case")] == ["jurybox case c0"]  # type: ignore[attr-defined]
+
+
+def test_told_cases_are_written_a_batch_at_a_time_and_the_rest_at_the_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(live_module, "LIVE_BATCH", 3)
+    keep = Keep()
+    exporter = OtlpExporter(span_exporter=keep)
+    live = exporter.live_run("r")
+    live.add(record(0, True, "live"))
+    live.add(record(1, False, "live"))
+    assert (live.sent, exporter.cases) == (0, 0)  # waiting for the batch
+    live.add(record(2, True, "live"))
+    assert (live.sent, exporter.cases) == (3, 3)
+    assert exporter.cpu_seconds > 0  # the batch was timed
+    live.add(record(3, True, "live"))
+    assert live.finish([]) == 0  # the waiting case is written by finish, as a live one
+    assert (live.sent, exporter.cases, live.passed) == (4, 4, 3)
+    exporter.close()
+    names = sorted(s.name for s in keep.spans if s.name.startswith("jurybox case"))  # type: ignore[attr-defined]
+    assert names == [f"jurybox case c{index}" for index in range(4)]
+
+
+def test_outside_an_event_loop_a_batch_past_its_time_is_written_at_the_next_case(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = [100.0]
+    monkeypatch.setattr(live_module.time, "monotonic", lambda: now[0])
+    exporter = OtlpExporter(span_exporter=Keep())
+    live = exporter.live_run("r")
+    live.add(record(0, True, "live"))
+    assert live.sent == 0
+    now[0] += live_module.BATCH_SECONDS
+    live.add(record(1, True, "live"))
+    assert live.sent == 2
+    live.finish([])
+    exporter.close()

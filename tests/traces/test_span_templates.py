@@ -10,11 +10,13 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from otel_exports import Keep
 
+import jurybox.traces._exporter as exporter_module
 from jurybox.core import CaseRecord, Judgment, Status
 from jurybox.traces._exporter import OtlpExporter  # the module under test
 from jurybox.traces._otlp_encode import SpanRecord, SpanTemplate, span_bytes
@@ -52,14 +54,37 @@ def judgments(draw: st.DrawFn, depth: int = 0) -> Judgment:
     )
 
 
+hex_ids = st.sampled_from(["0" * 32, "f" * 32, "1" * 31 + "2", "zz", "ab" * 8]) | st.text(
+    "0123456789abcdef", max_size=33
+)
+
+
+@st.composite
+def case_extras(draw: st.DrawFn) -> dict[str, Any]:
+    """What a case span says of the case but its verdict: tokens, an error, the trace it judged."""
+    metadata: dict[str, Any] = {}
+    if draw(st.booleans()):  # judged from a trace: a link to it (when the ids are valid), the trace id
+        metadata = {"trace_id": draw(hex_ids), "span_id": draw(hex_ids | st.none()), "source": "trace"}
+    return {
+        "tokens": draw(st.none() | st.integers(0, 10**7)),
+        "error": draw(st.none() | texts),
+        "metadata": metadata,
+        "started_at": draw(st.none() | st.just(datetime(2026, 11, 27, tzinfo=UTC))),
+    }
+
+
 @settings(max_examples=80, deadline=None)
-@given(verdicts=st.lists(judgments(), min_size=1, max_size=4), seed=st.integers(0, 2**32))
-def test_the_direct_bytes_are_the_records_bytes(verdicts: list[Judgment], seed: int) -> None:
-    started = datetime(2026, 11, 27, tzinfo=UTC)
-    records = [
-        CaseRecord(f"c{i}", judgment, started_at=started + timedelta(seconds=i), duration=1.5)
-        for i, judgment in enumerate(verdicts)
-    ]
+@given(
+    verdicts=st.lists(st.tuples(judgments(), case_extras()), min_size=1, max_size=4),
+    seed=st.integers(0, 2**32),
+)
+def test_the_direct_bytes_are_the_records_bytes(verdicts: list[tuple[Judgment, dict[str, Any]]], seed: int) -> None:
+    records = []
+    for i, (judgment, extras) in enumerate(verdicts):
+        started = extras.pop("started_at")
+        if started is not None:
+            started += timedelta(seconds=i)
+        records.append(CaseRecord(f"c{i}", judgment, started_at=started, duration=1.5, **extras))
     direct = OtlpExporter("http://127.0.0.1:9/v1/traces")
     assert direct._direct
     sent: list[bytes] = []
@@ -71,8 +96,11 @@ def test_the_direct_bytes_are_the_records_bytes(verdicts: list[Judgment], seed: 
     for exporter in (direct, records_path):
         random.seed(seed)  # the same ids both ways
         run = exporter.start_run("r", start_ns=1)
-        for record in records:
-            exporter.export_record(record, run)
+        # The same clock both ways: a case with no start, or judged from a trace, ends when it is exported.
+        with patch.object(exporter_module.time, "time", lambda: 1_800_000_000.0):
+            for record in records:
+                exporter.export_record(record, run)
+        assert exporter.cases == len(records)
     direct.close()
     records_path.close()
     assert sent == [span_bytes(span) for span in written]

@@ -272,18 +272,62 @@ def span_bytes(span: SpanRecord) -> bytes:
             inner += b"\x1a" + b"\x1a".join(event_bodies)  # field 3
         size = len(inner)
         parts.append((b"\x5a" + _SMALL[size] if size < 0x80 else b"\x5a" + _varint(size)) + inner)
-    for link_trace, link_span, values in span.links:  # field 13
+    _add_tail(parts, span.links, span.status)
+    return b"".join(parts)
+
+
+def _add_tail(
+    parts: list[bytes], links: Sequence[tuple[int, int, Mapping[str, Any]]], status: tuple[int, str] | None
+) -> None:
+    """A span's links (field 13), status (15) and flags (16), appended to ``parts``."""
+    for link_trace, link_span, values in links:
         inner = _HEAD.pack(0x0A10, link_trace >> 64, link_trace & _LOW64, 0x1208, link_span)
         inner += attributes(values, b"\x22") + _LINK_FLAGS
         parts.append(_field(b"\x6a", inner))
-    if span.status is None:
+    if status is None:
         parts.append(_UNSET_TAIL)
     else:
-        code, message = span.status
-        status = (_field(b"\x12", message.encode("utf-8", "surrogatepass")) if message else b"") + (
+        code, message = status
+        written = (_field(b"\x12", message.encode("utf-8", "surrogatepass")) if message else b"") + (
             b"\x18" + _varint(code) if code else b""
         )
-        parts += [_field(b"\x7a", status), _FLAGS]
+        parts += [_field(b"\x7a", written), _FLAGS]
+
+
+def tagged(tag: bytes, bodies: list[bytes]) -> bytes:
+    """``bodies`` as a repeated field with ``tag``: each body after its tag (b"" for none)."""
+    return tag + tag.join(bodies) if bodies else b""
+
+
+def event_span_bytes(
+    ids: tuple[int, int, int],
+    name: str,
+    times: tuple[int, int],
+    attribute_fields: bytes,
+    event: tuple[str, int, bytes],
+    links: Sequence[tuple[int, int, Mapping[str, Any]]] = (),
+    status: tuple[int, str] | None = None,
+) -> bytes:
+    """A ``Span`` message with one event, from its attributes' and its event's fields already written.
+
+    What ``span_bytes`` writes for a span with a parent, a name said once and one event, given
+    ``ids`` (trace, span, parent), ``times`` (start, end), ``attribute_fields`` (``tagged(b"\\x4a",
+    bodies)``) and ``event`` (name, time, ``tagged(b"\\x1a", its bodies)``): a caller that keeps the
+    repeated parts of those fields written packs only what is new.
+    """
+    trace_id, span_id, parent_id = ids
+    event_name, moment, event_fields = event
+    inner = _EVENT_TIME.pack(0x09, moment) + _text(b"\x12", event_name) + event_fields
+    size = len(inner)
+    parts = [
+        _IDS.pack(0x0A10, trace_id >> 64, trace_id & _LOW64, 0x1208, span_id, 0x2208, parent_id),
+        _field(b"\x2a", name.encode("utf-8", "surrogatepass")),
+        _KIND,
+        _TIMES.pack(0x39, times[0], 0x41, times[1]),
+        attribute_fields,
+        (b"\x5a" + _SMALL[size] if size < 0x80 else b"\x5a" + _varint(size)) + inner,  # field 11
+    ]
+    _add_tail(parts, links, status)
     return b"".join(parts)
 
 
