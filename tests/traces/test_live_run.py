@@ -159,17 +159,79 @@ def test_told_cases_are_written_a_batch_at_a_time_and_the_rest_at_the_end(monkey
     assert names == [f"jurybox case c{index}" for index in range(4)]
 
 
-def test_outside_an_event_loop_a_batch_past_its_time_is_written_at_the_next_case(
+def test_outside_an_event_loop_a_batch_past_its_time_is_written_and_sent_at_the_next_case(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     now = [100.0]
     monkeypatch.setattr(live_module.time, "monotonic", lambda: now[0])
-    exporter = OtlpExporter(span_exporter=Keep())
+    keep = Keep()
+    exporter = OtlpExporter(span_exporter=keep)
     live = exporter.live_run("r")
     live.add(record(0, True, "live"))
-    assert live.sent == 0
+    assert (live.sent, exporter.cases) == (0, 0)
     now[0] += live_module.BATCH_SECONDS
     live.add(record(1, True, "live"))
-    assert live.sent == 2
+    assert (live.sent, exporter.cases) == (2, 2)
+    assert not exporter._batch  # handed to the sender at once: they waited long enough
+    assert exporter.flush()
+    assert case_spans(keep) == ["jurybox case c0", "jurybox case c1"]
     live.finish([])
     exporter.close()
+
+
+def case_spans(keep: Keep) -> list[str]:
+    return sorted(s.name for s in keep.spans if s.name.startswith("jurybox case"))  # type: ignore[attr-defined]
+
+
+def test_a_case_whose_spans_fail_to_write_is_sent_from_the_store_with_the_rest_of_its_batch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(live_module, "LIVE_BATCH", 3)
+    keep = Keep()
+    exporter = OtlpExporter(span_exporter=keep)
+    live = exporter.live_run("r")
+    records = [record(index, True, "live") for index in range(3)]
+    write = exporter._export_record
+
+    def failing(one: CaseRecord, run: object, moment: float) -> None:
+        if one.case == "c1":
+            raise RuntimeError("a bug while writing c1")
+        write(one, run, moment)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(exporter, "_export_record", failing)
+    live.add(records[0])
+    live.add(records[1])
+    with pytest.raises(RuntimeError, match="c1"):
+        live.add(records[2])
+    assert (live.sent, exporter.cases, live.passed) == (1, 1, 1)  # c0 written; c1 and c2 not sent
+    monkeypatch.setattr(exporter, "_export_record", write)
+    assert live.finish(Stored(records)) == 2  # from the store, as cases this process never saw
+    exporter.close()
+    assert case_spans(keep) == ["jurybox case c0", "jurybox case c1", "jurybox case c2"]
+    run_span = next(s for s in keep.spans if s.name == "jurybox run r")  # type: ignore[attr-defined]
+    assert (run_span.attributes["jurybox.run.cases"], run_span.attributes["jurybox.run.passed"]) == (3, 3)
+
+
+def test_closing_the_exporter_writes_what_an_unfinished_live_run_holds() -> None:
+    keep = Keep()
+    exporter = OtlpExporter(span_exporter=keep)
+    live = exporter.live_run("r")
+    live.add(record(0, True, "live"))
+    exporter.close()  # nobody finished the run: its waiting case is still written and sent
+    assert case_spans(keep) == ["jurybox case c0"]
+
+
+def test_a_case_with_no_start_ends_when_the_run_was_told_of_it_not_when_its_batch_is_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = [1_000.0]
+    monkeypatch.setattr(live_module.time, "time", lambda: clock[0])
+    keep = Keep()
+    exporter = OtlpExporter(span_exporter=keep)
+    live = exporter.live_run("r", start_ns=0)
+    live.add(CaseRecord(case="c0", judgment=Judgment.passed(1.0, "ok", judge="v"), duration=0.5))
+    clock[0] = 1_004.0  # the batch is written 4 s later
+    live.finish([])
+    exporter.close()
+    case = next(s for s in keep.spans if s.name == "jurybox case c0")  # type: ignore[attr-defined]
+    assert (case.start_time, case.end_time) == (999_500_000_000, 1_000_000_000_000)

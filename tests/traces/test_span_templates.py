@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from unittest.mock import patch
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from otel_exports import Keep
@@ -24,6 +25,9 @@ from jurybox.traces._otlp_encode import SpanRecord, SpanTemplate, span_bytes
 texts = st.text(st.characters(codec="utf-8"), max_size=12) | st.sampled_from(["found 'EUR'", "x" * 300, "é\x00"])
 scores = st.none() | st.sampled_from([0.0, -0.0, 1.0, 0.25]) | st.floats(0, 1)
 counts = st.none() | st.integers(0, 10**6) | st.booleans()
+# Texts many cases share, so that verdicts meet the exporter's remembered bytes under keys that compare
+# equal (0.0 and -0.0, 1 and True) and must still get their own bytes.
+shared = st.sampled_from(["same", ""])
 
 
 @st.composite
@@ -45,10 +49,10 @@ def judgments(draw: st.DrawFn, depth: int = 0) -> Judgment:
     return Judgment(
         status,
         draw(scores),
-        draw(texts),
+        draw(shared | texts),
         judge=draw(st.none() | texts),
-        decided_by=draw(st.none() | texts),
-        degraded=draw(st.booleans()),
+        decided_by=draw(st.none() | shared | texts),
+        degraded=draw(st.booleans() | st.sampled_from([0, 1])),  # 1 == True: other bytes, another cache entry
         metadata=metadata,
         children=children,
     )
@@ -73,9 +77,9 @@ def case_extras(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(
-    verdicts=st.lists(st.tuples(judgments(), case_extras()), min_size=1, max_size=4),
+    verdicts=st.lists(st.tuples(judgments(), case_extras()), min_size=1, max_size=8),
     seed=st.integers(0, 2**32),
 )
 def test_the_direct_bytes_are_the_records_bytes(verdicts: list[tuple[Judgment, dict[str, Any]]], seed: int) -> None:
@@ -85,6 +89,32 @@ def test_the_direct_bytes_are_the_records_bytes(verdicts: list[tuple[Judgment, d
         if started is not None:
             started += timedelta(seconds=i)
         records.append(CaseRecord(f"c{i}", judgment, started_at=started, duration=1.5, **extras))
+    assert_same_bytes_both_ways(records, seed)
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ({"degraded": True}, {"degraded": 1}),
+        ({"score": 0.0}, {"score": -0.0}),
+        ({"score": None}, {"score": 0.0}),
+        ({"decided_by": None}, {"decided_by": "same"}),
+        ({"reasoning": "x" * 250}, {"reasoning": "x" * 250 + "y"}),
+    ],
+)
+def test_look_alike_verdicts_get_their_own_bytes(first: dict[str, Any], then: dict[str, Any]) -> None:
+    """Values that compare equal (1 and True, 0.0 and -0.0) are written differently: never the remembered bytes."""
+    base: dict[str, Any] = {"status": Status.PASS, "score": 1.0, "reasoning": "same"}
+    started = datetime(2026, 11, 27, tzinfo=UTC)
+    records = [
+        CaseRecord(f"c{i}", Judgment(**(base | values)), started_at=started, duration=1.5)
+        for i, values in enumerate([first, then, first])
+    ]
+    assert_same_bytes_both_ways(records, 7)
+
+
+def assert_same_bytes_both_ways(records: list[CaseRecord], seed: int) -> None:
+    """The direct path writes, span for span, the bytes ``span_bytes`` writes of the records path's spans."""
     direct = OtlpExporter("http://127.0.0.1:9/v1/traces")
     assert direct._direct
     sent: list[bytes] = []

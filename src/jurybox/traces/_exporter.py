@@ -24,6 +24,7 @@ import queue
 import random
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -37,8 +38,8 @@ from jurybox.traces._otlp_encode import (
     event_span_bytes,
     export_request,
     fresh_bodies,
+    repeated,
     span_bytes,
-    tagged,
 )
 
 if TYPE_CHECKING:
@@ -161,6 +162,7 @@ class OtlpExporter:
         self._batch_due = time.monotonic() + BATCH_SECONDS  # when the batch goes, full or not
         self._outbox: queue.Queue[list[Any] | threading.Event | None] = queue.Queue(QUEUED_BATCHES)
         self._sender: threading.Thread | None = None
+        self._live_runs: weakref.WeakSet[LiveRun] = weakref.WeakSet()
         self._closed = False
         atexit.register(self.close)  # what is still queued goes out at exit, as the SDK's provider does
         self.cut_judgments = 0
@@ -173,8 +175,10 @@ class OtlpExporter:
         """Bytes of the accepted requests (OTLP/HTTP; 0 for a given span exporter)."""
         self.cases = 0
         """Case spans written."""
-        self._cpu = [0.0, 0.0]  # thread CPU seconds: [the caller's, writing the timed cases' spans; the sender's]
-        self._timed = 0  # cases whose writing was timed
+        # Thread CPU seconds: [writing the sampled cases told one at a time; the sender's; writing batches].
+        self._cpu = [0.0, 0.0, 0.0]
+        self._timed = 0  # cases told one at a time whose writing was timed
+        self._one_at_a_time = 0  # cases told one at a time (``export_record``), timed or not
 
     def start_run(
         self,
@@ -196,7 +200,9 @@ class OtlpExporter:
         """
         from jurybox.traces._live import LiveRun  # it imports this module
 
-        return LiveRun(self, self.start_run(name, start_ns=start_ns))
+        live = LiveRun(self, self.start_run(name, start_ns=start_ns))
+        self._live_runs.add(live)  # ``close`` writes what it still holds, should nobody finish it
+        return live
 
     def finish_run(self, run: RunSpan, *, passed: int | None = None, total: int | None = None) -> None:
         run.set_attribute("jurybox.run.passed", passed)
@@ -212,42 +218,47 @@ class OtlpExporter:
         ones counted for every case (a thread's CPU clock is a system call, about 1 us a reading).
         The sending is timed on every request.
         """
-        writing = self._cpu[0] / self._timed * self.cases if self._timed else 0.0
-        return writing + self._cpu[1]
+        sampled = self._cpu[0] / self._timed * self._one_at_a_time if self._timed else 0.0
+        return sampled + self._cpu[2] + self._cpu[1]
 
     def export_record(self, record: CaseRecord, run: RunSpan) -> None:
         """A case's span under ``run``, with one span per judgment of its verdict tree."""
         self.cases += 1
-        if self.cases % TIMED_EVERY != 1:  # the 1st, 17th, 33rd... case is timed
-            self._export_record(record, run)
+        self._one_at_a_time += 1
+        if self._one_at_a_time % TIMED_EVERY != 1:  # the 1st, 17th, 33rd... case is timed
+            self._export_record(record, run, time.time())
             return
         began = time.thread_time()
         try:
-            self._export_record(record, run)
+            self._export_record(record, run, time.time())
         finally:
             self._cpu[0] += time.thread_time() - began
             self._timed += 1
 
-    def export_batch(self, records: Sequence[CaseRecord], run: RunSpan) -> None:
+    def export_batch(self, records: Sequence[CaseRecord], run: RunSpan, moments: Sequence[float] | None = None) -> None:
         """``export_record`` of each of ``records``, one after another, the whole batch timed.
 
         What a live run hands over every ``LIVE_BATCH`` cases: written back to back, the spans cost
         about two thirds of what they cost one at a time between the runner's own steps (the
-        encoder's code and its caches of repeated attributes stay warm).
+        encoder's code and its caches of repeated attributes stay warm). ``moments``: when each
+        case was told of (``time.time()``), the end of a case that says no start of its own;
+        default now. ``cases`` counts the ones written: when writing one raises, the ones before it.
         """
         if not records:
             return
         began = time.thread_time()
+        written = 0
+        now = time.time()
         try:
-            for record in records:
-                self._export_record(record, run)
+            for index, record in enumerate(records):
+                self._export_record(record, run, moments[index] if moments is not None else now)
+                written += 1
         finally:
-            self._cpu[0] += time.thread_time() - began
-            self.cases += len(records)
-            self._timed += len(records)
+            self._cpu[2] += time.thread_time() - began
+            self.cases += written
 
-    def _export_record(self, record: CaseRecord, run: RunSpan) -> None:
-        start_ns, end_ns = case_times(record, time.time())
+    def _export_record(self, record: CaseRecord, run: RunSpan, moment: float) -> None:
+        start_ns, end_ns = case_times(record, moment)
         links: list[tuple[int, int, Mapping[str, Any]]] = []
         trace_id, span_id = record.metadata.get("trace_id"), record.metadata.get("span_id")
         if isinstance(trace_id, str) and isinstance(span_id, str):
@@ -279,13 +290,13 @@ class OtlpExporter:
         if self._direct:
             # The bytes of what repeats (status, score, the verdict but its name) are kept written:
             # only the case's own attributes are encoded here.
-            repeated, verdict_attributes, verdict_event = _case_verdict(label, score, judgment)
+            same, verdict_attributes, verdict_event = _case_verdict(label, score, judgment)
             named = fresh_bodies(verdict_name)[0]
             case = event_span_bytes(
                 (run.trace_id, case_id, run.span_id),
                 f"jurybox case {record.case}",
                 (start_ns, end_ns),
-                tagged(b"\x4a", fresh_bodies(once)) + repeated + b"\x4a" + named + verdict_attributes,
+                repeated(b"\x4a", fresh_bodies(once)) + same + b"\x4a" + named + verdict_attributes,
                 ("gen_ai.evaluation.result", end_ns, b"\x1a" + named + verdict_event),
                 links,
                 status,
@@ -404,6 +415,9 @@ class OtlpExporter:
         if self._closed:
             return
         atexit.unregister(self.close)
+        for live in list(self._live_runs):
+            if not live.finished:
+                live.write_waiting()
         self.flush()
         self._closed = True
         if self._sender is not None:
@@ -556,7 +570,7 @@ _case_verdicts: dict[tuple[Any, ...], tuple[bytes, bytes, bytes]] = {}
 
 def _case_verdict(label: str, score: float | None, judgment: Judgment) -> tuple[bytes, bytes, bytes]:
     """A case span's repeated fields: its status, score and kind; its verdict but the verdict's name, as
-    the span's attributes and as its event's (``tagged``).
+    the span's attributes and as its event's (``repeated``).
 
     Most cases of a run end with one of a few verdicts (``llm_judge decided: all 2 passed``),
     so the bytes are remembered by the values themselves (floats by their bits: 0.0 and -0.0
@@ -570,16 +584,16 @@ def _case_verdict(label: str, score: float | None, judgment: Judgment) -> tuple[
         judgment.status,
         reasoning,
         judgment.decided_by,
-        judgment.degraded,
+        _exact(judgment.degraded),
     )
     found = _case_verdicts.get(key)
     if found is not None:
         return found
     rest = attribute_bodies(_verdict(judgment))
     made = (
-        tagged(b"\x4a", attribute_bodies(_case_repeated(label, score))),
-        tagged(b"\x4a", rest),
-        tagged(b"\x1a", rest),
+        repeated(b"\x4a", attribute_bodies(_case_repeated(label, score))),
+        repeated(b"\x4a", rest),
+        repeated(b"\x1a", rest),
     )
     if len(reasoning) <= _REMEMBERED_REASONING:
         if len(_case_verdicts) >= _JUDGMENT_SPANS:
@@ -611,7 +625,7 @@ def _judgment_attributes(name: str, path: str, judgment: Judgment) -> Made:
     value = judgment.value
     # The score by its bits (float.hex): 0.0 and -0.0 are equal keys but not the same bytes.
     score = value.hex() if value is not None else None
-    key = (name, path, score, judgment.status, reasoning, judgment.decided_by, judgment.degraded)
+    key = (name, path, score, judgment.status, reasoning, judgment.decided_by, _exact(judgment.degraded))
     found = _judgment_spans.get(key)
     if found is not None:
         return found

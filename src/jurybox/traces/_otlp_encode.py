@@ -212,6 +212,7 @@ def fresh_bodies(values: Mapping[str, Any]) -> list[bytes]:
 
 
 def repeated(tag: bytes, bodies: list[bytes]) -> bytes:
+    """``bodies`` as a repeated field with ``tag``: each body after its tag (b"" for none)."""
     return tag + tag.join(bodies) if bodies else b""
 
 
@@ -294,11 +295,6 @@ def _add_tail(
         parts += [_field(b"\x7a", written), _FLAGS]
 
 
-def tagged(tag: bytes, bodies: list[bytes]) -> bytes:
-    """``bodies`` as a repeated field with ``tag``: each body after its tag (b"" for none)."""
-    return tag + tag.join(bodies) if bodies else b""
-
-
 def event_span_bytes(
     ids: tuple[int, int, int],
     name: str,
@@ -311,8 +307,8 @@ def event_span_bytes(
     """A ``Span`` message with one event, from its attributes' and its event's fields already written.
 
     What ``span_bytes`` writes for a span with a parent, a name said once and one event, given
-    ``ids`` (trace, span, parent), ``times`` (start, end), ``attribute_fields`` (``tagged(b"\\x4a",
-    bodies)``) and ``event`` (name, time, ``tagged(b"\\x1a", its bodies)``): a caller that keeps the
+    ``ids`` (trace, span, parent), ``times`` (start, end), ``attribute_fields`` (``repeated(b"\\x4a",
+    bodies)``) and ``event`` (name, time, ``repeated(b"\\x1a", its bodies)``): a caller that keeps the
     repeated parts of those fields written packs only what is new.
     """
     trace_id, span_id, parent_id = ids
