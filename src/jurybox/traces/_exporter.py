@@ -81,6 +81,35 @@ SPAN_KINDS: dict[str, dict[str, str]] = {
 _CASE_KIND = SPAN_KINDS["case"]
 
 
+def sdk_span(span: SpanRecord, resource: Any) -> Any:
+    """The SDK's ``ReadableSpan`` of a record, validated as the SDK validates attributes."""
+    from opentelemetry.attributes import BoundedAttributes
+    from opentelemetry.sdk.trace import Event, ReadableSpan
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+    from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+    def checked(values: Mapping[str, Any]) -> BoundedAttributes:
+        return BoundedAttributes(attributes=values, immutable=True)
+
+    sampled = TraceFlags(TraceFlags.SAMPLED)
+    parent = SpanContext(span.trace_id, span.parent_id, False, sampled) if span.parent_id is not None else None
+    status = Status(StatusCode(span.status[0]), span.status[1]) if span.status else Status(StatusCode.UNSET)
+    return ReadableSpan(
+        name=span.name,
+        context=SpanContext(span.trace_id, span.span_id, False, sampled),
+        parent=parent,
+        resource=resource,
+        attributes=checked(span.attributes),
+        events=[Event(name, checked(values), moment) for name, moment, values in span.events],
+        links=[Link(SpanContext(t, s, True, sampled), checked(values)) for t, s, values in span.links],
+        kind=SpanKind.INTERNAL,
+        status=status,
+        start_time=span.start_ns,
+        end_time=span.end_ns,
+        instrumentation_scope=InstrumentationScope(SCOPE),
+    )
+
+
 def case_times(record: CaseRecord, moment: float) -> tuple[int, int]:
     """(start, end) of a case's span in ns: when it ran; a case judged from a trace, when it was judged.
 
@@ -488,39 +517,11 @@ class OtlpExporter:
             return
         # An SDK exporter (given, or an SDK version whose HTTP client is not where this one has it).
         target = self._span_exporter if self._span_exporter is not None else self._otlp
-        result = target.export([self._sdk_span(span) for span in batch])
+        result = target.export([sdk_span(span, self._resource) for span in batch])
         if getattr(result, "name", "SUCCESS") == "SUCCESS":  # SpanExportResult.SUCCESS
             self.requests += 1
         else:
             self.failed_batches += 1
-
-    def _sdk_span(self, span: SpanRecord) -> Any:
-        """The SDK's ``ReadableSpan`` of a record, validated as the SDK validates attributes."""
-        from opentelemetry.attributes import BoundedAttributes
-        from opentelemetry.sdk.trace import Event, ReadableSpan
-        from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-        from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
-
-        def checked(values: Mapping[str, Any]) -> BoundedAttributes:
-            return BoundedAttributes(attributes=values, immutable=True)
-
-        sampled = TraceFlags(TraceFlags.SAMPLED)
-        parent = SpanContext(span.trace_id, span.parent_id, False, sampled) if span.parent_id is not None else None
-        status = Status(StatusCode(span.status[0]), span.status[1]) if span.status else Status(StatusCode.UNSET)
-        return ReadableSpan(
-            name=span.name,
-            context=SpanContext(span.trace_id, span.span_id, False, sampled),
-            parent=parent,
-            resource=self._resource,
-            attributes=checked(span.attributes),
-            events=[Event(name, checked(values), moment) for name, moment, values in span.events],
-            links=[Link(SpanContext(t, s, True, sampled), checked(values)) for t, s, values in span.links],
-            kind=SpanKind.INTERNAL,
-            status=status,
-            start_time=span.start_ns,
-            end_time=span.end_ns,
-            instrumentation_scope=InstrumentationScope(SCOPE),
-        )
 
 
 _JUDGED_LINK: Mapping[str, Any] = {"jurybox.link": "judged agent run"}
