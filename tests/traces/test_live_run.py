@@ -155,8 +155,7 @@ def test_told_cases_are_written_a_batch_at_a_time_and_the_rest_at_the_end(monkey
     assert live.finish([]) == 0  # the waiting case is written by finish, as a live one
     assert (live.sent, exporter.cases, live.passed) == (4, 4, 3)
     exporter.close()
-    names = sorted(s.name for s in keep.spans if s.name.startswith("jurybox case"))  # type: ignore[attr-defined]
-    assert names == [f"jurybox case c{index}" for index in range(4)]
+    assert case_spans(keep) == [f"jurybox case c{index}" for index in range(4)]
 
 
 def test_outside_an_event_loop_a_batch_past_its_time_is_written_and_sent_at_the_next_case(

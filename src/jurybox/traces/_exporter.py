@@ -204,8 +204,8 @@ class OtlpExporter:
         """Bytes of the accepted requests (OTLP/HTTP; 0 for a given span exporter)."""
         self.cases = 0
         """Case spans written."""
-        # Thread CPU seconds: [writing the sampled cases told one at a time; the sender's; writing batches].
-        self._cpu = [0.0, 0.0, 0.0]
+        # Thread CPU seconds: writing the timed cases of those told one at a time, writing batches, sending.
+        self._sampled_cpu = self._batch_cpu = self._sender_cpu = 0.0
         self._timed = 0  # cases told one at a time whose writing was timed
         self._one_at_a_time = 0  # cases told one at a time (``export_record``), timed or not
 
@@ -247,8 +247,8 @@ class OtlpExporter:
         ones counted for every case (a thread's CPU clock is a system call, about 1 us a reading).
         The sending is timed on every request.
         """
-        sampled = self._cpu[0] / self._timed * self._one_at_a_time if self._timed else 0.0
-        return sampled + self._cpu[2] + self._cpu[1]
+        sampled = self._sampled_cpu / self._timed * self._one_at_a_time if self._timed else 0.0
+        return sampled + self._batch_cpu + self._sender_cpu
 
     def export_record(self, record: CaseRecord, run: RunSpan) -> None:
         """A case's span under ``run``, with one span per judgment of its verdict tree."""
@@ -261,7 +261,7 @@ class OtlpExporter:
         try:
             self._export_record(record, run, time.time())
         finally:
-            self._cpu[0] += time.thread_time() - began
+            self._sampled_cpu += time.thread_time() - began
             self._timed += 1
 
     def export_batch(self, records: Sequence[CaseRecord], run: RunSpan, moments: Sequence[float] | None = None) -> None:
@@ -283,7 +283,7 @@ class OtlpExporter:
                 self._export_record(record, run, moments[index] if moments is not None else now)
                 written += 1
         finally:
-            self._cpu[2] += time.thread_time() - began
+            self._batch_cpu += time.thread_time() - began
             self.cases += written
 
     def _export_record(self, record: CaseRecord, run: RunSpan, moment: float) -> None:
@@ -502,7 +502,7 @@ class OtlpExporter:
         try:
             self._send_now(batch)
         finally:
-            self._cpu[1] += time.thread_time() - began
+            self._sender_cpu += time.thread_time() - began
 
     def _send_now(self, batch: list[Any]) -> None:
         if self._direct:
