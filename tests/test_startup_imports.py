@@ -31,6 +31,12 @@ NEVER_ON_A_RUN = (
     "jurybox.calibrate._bootstrap",
     "jurybox.calibrate._console",
     "jurybox._cli.calibrate",
+    # A run asks calibrate only for a judge's identity, and a suite without seeds reads no seed file.
+    "jurybox.calibrate._result",
+    "jurybox.calibrate._labels",
+    "jurybox.calibrate._recorded",
+    "jurybox.suites._seeds",
+    "jurybox.suites._seed_schema",
     "rich.progress",
     "jurybox.traces",
     "jurybox.agents._mcp",

@@ -19,46 +19,76 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from jurybox.calibrate._classifiers import FirstMatch
-from jurybox.calibrate._correction import CorrectedRate, corrected_pass_rate
-from jurybox.calibrate._errors import CalibrationInputError, Problem
-from jurybox.calibrate._labels import (
-    LABEL_KINDS,
-    LabelKind,
-    LabelledRow,
-    LabelledSet,
-    labelled_set_from_rows,
-    load_labelled_set,
-)
-from jurybox.calibrate._recorded import RecordedReply, load_recorded, recorded_from_rows
-from jurybox.calibrate._result import (
-    CalibrationResult,
-    Confusion,
-    Disagreement,
-    Distribution,
-    Figure,
-    Figures,
-    JudgeCalibration,
-    Usage,
-)
-from jurybox.calibrate._settings import DEFAULT_RESAMPLES, DEFAULT_SEED
-from jurybox.calibrate._specs import JudgeIdentity, JudgeSpec, identify, judge_spec
-from jurybox.calibrate._stored import calibration_figures
-from jurybox.calibrate._verdicts import RowVerdict
-
 if TYPE_CHECKING:
     from jurybox.calibrate._bootstrap import Bootstrap
     from jurybox.calibrate._calibrate import calibrate, summarise
+    from jurybox.calibrate._classifiers import FirstMatch
     from jurybox.calibrate._console import to_console
+    from jurybox.calibrate._correction import CorrectedRate, corrected_pass_rate
+    from jurybox.calibrate._errors import CalibrationInputError, Problem
     from jurybox.calibrate._figures import FIGURES_BY_KIND
     from jurybox.calibrate._gate import Shortfall, parse_bars, shortfalls
     from jurybox.calibrate._html import to_html
+    from jurybox.calibrate._labels import (
+        LABEL_KINDS,
+        LabelKind,
+        LabelledRow,
+        LabelledSet,
+        labelled_set_from_rows,
+        load_labelled_set,
+    )
     from jurybox.calibrate._markdown import to_markdown
     from jurybox.calibrate._metrics import kappa_of
+    from jurybox.calibrate._recorded import RecordedReply, load_recorded, recorded_from_rows
+    from jurybox.calibrate._result import (
+        CalibrationResult,
+        Confusion,
+        Disagreement,
+        Distribution,
+        Figure,
+        Figures,
+        JudgeCalibration,
+        Usage,
+    )
+    from jurybox.calibrate._settings import DEFAULT_RESAMPLES, DEFAULT_SEED
+    from jurybox.calibrate._specs import JudgeIdentity, JudgeSpec, identify, judge_spec
+    from jurybox.calibrate._stored import calibration_figures
+    from jurybox.calibrate._verdicts import RowVerdict
 
-# Imported on first use, and where they live: the figures need numpy (an extra), the renderers
-# rich's tables; `jurybox run` asks this package only for judge identities and corrected rates.
+# Every name is imported on first use, from where it lives: the figures need numpy (an extra), the
+# renderers rich's tables, and `jurybox run` asks this package only for a judge's identity (and, with a
+# store that holds calibrations, corrected rates), so it loads those modules alone.
 _LAZY = {
+    "FirstMatch": "_classifiers",
+    "CorrectedRate": "_correction",
+    "corrected_pass_rate": "_correction",
+    "CalibrationInputError": "_errors",
+    "Problem": "_errors",
+    "LABEL_KINDS": "_labels",
+    "LabelKind": "_labels",
+    "LabelledRow": "_labels",
+    "LabelledSet": "_labels",
+    "labelled_set_from_rows": "_labels",
+    "load_labelled_set": "_labels",
+    "RecordedReply": "_recorded",
+    "load_recorded": "_recorded",
+    "recorded_from_rows": "_recorded",
+    "CalibrationResult": "_result",
+    "Confusion": "_result",
+    "Disagreement": "_result",
+    "Distribution": "_result",
+    "Figure": "_result",
+    "Figures": "_result",
+    "JudgeCalibration": "_result",
+    "Usage": "_result",
+    "DEFAULT_RESAMPLES": "_settings",
+    "DEFAULT_SEED": "_settings",
+    "JudgeIdentity": "_specs",
+    "JudgeSpec": "_specs",
+    "identify": "_specs",
+    "judge_spec": "_specs",
+    "calibration_figures": "_stored",
+    "RowVerdict": "_verdicts",
     "to_console": "_console",
     "to_html": "_html",
     "to_markdown": "_markdown",

@@ -4,7 +4,14 @@
 the line and the field) and builds its cases: judges by name from the plug-in
 registry, rounds, SQL checks, seeds. ``plan_run`` says what a run of them will
 do before it starts. Running them is ``jurybox.engine``'s job.
+
+The seed file reader and its schemas load when one of their names is first used
+(a suite with seeds, or ``jurybox.suites.load_seeds``): a run of a suite without
+seeds never needs them.
 """
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from jurybox.suites._case import BuiltJudge, Case, RoundPlan, Suite, seeded_agent
 from jurybox.suites._case_file import CaseLine, StreamedCases, case_specs, remaining_cases
@@ -30,9 +37,7 @@ from jurybox.suites._registry import (
     tier_of,
 )
 from jurybox.suites._schema import suite_schema
-from jurybox.suites._seed_schema import SPECTOR as SPECTOR_SEED_SCHEMA
-from jurybox.suites._seed_schema import FieldRule, SeedSchema
-from jurybox.suites._seeds import Seed, load_seed, load_seeds, parse_seed
+from jurybox.suites._seed import Seed
 from jurybox.suites._spec import (
     CASE_KEY_ALIASES,
     MAX_CONCURRENCY,
@@ -46,6 +51,20 @@ from jurybox.suites._spec import (
 )
 from jurybox.suites._trials import TRIAL_MARK, Trial, trial_config, trial_name
 from jurybox.suites._variants import VARIANT_MARK, Variant, variant_suite_name
+
+if TYPE_CHECKING:
+    from jurybox.suites._seed_schema import SPECTOR as SPECTOR_SEED_SCHEMA
+    from jurybox.suites._seed_schema import FieldRule, SeedSchema
+    from jurybox.suites._seeds import load_seed, load_seeds, parse_seed
+
+_LAZY = {
+    "SPECTOR_SEED_SCHEMA": ("jurybox.suites._seed_schema", "SPECTOR"),
+    "FieldRule": ("jurybox.suites._seed_schema", "FieldRule"),
+    "SeedSchema": ("jurybox.suites._seed_schema", "SeedSchema"),
+    "load_seed": ("jurybox.suites._seeds", "load_seed"),
+    "load_seeds": ("jurybox.suites._seeds", "load_seeds"),
+    "parse_seed": ("jurybox.suites._seeds", "parse_seed"),
+}
 
 __all__ = [
     "CASE_KEY_ALIASES",
@@ -102,3 +121,12 @@ __all__ = [
     "trial_name",
     "variant_suite_name",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(where[0]), where[1])
+    globals()[name] = value
+    return value

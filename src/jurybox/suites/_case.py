@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 from jurybox.agents import TargetConfigError
 from jurybox.core import Voting
 from jurybox.suites._registry import TIER_LLM, TIERS
-from jurybox.suites._seeds import Seed
+from jurybox.suites._seed import Seed
 from jurybox.suites._spec import Criteria, Defaults, SqlCheck
 from jurybox.suites._trials import Trial
 

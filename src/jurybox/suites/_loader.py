@@ -22,7 +22,7 @@ from jurybox.suites._judge_model import JudgeModelError, model_label, resolve_ju
 from jurybox.suites._loader_agent import agent_problems
 from jurybox.suites._loader_stream import streamed_cases
 from jurybox.suites._registry import TIER_DETERMINISTIC, TIER_LLM, JudgeRegistry
-from jurybox.suites._seeds import Seed, load_seeds, seed_schema_problems
+from jurybox.suites._seed import Seed
 from jurybox.suites._spec import (
     CaseModel,
     Criteria,
@@ -158,14 +158,8 @@ def load_suite(
         # After the file's check has forked (a child forked beside a running thread may deadlock).
         on_model(model)
     seeds: list[Seed] = []
-    schema_problems = seed_schema_problems(doc, spec.seed_schema)
-    problems.extend(schema_problems)
-    if spec.seeds is not None and not schema_problems:
-        entries = [spec.seeds] if isinstance(spec.seeds, str) else spec.seeds
-        try:
-            seeds = load_seeds(*(folder / entry for entry in entries), schema=spec.seed_schema)
-        except SuiteError as exc:
-            problems.extend(exc.problems)
+    if spec.seeds is not None or spec.seed_schema is not None:
+        seeds = _seeds_of(doc, spec, folder, problems)
     if check_agent:
         problems.extend(agent_problems(doc, spec.agent, folder, seeds))
     variants, variant_problems = build_variants(doc, spec.agent, spec.variants, folder, seeds, check=check_agent)
@@ -200,6 +194,23 @@ def _written_cases(spec: SuiteModel) -> list[dict[str, Any]]:
     if isinstance(dumped, list) and len(dumped) == len(spec.cases):
         return dumped
     return [case.model_dump(mode="json", exclude_defaults=True) for case in spec.cases]  # no cases: nothing dumped
+
+
+def _seeds_of(doc: Located, spec: SuiteModel, folder: Path, problems: list[Problem]) -> list[Seed]:
+    """The suite's seed records (its schema checked first); problems go to ``problems``."""
+    # Imported here: the seed parser and its schemas are for suites that have seeds.
+    from jurybox.suites._seeds import load_seeds, seed_schema_problems
+
+    schema_problems = seed_schema_problems(doc, spec.seed_schema)
+    problems.extend(schema_problems)
+    if spec.seeds is None or schema_problems:
+        return []
+    entries = [spec.seeds] if isinstance(spec.seeds, str) else spec.seeds
+    try:
+        return load_seeds(*(folder / entry for entry in entries), schema=spec.seed_schema)
+    except SuiteError as exc:
+        problems.extend(exc.problems)
+        return []
 
 
 def _build_case(

@@ -9,7 +9,7 @@ from typing import Any
 from jurybox.agents import TargetConfigError, make_target
 from jurybox.suites._case import seeded_agent
 from jurybox.suites._errors import Problem
-from jurybox.suites._seeds import Seed
+from jurybox.suites._seed import Seed
 from jurybox.suites._yaml import Located
 
 

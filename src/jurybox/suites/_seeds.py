@@ -23,15 +23,13 @@ set to every file; a declared schema checks the fields it lists.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from jurybox.inputs import InputError, read_text
 from jurybox.suites._errors import Problem, SuiteError
+from jurybox.suites._seed import Seed
 from jurybox.suites._seed_schema import SeedSchema, SeedSchemaRef, is_spector_record, resolve_schema
 from jurybox.suites._yaml import Located, format_path, load_yaml
 
@@ -65,46 +63,6 @@ class _FrontMatter(BaseModel):
                 "or a Spector memory type such as type: SEMANTIC)"
             )
         return value
-
-
-@dataclass(frozen=True)
-class Seed:
-    """One seed record: its front matter fields and the Markdown body.
-
-    Attributes:
-        id: Unique id of the record.
-        type: What it is (``memory``, ``review``, ``listing``...).
-        source: Where it came from.
-        tags: Labels for filtering.
-        valence: A number in -1..1 or ``positive``/``negative``/``neutral``/``mixed``
-            (jurybox's rules), or an integer in -20..20 (Spector's).
-        body: The Markdown text after the front matter.
-        extra: Every other front-matter field.
-        file: The file it was read from.
-        line: Line of the first front-matter line.
-    """
-
-    id: str
-    type: str
-    body: str
-    source: str | None = None
-    tags: tuple[str, ...] = ()
-    valence: float | str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    file: Path | None = None
-    line: int = 1
-
-    def to_dict(self) -> dict[str, Any]:
-        """The record as plain data (what a Python agent's ``seeds`` argument receives)."""
-        return {
-            "id": self.id,
-            "type": self.type,
-            "source": self.source,
-            "tags": list(self.tags),
-            "valence": self.valence,
-            "body": self.body,
-            **dict(self.extra),
-        }
 
 
 def parse_seed(text: str, file: str | Path, *, schema: SeedSchemaRef = None) -> Seed:

@@ -19,7 +19,7 @@ from jurybox.agents import TargetConfigError, adapter_names, make_target
 from jurybox.suites._case import seeded_agent
 from jurybox.suites._errors import Problem
 from jurybox.suites._experiment_spec import VariantModel
-from jurybox.suites._seeds import Seed
+from jurybox.suites._seed import Seed
 from jurybox.suites._yaml import Located, format_path
 
 VARIANT_MARK = "@"
