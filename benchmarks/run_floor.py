@@ -8,13 +8,15 @@ at 10,000 cases and concurrency 256 by default, it runs:
   **start-up** (process start to the first case's start, as the store records it), the
   **run phase** (first case started to last case recorded) and the **finish** (the rest: the
   last writes, the run's totals and regression check, the report, the exit);
-* the bare aiohttp client of ``whole_process.py``, also with a busy loop of N microseconds
-  after each reply, on its event loop: the **floor curve**. A process whose event loop works
-  N us per request cannot finish its requests sooner than that client, whatever the work is;
-  the request's reply waits in the loop's queue behind the other replies' work.
+* the bare aiohttp client of ``whole_process.py``, also with N microseconds of busy work on its
+  event loop after each reply, on top of its own work (about 0.2 ms a request): the **floor
+  curve**. A process whose event loop works about 0.2 ms + N us per request cannot finish its
+  requests sooner than that client, whatever the work is: each reply waits in the loop's queue
+  behind the other replies' work, and past 1 / (requests a second) of work the loop is never idle.
 
-It prints each part, the bare client's wall time for each N, and what the whole ratio would be
-with jurybox's start-up and finish as measured and a run phase at the bare client's floor.
+It prints each part, the bare client's wall time for each N, and at most what the whole ratio
+would be with jurybox's start-up and finish as measured and a run phase as short as the whole
+bare client (its own start-up and exit included, so the true best case is a little lower).
 
 Usage::
 
@@ -38,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from whole_process import BARE_CLIENT, child_env, start_stub, write_suite
 
 BURN = """
+# Busy-waiting on the clock: N us of the loop's time (CPU, unless the OS takes the core away).
 import time as _time
 
 _BURN = float(sys.argv[4]) / 1e6
@@ -121,12 +124,12 @@ def main() -> None:
     print(f"{args.cases} cases @ {args.concurrency}, stub latency {args.latency:g} s, medians of {args.runs} run(s)")
     print(f"jurybox run: {wall:.2f} s = {wall / bare_wall:.2f}x the bare client ({bare_wall:.2f} s)")
     print(f"  start-up {start_up:.2f} s | run phase {run_phase:.2f} s | finish {finish:.2f} s")
-    print("bare client with N us of loop CPU per request (the floor of a run phase that works N us a case):")
+    print("bare client with N us of busy work per reply on its loop, on top of its own (the floor curve):")
     for burn in burns:
         print(f"  {burn:5d} us: {statistics.median(floor[burn]):.2f} s")
     # The bare client's whole wall time (its start-up and exit included) stands for the shortest run phase.
     print(
-        "with this start-up and finish and a run phase as short as the whole bare client: "
+        "at most, with this start-up and finish and a run phase as short as the whole bare client: "
         f"{(start_up + bare_wall + finish) / bare_wall:.2f}x"
     )
 

@@ -9,9 +9,9 @@ interval; ABSTAIN and ERROR are counted on their own, never dropped or guessed.
 estimate from a judge's TPR and TNR; ``identify`` names a judge object the way
 a stored calibration is filed (``calibration_figures``: the numbers kept with it).
 
-The figures need numpy (``pip install 'jurybox[calibrate]'``); the names that do are
-imported when first used, so reading labels, identities and corrected pass rates
-(what ``jurybox run`` asks of this package) works without it.
+The figures need numpy (``pip install 'jurybox[calibrate]'``). Every name is imported
+when first used, so reading labels, identities and corrected pass rates (what
+``jurybox run`` asks of this package) works without numpy and loads only its own modules.
 """
 
 from __future__ import annotations
@@ -120,6 +120,10 @@ def __getattr__(name: str) -> Any:
         raise NumpyMissingError(NUMPY_MISSING) from None
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 __all__ = [

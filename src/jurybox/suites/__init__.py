@@ -123,6 +123,10 @@ __all__ = [
 ]
 
 
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
 def __getattr__(name: str) -> Any:
     where = _LAZY.get(name)
     if where is None:
