@@ -10,7 +10,9 @@ microsecond. Prints, per step, what it costs now and what the way it replaced co
 * an ``asyncio.timeout`` around an await (the runner no longer sets one per agent call, nor
   around closing a session a function agent never had);
 * finding a record's deciding judgment (now once a record, not once per question);
-* building a ``json.JSONDecoder`` (the verdict reader no longer builds one per read).
+* building a ``json.JSONDecoder`` (the verdict reader no longer builds one per read);
+* a ``correctness`` judge's prompt rendered, and its reply read with and without the material the
+  judge was shown (the planted-verdict check): round 7 compares these with their share of a run.
 
 Usage::
 
@@ -27,8 +29,12 @@ from collections.abc import Awaitable, Callable
 from types import MappingProxyType
 from typing import Any
 
-from jurybox.core import Judgment, Status
+from jurybox.core import Context, Judgment, Status
 from jurybox.core._deciding import deciding_judgment
+from jurybox.llm import correctness
+from jurybox.llm._planted import Material
+from jurybox.llm._preface import judge_prompt
+from jurybox.llm._reading import read_verdict
 from jurybox.llm._verdicts import ScoreVerdict
 from jurybox.models._openai_wire import _json_default, encode_body, schema_format
 
@@ -88,6 +94,30 @@ async def timeout_cost() -> float:
     return await awaited_us(bounded) - await awaited_us(answer)
 
 
+def judge_steps() -> tuple[float, float, float]:
+    """A ``correctness`` judge of a one-round case: rendering its prompt, and reading a passing JSON reply
+    with the material it was shown (the planted-verdict check) and without; microseconds each."""
+    judge = correctness(reference="The answer to question 17 is 42.")
+    context = Context(input="question 17", output="The answer to question 17 is 42.")
+    template, options = judge_prompt(
+        judge.template,
+        judge.options,
+        context,
+        conversation=judge.conversation,
+        conversation_chars=judge.conversation_chars,
+        use_lessons=judge.use_lessons,
+    )
+    _, shown = template.render_with_data(context, options)
+    blocks = [(block.label, block.text) for block in shown]
+    reply = '{"score": 1.0, "reasoning": "matches the reference", "issues": [], "strengths": ["exact"]}'
+    assert read_verdict(judge.classifier, reply, Material(blocks)).status is Status.PASS
+    return (
+        best_us(lambda: template.render_with_data(context, options)),
+        best_us(lambda: read_verdict(judge.classifier, reply, Material(blocks))),
+        best_us(lambda: read_verdict(judge.classifier, reply)),
+    )
+
+
 def main() -> None:
     body = request_body()
     dumped = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default)
@@ -109,6 +139,11 @@ def main() -> None:
     print(f"asyncio.timeout around an await: +{asyncio.run(timeout_cost()):.2f} us")
     print(f"deciding judgment of a cascade's verdict: {best_us(lambda: deciding_judgment(tree)):.2f} us a walk")
     print(f"json.JSONDecoder(): {best_us(json.JSONDecoder):.2f} us")
+    render, read, read_alone = judge_steps()
+    print(
+        f"correctness judge: prompt rendered {render:.2f} us; reply read {read:.2f} us "
+        f"({read_alone:.2f} us without the planted-verdict check)"
+    )
 
 
 if __name__ == "__main__":
