@@ -108,6 +108,11 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    # The provider classes are loaded on first use, so dir() lists them from __all__, not globals().
+    return sorted(set(globals()) | set(__all__))
+
+
 __all__ = [
     "CACHE_MODE_ENV",
     "CACHE_URL_ENV",
