@@ -22,7 +22,11 @@ under 5% of a 10,000-case run's CPU), and the exporter's own CPU as the run repo
 difference of two processes' CPU on a shared machine).
 
 Goals (issue 36): within 1.25x the bare client at 200 @ 16 and 1.15x at 10,000 @ 256; CPU at
-most 5 ms per case at 200 and 1.0 ms per case at 10,000.
+most 5 ms per case at 200 and 1.0 ms per case at 10,000. For those two sizes a ``budget`` line
+follows: the goal's wall time, less jurybox's start-up (the median of ``--pairs`` more runs
+with ``-v``) and less the bare client's own run (its wall less its start-up: the bare client
+asked for no case), leaves so many microseconds a case for all jurybox does beyond the HTTP
+calls; and what the runs took.
 
 Usage::
 
@@ -94,6 +98,8 @@ class Measured:
     peak_mb: float
     exporter_cpu: float | None = None
     """With ``--otel-endpoint``: the CPU the run says its exporter spent (its ``OTLP export:`` line)."""
+    startup: float | None = None
+    """A jurybox run's start-up as its ``-v`` line says (process start to first case)."""
 
 
 def child_env(src: str | None = None) -> dict[str, str]:
@@ -123,7 +129,9 @@ def measure(command: list[str], cwd: Path, env: dict[str, str]) -> Measured:
         raise SystemExit(f"{' '.join(command[:4])} ... exited {process.returncode}:\n{err.decode()[-2000:]}")
     said = re.search(rb"OTLP export: .*?; ([\d.]+) s of CPU", err)
     exporter_cpu = float(said.group(1)) if said else None
-    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, exporter_cpu)
+    began = re.search(rb"^start-up ([\d.]+) s", err, re.MULTILINE)
+    startup = float(began.group(1)) if began else None
+    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, exporter_cpu, startup)
 
 
 class OtlpSink:
@@ -249,6 +257,40 @@ def size_line(pairs: list[tuple[Measured, Measured]], cases: int, concurrency: i
     )
 
 
+GOALS = {(200, 16): 1.25, (10_000, 256): 1.15}
+"""Issue 36's wall-time goals (jurybox over the bare client) for the sizes it names."""
+
+
+def budget_line(
+    pairs: list[tuple[Measured, Measured]], started: list[Measured], bare_start: float, cases: int, goal: float
+) -> str:
+    """What the goal leaves a case once start-up is paid, against what the runs took.
+
+    The goal allows ``goal`` x the bare client's wall. Less jurybox's start-up (the median of the
+    ``-v`` lines of ``started``, more runs of the same command: ``-v`` also lists passing cases, so
+    the timed runs go without it), that is what its run and finish may take. The bare client's own run is
+    its wall less its start-up (a run of no cases: the interpreter, aiohttp's import, a session
+    opened and closed). The difference, a case, is what the goal leaves for everything jurybox
+    does beyond the HTTP calls (agent, prompt, verdict, store, report); "took" is the same sum
+    for the runs measured.
+    """
+    starts = [run.startup for run in started if run.startup is not None]
+    if not starts:
+        return "no start-up line (a jurybox without run -v's start-up line)"
+    startup = statistics.median(starts)
+    bare_wall = statistics.median(theirs.wall for _, theirs in pairs)
+    ours_wall = statistics.median(ours.wall for ours, _ in pairs)
+    bare_run = bare_wall - bare_start
+    allowed = goal * bare_wall
+    left = (allowed - startup - bare_run) / cases * 1e6
+    took = (ours_wall - startup - bare_run) / cases * 1e6
+    return (
+        f"budget at {goal:g}x: {allowed:.2f} s; jurybox's start-up {startup:.2f} s ({len(starts)} runs with -v), "
+        f"the bare client's own run {bare_run:.2f} s (its start-up {bare_start:.2f} s): "
+        f"the goal leaves {left:.0f} us a case beyond the HTTP calls; the runs took {took:.0f} us"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="200x16,10000x256", help="cases x concurrency, comma-separated")
@@ -277,6 +319,10 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="jurybox-whole-") as work:
             folder = Path(work)
             (folder / "bare_client.py").write_text(BARE_CLIENT, encoding="utf-8")
+            # The bare client's own start-up and exit: the same process asked for no case.
+            idle = [sys.executable, "bare_client.py", f"{base_url}/chat/completions", "0", "1"]
+            measure(idle, folder, env)
+            bare_start = statistics.median(measure(idle, folder, env).wall for _ in range(args.pairs))
             store = f"sqlite:///{folder / 'store.db'}"
             for cases, concurrency in sizes:
                 suite = write_suite(folder, cases, base_url)
@@ -303,8 +349,15 @@ def main() -> None:
                 rows.append((cases, concurrency, pairs))
                 exporting_rows.append((cases, concurrency, exported, other_exported))
                 print(f"{cases} @ {concurrency}: {size_line(pairs, cases, concurrency, args.latency)}", flush=True)
+                goal = GOALS.get((cases, concurrency))
+                if goal is not None:
+                    started = [measure([*jurybox, "-v"], folder, env) for _ in range(args.pairs)]
+                    print(f"  {budget_line(pairs, started, bare_start, cases, goal)}", flush=True)
                 if other_pairs:
                     print(f"  --against: {size_line(other_pairs, cases, concurrency, args.latency)}", flush=True)
+                    if goal is not None and other_env is not None:
+                        started = [measure([*other, "-v"], folder, other_env) for _ in range(args.pairs)]
+                        print(f"  --against {budget_line(other_pairs, started, bare_start, cases, goal)}", flush=True)
                 if exported:
                     print(f"  --otel-endpoint: {otel_line(pairs, exported, cases)}", flush=True)
                 if other_exported:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -135,3 +138,33 @@ def test_a_model_without_a_server_is_not_checked() -> None:
     early.start(object())
     early.start("openai:gpt-4o-mini")
     assert early.answered(ProbeTarget(url="u", check_url="u/models")) == (False, None)
+
+
+def _startup_phases(stderr: str) -> list[str]:
+    """The phase names of ``start-up 0.71 s: imports 0.36 s, suites read 0.15 s, ...`` (a wide console: one line)."""
+    line = next(line for line in stderr.splitlines() if line.startswith("start-up "))
+    return [part.rsplit(" ", 2)[0] for part in line.split(": ", 1)[1].split(", ")]
+
+
+@pytest.mark.parametrize("store", [True, False])
+def test_run_v_times_the_store_import_apart_from_the_server_check(tmp_path: Path, store: bool) -> None:
+    # A process of its own: the phases' clock starts with the process, and the store's import
+    # (SQLAlchemy's) is timed only where no earlier test loaded it.
+    with StubServer("openai", reply='{"score": 1, "reasoning": "ok"}') as stub:
+        suite = write_suite(tmp_path, f"openai:m@{stub.base_url}", cases=2)
+        where = ["--store", f"sqlite:///{tmp_path / 'runs.db'}"] if store else ["--no-store"]
+        done = subprocess.run(
+            [sys.executable, "-m", "jurybox", "run", str(suite), "-v", "--no-progress", *where],
+            check=False,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr
+    phases = _startup_phases(done.stderr)
+    if store:
+        assert phases == ["imports", "suites read", "store code loaded", "servers checked", "store opened"]
+    else:
+        assert phases == ["imports", "suites read", "servers checked", "store opened"]

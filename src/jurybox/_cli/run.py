@@ -322,9 +322,14 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
         return EXIT_OK
     # An unreachable judge would cost every case its retries; find out once, in a second or two
     # (a judge server that is down but whose replies are cached lets the run go on from the cache).
+    if request.preflight and not request.no_store:
+        # A phase of its own: the store's import (SQLAlchemy's) is most of what the check's phase took
+        # when the servers were checked while the suites loaded.
+        prepared.load_store_code()
+        startup.mark("store code loaded")
     checked = prepared.preflight() if request.preflight else None
     if checked is not None:
-        # Its own phase: a GET per server (the server's latency) and the HTTP client's import, not the store's.
+        # Its own phase: the wait for the checks started while the suites loaded, and any others.
         startup.mark("servers checked")
         if not servers_answer(checked, status):
             return EXIT_USAGE

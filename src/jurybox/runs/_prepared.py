@@ -207,12 +207,20 @@ class PreparedRun:
         """The store the runs are written to (once opened); None with ``no_store``."""
         return self._store
 
+    def load_store_code(self) -> None:
+        """Import the store's modules (SQLAlchemy with them) unless the run has no store.
+
+        ``preflight`` does it first, so the import overlaps the server checks started while the
+        suites loaded; ``jurybox run -v`` calls it on its own to time it as a phase of its own.
+        """
+        if not self.request.no_store:
+            importlib.import_module("jurybox.store._store")
+
     def preflight(self, *, timeout: float = PROBE_TIMEOUT) -> Preflight:
         """Check every model server the suites name: the servers that stop the run (down, or refusing the key),
         and the judge servers that are down but whose response cache the run goes on with."""
-        if not self.request.no_store:
-            # Loaded while the checks started with the suites wait for their answers, not after them.
-            importlib.import_module("jurybox.store._store")
+        # Loaded while the checks started with the suites wait for their answers, not after them.
+        self.load_store_code()
         # The early answers once, and only for the same patience: a second check asks the servers again.
         early, self.early_probes = self.early_probes, None
         if early is not None and early.timeout != timeout:
