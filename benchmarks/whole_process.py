@@ -268,18 +268,20 @@ def budget_line(
 
     The goal allows ``goal`` x the bare client's wall. Less jurybox's start-up (the median of the
     ``-v`` lines of ``started``, more runs of the same command: ``-v`` also lists passing cases, so
-    the timed runs go without it), that is what its run and finish may take. The bare client's own run is
-    its wall less its start-up (a run of no cases: the interpreter, aiohttp's import, a session
-    opened and closed). The difference, a case, is what the goal leaves for everything jurybox
-    does beyond the HTTP calls (agent, prompt, verdict, store, report); "took" is the same sum
-    for the runs measured.
+    the timed runs go without it), that is what its run and finish may take. The bare client's own
+    run is its wall less its start-up (a run of no cases: the interpreter, aiohttp's import, a
+    session opened and closed, the exit). The difference, a case, is the wall time the goal leaves
+    for everything jurybox does beyond the HTTP calls (agent, prompt, verdict, store, report);
+    "took" is the same for the runs measured, from the same median ratio as the size's line, so
+    the two never disagree on whether the goal was met. Wall time, not CPU: loop work a reply
+    partly hides in the wait for the next one (``benchmarks/run_floor.py``'s floor curve).
     """
     starts = [run.startup for run in started if run.startup is not None]
     if not starts:
         return "no start-up line (a jurybox without run -v's start-up line)"
     startup = statistics.median(starts)
     bare_wall = statistics.median(theirs.wall for _, theirs in pairs)
-    ours_wall = statistics.median(ours.wall for ours, _ in pairs)
+    ours_wall = statistics.median(ours.wall / theirs.wall for ours, theirs in pairs) * bare_wall
     bare_run = bare_wall - bare_start
     allowed = goal * bare_wall
     left = (allowed - startup - bare_run) / cases * 1e6

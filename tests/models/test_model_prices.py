@@ -145,3 +145,57 @@ async def test_nested_trackers_and_fake_models_are_counted() -> None:
             await fake.generate([{"role": "user", "content": "two"}])
     assert (outer.total.calls, inner.total.calls) == (2, 1)
     assert outer.total.cost == 0.5 and outer.total.unpriced_calls == 1
+
+
+async def test_a_loops_calls_share_one_price_lookup_until_prices_are_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lookups: list[tuple[str, str]] = []
+    looking_up = _prices.get_price
+
+    def counted(provider: str, model: str) -> Price | None:
+        lookups.append((provider, model))
+        return looking_up(provider, model)
+
+    monkeypatch.setattr(_prices, "get_price", counted)
+    reply = StubReply("ok", input_tokens=1000, output_tokens=0)
+    with StubServer("openai", reply=reply) as stub:
+        model = get_model("openai:house-model", base_url=stub.base_url, cache=False)
+        asked = [{"role": "user", "content": "a"}]
+        first = await asyncio.gather(*(model.generate(asked) for _ in range(5)))
+        assert [r.cost for r in first] == [None] * 5  # no price known: unknown, not 0
+        assert lookups == [("openai", "house-model")]  # five calls, one lookup
+        set_price("openai:house-model", input=2.0, output=0.0)
+        after = await model.generate(asked)
+        assert after.cost == pytest.approx(1000 * 2.0 / 1e6)  # set while the loop runs: seen at once
+        load_prices(_write_prices(tmp_path, 3.0))
+        assert (await model.generate(asked)).cost == pytest.approx(1000 * 3.0 / 1e6)
+        monkeypatch.setattr(_prices, "_state", _prices._PriceState())  # the tables replaced whole
+        assert (await model.generate(asked)).cost is None
+    assert len(lookups) == 4
+
+
+def _write_prices(folder: Path, input_price: float) -> Path:
+    path = folder / "prices.toml"
+    path.write_text(
+        f'[tool.jurybox.prices]\n"openai:house-model" = {{ input = {input_price}, output = 0 }}\n', encoding="utf-8"
+    )
+    return path
+
+
+def test_each_event_loop_looks_the_price_up_from_its_own_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[tool.jurybox.prices]\n"openai:house-model" = { input = 2.0, output = 0 }\n', encoding="utf-8"
+    )
+    reply = StubReply("ok", input_tokens=1000, output_tokens=0)
+    asked = [{"role": "user", "content": "a"}]
+    with StubServer("openai", reply=reply) as stub:
+        model = get_model("openai:house-model", base_url=stub.base_url, cache=False)
+        monkeypatch.chdir(project)
+        assert asyncio.run(model.generate(asked)).cost == pytest.approx(1000 * 2.0 / 1e6)
+        monkeypatch.chdir(tmp_path)  # a new loop (a new evaluate() or run) sees the new folder
+        assert asyncio.run(model.generate(asked)).cost is None

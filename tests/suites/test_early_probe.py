@@ -140,31 +140,69 @@ def test_a_model_without_a_server_is_not_checked() -> None:
     assert early.answered(ProbeTarget(url="u", check_url="u/models")) == (False, None)
 
 
+# Runs `jurybox run` with each start-up mark also saying whether the store's modules are loaded yet.
+MARKING = """\
+import sys
+
+from jurybox._cli import startup
+
+marking = startup.mark
+
+
+def mark(phase):
+    loaded = "jurybox.store._store" in sys.modules
+    print(f"mark {phase}: store loaded {loaded}", file=sys.stderr)
+    marking(phase)
+
+
+startup.mark = mark
+from jurybox.cli import main
+
+sys.argv[0] = "jurybox"
+main()
+"""
+
+
 def _startup_phases(stderr: str) -> list[str]:
-    """The phase names of ``start-up 0.71 s: imports 0.36 s, suites read 0.15 s, ...`` (a wide console: one line)."""
-    line = next(line for line in stderr.splitlines() if line.startswith("start-up "))
+    """The phase names of ``start-up 0.71 s: imports 0.36 s, suites read 0.15 s, ...`` (always one line)."""
+    line = next((line for line in stderr.splitlines() if line.startswith("start-up ")), None)
+    assert line is not None, stderr
     return [part.rsplit(" ", 2)[0] for part in line.split(": ", 1)[1].split(", ")]
 
 
 @pytest.mark.parametrize("store", [True, False])
 def test_run_v_times_the_store_import_apart_from_the_server_check(tmp_path: Path, store: bool) -> None:
-    # A process of its own: the phases' clock starts with the process, and the store's import
-    # (SQLAlchemy's) is timed only where no earlier test loaded it.
+    # A process of its own: the phases' clock starts with the process, and the store's modules
+    # are loaded only where the run loads them, not by an earlier test.
     with StubServer("openai", reply='{"score": 1, "reasoning": "ok"}') as stub:
         suite = write_suite(tmp_path, f"openai:m@{stub.base_url}", cases=2)
+        (tmp_path / "marking.py").write_text(MARKING)
         where = ["--store", f"sqlite:///{tmp_path / 'runs.db'}"] if store else ["--no-store"]
         done = subprocess.run(
-            [sys.executable, "-m", "jurybox", "run", str(suite), "-v", "--no-progress", *where],
+            [sys.executable, "marking.py", "run", str(suite), "-v", "--no-progress", *where],
             check=False,
             capture_output=True,
             text=True,
             cwd=tmp_path,
-            env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+            env={**os.environ, "COLUMNS": "60", "NO_COLOR": "1"},  # narrow: the line must not wrap anyway
             timeout=120,
         )
     assert done.returncode == 0, done.stderr
-    phases = _startup_phases(done.stderr)
+    marks = [line for line in done.stderr.splitlines() if line.startswith("mark ")]
     if store:
-        assert phases == ["imports", "suites read", "store code loaded", "servers checked", "store opened"]
+        assert _startup_phases(done.stderr) == [
+            "imports",
+            "suites read",
+            "store code loaded",
+            "servers checked",
+            "store opened",
+        ]
+        # The store's import is in its own phase: not before it, and done by its end.
+        assert marks[:3] == [
+            "mark imports: store loaded False",
+            "mark suites read: store loaded False",
+            "mark store code loaded: store loaded True",
+        ]
     else:
-        assert phases == ["imports", "suites read", "servers checked", "store opened"]
+        assert _startup_phases(done.stderr) == ["imports", "suites read", "servers checked", "store opened"]
+        assert all(line.endswith("store loaded False") for line in marks), marks

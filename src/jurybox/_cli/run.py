@@ -343,7 +343,7 @@ def _execute(prepared: runs.PreparedRun, request: RunRequest, console: Console, 
     otel = otel_exporter(request.otel_endpoint, errors=status)
     export = RunExport(otel) if otel is not None else None
     if request.verbose:  # how long the command took to reach its first case (benchmarks/whole_process.py)
-        status.print(startup.summary(), highlight=False)
+        status.print(startup.summary(), highlight=False, soft_wrap=True)  # one line, whatever the width
 
     def starting(planned: runs.PlannedSuite) -> RichProgress | None:
         # A resumed run's intro shows what it planned, not the suite's selection now.

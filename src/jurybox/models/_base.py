@@ -26,7 +26,7 @@ from jurybox.models._errors import (
     ServerError,
 )
 from jurybox.models._limiter import AdaptiveLimiter
-from jurybox.models._prices import cost_of
+from jurybox.models._prices import PriceMemo
 from jurybox.models._probe import EndpointCheck
 from jurybox.models._rate_signal import rate_key
 from jurybox.models._retry import RetryPolicy, parse_retry_after
@@ -58,12 +58,13 @@ class _Lane:
 
 @dataclass
 class _LoopState:
-    """Per event loop: the client lanes, the limiter and in-flight cacheable requests."""
+    """Per event loop: the client lanes, the limiter, in-flight cacheable requests and the price."""
 
     lanes: list[_Lane]
     limiter: AdaptiveLimiter
     inflight: dict[str, asyncio.Future[ModelResponse]] = field(default_factory=dict)
     closer: AsyncGenerator[None, None] | None = None
+    price: PriceMemo = field(default_factory=PriceMemo)
 
     def take_lane(self) -> _Lane:
         # The limiter keeps calls <= the sum of lane sizes, so some lane always has room.
@@ -294,7 +295,7 @@ class ProviderModel(ResponseCaching, EndpointCheck, JudgeModelBase):
                 )
             if response is not None:
                 latency = time.perf_counter() - started
-                cost = cost_of(self.provider, self.model, response.usage)
+                cost = state.price.cost(self.provider, self.model, response.usage)
                 return dataclasses.replace(response, model=self.name, latency=latency, cost=cost, attempts=attempt)
             assert raw_error is not None
             if error is None:

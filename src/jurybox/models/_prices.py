@@ -74,6 +74,7 @@ class _PriceState:
     project: dict[str, Path | None] = field(default_factory=dict)  # working folder -> its pyproject.toml
     project_prices: dict[Path, dict[str, Price]] = field(default_factory=dict)  # pyproject.toml -> its table
     resolved: dict[tuple[str, str, str], Price | None] = field(default_factory=dict)  # (cwd, provider, model)
+    generation: int = 0  # set_price / load_prices: what a PriceMemo looked up may be stale
 
 
 _lock = threading.Lock()
@@ -92,6 +93,7 @@ def set_price(spec: str, *, input: float, output: float) -> None:
     with _lock:
         _state.user[spec] = price
         _state.resolved.clear()  # code beats every table: earlier lookups may be stale now
+        _state.generation += 1
 
 
 def load_prices(pyproject: str | Path) -> int:
@@ -107,6 +109,7 @@ def load_prices(pyproject: str | Path) -> int:
     with _lock:
         _state.user.update(table)
         _state.resolved.clear()
+        _state.generation += 1
     return len(table)
 
 
@@ -195,6 +198,34 @@ def _lookup(tables: tuple[dict[str, Price], ...], spec: str, family: str) -> Pri
             if fnmatch.fnmatchcase(spec, pattern):
                 return price
     return DEFAULT_PRICES.get(spec) or DEFAULT_PRICES.get(family)
+
+
+class PriceMemo:
+    """One model's price for the calls on one event loop: looked up at the first call, and again
+    only after prices are set (``set_price``, ``load_prices``).
+
+    ``get_price`` asks the working folder (a system call, which lets another thread take the
+    GIL) and takes a lock on every lookup; a run's thousands of judge calls on one loop share
+    one lookup instead. A change of working folder while the loop runs is not seen: its calls
+    are priced by the folder of its first call (``evaluate()`` and each run start a new loop).
+    """
+
+    __slots__ = ("_price", "_seen")
+
+    def __init__(self) -> None:
+        self._price: Price | None = None
+        self._seen: tuple[_PriceState, int] | None = None
+
+    def cost(self, provider: str, model: str, usage: Usage) -> float | None:
+        """USD for one call, or None when the price or the token counts are unknown (as ``cost_of``)."""
+        state = _state
+        seen = self._seen
+        if seen is None or seen[0] is not state or seen[1] != state.generation:
+            # The generation is read first: prices set during the lookup make the next call look again.
+            self._seen = (state, state.generation)
+            self._price = get_price(provider, model)
+        price = self._price
+        return None if price is None else price.cost(usage)
 
 
 def cost_of(provider: str, model: str, usage: Usage) -> float | None:

@@ -211,7 +211,7 @@ class PreparedRun:
         """Import the store's modules (SQLAlchemy with them) unless the run has no store.
 
         ``preflight`` does it first, so the import overlaps the server checks started while the
-        suites loaded; ``jurybox run -v`` calls it on its own to time it as a phase of its own.
+        suites loaded; ``jurybox run`` calls it just before, so ``-v`` shows it as a phase of its own.
         """
         if not self.request.no_store:
             importlib.import_module("jurybox.store._store")
