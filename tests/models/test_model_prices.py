@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from jurybox.models import (
     DEFAULT_PRICES,
@@ -199,3 +202,36 @@ def test_each_event_loop_looks_the_price_up_from_its_own_working_folder(
         assert asyncio.run(model.generate(asked)).cost == pytest.approx(1000 * 2.0 / 1e6)
         monkeypatch.chdir(tmp_path)  # a new loop (a new evaluate() or run) sees the new folder
         assert asyncio.run(model.generate(asked)).cost is None
+
+
+_STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("call"), st.integers(0, 5000), st.integers(0, 5000)),
+        st.tuples(
+            st.just("set"), st.sampled_from(["openai:house-model", "openai:house-*", "openai:other"]), st.floats(0, 50)
+        ),
+        st.tuples(st.just("load"), st.floats(0, 50), st.just(0)),
+        st.tuples(st.just("swap"), st.just(0), st.just(0)),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=_STEPS)
+def test_a_price_memo_never_prices_a_call_otherwise_than_a_fresh_lookup(
+    steps: list[tuple[str, Any, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whatever prices are set, loaded or replaced between calls, the memo's cost is cost_of's.
+    monkeypatch.setattr(_prices, "_state", _prices._PriceState())
+    memo = _prices.PriceMemo()
+    for kind, first, second in steps:
+        if kind == "call":
+            usage = Usage(first, second)
+            assert memo.cost("openai", "house-model", usage) == cost_of("openai", "house-model", usage)
+        elif kind == "set":
+            set_price(first, input=second, output=second / 2)
+        elif kind == "load":
+            load_prices(_write_prices(tmp_path, first))
+        else:
+            monkeypatch.setattr(_prices, "_state", _prices._PriceState())
